@@ -1,0 +1,105 @@
+import type { Clock } from './clock.js';
+
+/**
+ * A version is a hybrid logical clock timestamp with the writing peer's id as tie-break,
+ * encoded as one string whose lexicographic order is the version order:
+ *
+ *   `WWWWWWWWWWWW.CCCCCC.peerId`  (12 hex digits of wall ms, 6 hex digits of counter)
+ *
+ * Strings keep the wire and the digests small and make comparison a plain `<`.
+ */
+export type Version = string;
+
+const WALL_DIGITS = 12;
+const COUNTER_DIGITS = 6;
+const COUNTER_MAX = 0xffffff;
+const VERSION_PATTERN = /^[0-9a-f]{12}\.[0-9a-f]{6}\.[A-Za-z0-9_.:-]{1,64}$/;
+
+export interface VersionParts {
+  wallMs: number;
+  counter: number;
+  peerId: string;
+}
+
+/** Builds the string form of a version. */
+export function formatVersion(parts: VersionParts): Version {
+  const wall = parts.wallMs.toString(16).padStart(WALL_DIGITS, '0');
+  const counter = parts.counter.toString(16).padStart(COUNTER_DIGITS, '0');
+  return `${wall}.${counter}.${parts.peerId}`;
+}
+
+/** Splits a version into its parts; the caller must have checked it with `isVersion`. */
+export function parseVersion(version: Version): VersionParts {
+  return {
+    wallMs: Number.parseInt(version.slice(0, WALL_DIGITS), 16),
+    counter: Number.parseInt(version.slice(WALL_DIGITS + 1, WALL_DIGITS + 1 + COUNTER_DIGITS), 16),
+    peerId: version.slice(WALL_DIGITS + COUNTER_DIGITS + 2),
+  };
+}
+
+/** True when `value` is a well-formed version string (used on everything a peer sends us). */
+export function isVersion(value: unknown): value is Version {
+  return typeof value === 'string' && VERSION_PATTERN.test(value);
+}
+
+/** Total order on versions: negative, zero or positive like `Array.prototype.sort` wants. */
+export function compareVersions(a: Version, b: Version): number {
+  if (a === b) return 0;
+  return a < b ? -1 : 1;
+}
+
+/**
+ * Hybrid logical clock (Kulkarni et al.): timestamps stay close to wall time, never go
+ * backwards on one peer, and a write that causally follows another (its peer saw the earlier
+ * version) always gets a greater timestamp, whatever the two peers' wall clocks say.
+ */
+export class HybridClock {
+  private wallMs = 0;
+  private counter = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    readonly peerId: string,
+  ) {}
+
+  /** A new version for a local write. */
+  next(): Version {
+    const physicalMs = this.clock.nowMs();
+    if (physicalMs > this.wallMs) {
+      this.wallMs = physicalMs;
+      this.counter = 0;
+    } else {
+      this.bumpCounter();
+    }
+    return formatVersion({ wallMs: this.wallMs, counter: this.counter, peerId: this.peerId });
+  }
+
+  /** Folds in a version received from another peer so later local versions exceed it. */
+  observe(remote: Version): void {
+    const { wallMs: remoteWallMs, counter: remoteCounter } = parseVersion(remote);
+    const physicalMs = this.clock.nowMs();
+    if (physicalMs > this.wallMs && physicalMs > remoteWallMs) {
+      this.wallMs = physicalMs;
+      this.counter = 0;
+    } else if (remoteWallMs > this.wallMs) {
+      this.wallMs = remoteWallMs;
+      this.counter = remoteCounter;
+    } else if (remoteWallMs === this.wallMs) {
+      this.counter = Math.max(this.counter, remoteCounter);
+    }
+  }
+
+  /** Milliseconds the logical clock runs ahead of this peer's wall clock (skew observed). */
+  driftMs(): number {
+    return Math.max(0, this.wallMs - this.clock.nowMs());
+  }
+
+  private bumpCounter(): void {
+    if (this.counter >= COUNTER_MAX) {
+      this.wallMs += 1;
+      this.counter = 0;
+    } else {
+      this.counter += 1;
+    }
+  }
+}

@@ -1,0 +1,321 @@
+import { readFile } from 'node:fs/promises';
+import { profileNames, profiles, type ProfileName } from './profiles.js';
+import {
+  clusterSettings,
+  defaultsOf,
+  limitSettings,
+  type ClusterSettings,
+  type LimitSettings,
+  type NumericSetting,
+} from './settings.js';
+
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof logLevels)[number];
+
+export interface PeerConfig {
+  id: string;
+  /** Base URL other peers use to reach this peer, e.g. `http://127.0.0.1:8761`. */
+  url: string;
+  region: string;
+  zone: string;
+}
+
+/** The one validated configuration object every part of a peer is built from. */
+export interface RegistryConfig {
+  /** This peer. */
+  self: PeerConfig;
+  /** Address the HTTP server listens on. */
+  host: string;
+  port: number;
+  dataDir: string | null;
+  logLevel: LogLevel;
+  clusterName: string;
+  profile: ProfileName;
+  cluster: ClusterSettings;
+  limits: LimitSettings;
+  /** The other peers known at start (seeds); more are learnt from them. Never includes `self`. */
+  seeds: PeerConfig[];
+}
+
+/** Command-line flags; each has an environment twin (see `envNames`). */
+export interface ConfigFlags {
+  config?: string;
+  id?: string;
+  host?: string;
+  port?: string | number;
+  dataDir?: string;
+  logLevel?: string;
+  profile?: string;
+  url?: string;
+  region?: string;
+  zone?: string;
+}
+
+/** The environment variable of each flag. */
+export const envNames: Record<keyof ConfigFlags, string> = {
+  config: 'REGISTRY_CONFIG',
+  id: 'REGISTRY_ID',
+  host: 'REGISTRY_HOST',
+  port: 'REGISTRY_PORT',
+  dataDir: 'REGISTRY_DATA_DIR',
+  logLevel: 'REGISTRY_LOG_LEVEL',
+  profile: 'REGISTRY_PROFILE',
+  url: 'REGISTRY_URL',
+  region: 'REGISTRY_REGION',
+  zone: 'REGISTRY_ZONE',
+};
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8761;
+export const DEFAULT_PEER_ID = 'peer-1';
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+const FILE_FIELDS = new Set(['cluster', 'peers', 'id', 'host', 'port', 'url', 'dataDir', 'logLevel', 'region', 'zone', 'limits']);
+const CLUSTER_FIELDS = new Set(['name', 'profile', ...Object.keys(clusterSettings)]);
+const PEER_FIELDS = new Set(['id', 'url', 'region', 'zone']);
+
+/** A configuration problem: names the field and what is wrong with it. Exit code 2. */
+export class ConfigError extends Error {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${field}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function rejectUnknown(object: Json, known: Set<string>, prefix: string): void {
+  for (const field of Object.keys(object)) {
+    if (!known.has(field)) throw new ConfigError(`${prefix}${field}`, 'is not a known setting');
+  }
+}
+
+function readString(field: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0) throw new ConfigError(field, 'must be a non-empty string');
+  return value;
+}
+
+function readId(field: string, value: unknown): string | undefined {
+  const id = readString(field, value);
+  if (id !== undefined && !ID_PATTERN.test(id)) {
+    throw new ConfigError(field, 'must be 1-64 letters, digits, ".", "_", ":" or "-", starting with a letter or digit');
+  }
+  return id;
+}
+
+function readUrl(field: string, value: unknown): string | undefined {
+  const text = readString(field, value);
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(field, `must be an absolute http(s) URL (got ${JSON.stringify(text)})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(field, 'must use http or https');
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(field, 'must be a base URL with no path, query or fragment');
+  }
+  return url.origin;
+}
+
+function readPort(field: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const port = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(field, `must be an integer from 0 to 65535 (got ${JSON.stringify(value)})`);
+  }
+  return port;
+}
+
+function readEnum<T extends string>(field: string, value: unknown, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !allowed.includes(value as T)) {
+    throw new ConfigError(field, `must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
+  }
+  return value as T;
+}
+
+/** Checks one numeric setting against its table entry. */
+export function readSetting(field: string, value: unknown, setting: NumericSetting): number {
+  const ok =
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    (setting.kind !== 'int' || Number.isInteger(value)) &&
+    value >= setting.min &&
+    value <= setting.max;
+  if (!ok) {
+    const what = setting.kind === 'int' ? 'an integer' : 'a number';
+    throw new ConfigError(field, `must be ${what} from ${setting.min} to ${setting.max} (got ${JSON.stringify(value)})`);
+  }
+  return value as number;
+}
+
+function readSettings<T extends Record<string, NumericSetting>>(
+  table: T,
+  base: Record<keyof T, number>,
+  input: Json,
+  prefix: string,
+): Record<keyof T, number> {
+  const out = { ...base };
+  for (const name of Object.keys(table) as (keyof T & string)[]) {
+    if (input[name] !== undefined) out[name] = readSetting(`${prefix}${name}`, input[name], table[name] as NumericSetting);
+  }
+  return out;
+}
+
+function readPeers(value: unknown): PeerConfig[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new ConfigError('peers', 'must be an array of {id, url, region, zone}');
+  const seen = new Set<string>();
+  return value.map((item, index) => {
+    const field = `peers[${index}]`;
+    if (!isObject(item)) throw new ConfigError(field, 'must be an object {id, url, region, zone}');
+    rejectUnknown(item, PEER_FIELDS, `${field}.`);
+    const id = readId(`${field}.id`, item.id);
+    const url = readUrl(`${field}.url`, item.url);
+    if (id === undefined) throw new ConfigError(`${field}.id`, 'is required');
+    if (url === undefined) throw new ConfigError(`${field}.url`, 'is required');
+    if (seen.has(id)) throw new ConfigError(`${field}.id`, `duplicates peer id ${JSON.stringify(id)}`);
+    seen.add(id);
+    return {
+      id,
+      url,
+      region: readString(`${field}.region`, item.region) ?? 'default',
+      zone: readString(`${field}.zone`, item.zone) ?? '',
+    };
+  });
+}
+
+function checkClusterConsistency(cluster: ClusterSettings): void {
+  if (cluster.minLeaseDurationMs > cluster.maxLeaseDurationMs) {
+    throw new ConfigError('cluster.minLeaseDurationMs', 'must not exceed cluster.maxLeaseDurationMs');
+  }
+  if (cluster.leaseDurationMs < cluster.minLeaseDurationMs || cluster.leaseDurationMs > cluster.maxLeaseDurationMs) {
+    throw new ConfigError('cluster.leaseDurationMs', 'must lie between cluster.minLeaseDurationMs and cluster.maxLeaseDurationMs');
+  }
+  if (cluster.heartbeatIntervalMs >= cluster.leaseDurationMs) {
+    throw new ConfigError('cluster.heartbeatIntervalMs', 'must be below cluster.leaseDurationMs');
+  }
+}
+
+/**
+ * Builds the configuration from its sources. Precedence: flags beat the environment, which
+ * beats the file, which beats the profile's defaults. Throws ConfigError naming the field.
+ */
+export function resolveConfig(
+  file: unknown,
+  env: Record<string, string | undefined>,
+  flags: ConfigFlags,
+): RegistryConfig {
+  const doc: Json = file === undefined ? {} : isObject(file) ? file : fail('config', 'the file must hold a JSON object');
+  rejectUnknown(doc, FILE_FIELDS, '');
+  const clusterDoc: Json = doc.cluster === undefined ? {} : isObject(doc.cluster) ? doc.cluster : fail('cluster', 'must be an object');
+  rejectUnknown(clusterDoc, CLUSTER_FIELDS, 'cluster.');
+  const limitsDoc: Json = doc.limits === undefined ? {} : isObject(doc.limits) ? doc.limits : fail('limits', 'must be an object');
+  rejectUnknown(limitsDoc, new Set(Object.keys(limitSettings)), 'limits.');
+
+  const source = (name: keyof ConfigFlags, fileValue: unknown, fileField: string = name): [string, unknown] =>
+    layered(name, flags, env, fileValue, fileField);
+  const profile = readEnum(...source('profile', clusterDoc.profile, 'cluster.profile'), profileNames) ?? 'lan';
+  const base = { ...defaultsOf(clusterSettings), ...profiles[profile].overrides };
+  const cluster = readSettings(clusterSettings, base, clusterDoc, 'cluster.');
+  checkClusterConsistency(cluster);
+  const limits = readSettings(limitSettings, defaultsOf(limitSettings), limitsDoc, 'limits.');
+
+  const peers = readPeers(doc.peers);
+  const explicitId = readId(...source('id', doc.id));
+  const onlyPeer = peers.length === 1 ? peers[0] : undefined;
+  const id = explicitId ?? onlyPeer?.id ?? (peers.length === 0 ? DEFAULT_PEER_ID : undefined);
+  if (id === undefined) {
+    throw new ConfigError('id', `is required when the cluster lists several peers (one of ${peers.map((p) => p.id).join(', ')}); pass --id`);
+  }
+  const listed = peers.find((peer) => peer.id === id);
+  const listedUrl = listed ? new URL(listed.url) : undefined;
+
+  const host =
+    readString(...source('host', doc.host)) ??
+    listedUrl?.hostname.replace(/^\[|\]$/g, '') ??
+    DEFAULT_HOST;
+  const port =
+    readPort(...source('port', doc.port)) ??
+    (listedUrl ? Number(listedUrl.port || (listedUrl.protocol === 'https:' ? 443 : 80)) : DEFAULT_PORT);
+  const url =
+    readUrl(...source('url', doc.url)) ??
+    listed?.url ??
+    `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const self: PeerConfig = {
+    id,
+    url,
+    region: readString(...source('region', doc.region)) ?? listed?.region ?? 'default',
+    zone: readString(...source('zone', doc.zone)) ?? listed?.zone ?? '',
+  };
+  const dataDir = readString(...source('dataDir', doc.dataDir)) ?? null;
+  const logLevel =
+    readEnum(...source('logLevel', doc.logLevel), logLevels) ?? 'info';
+  const clusterName = readString('cluster.name', clusterDoc.name) ?? 'default';
+
+  return {
+    self,
+    host,
+    port,
+    dataDir,
+    logLevel,
+    clusterName,
+    profile,
+    cluster,
+    limits,
+    seeds: peers.filter((peer) => peer.id !== id),
+  };
+}
+
+/**
+ * The value of one setting from the highest-precedence source that has it (flag, then
+ * environment, then file), with the name to blame in an error: `--flag`, `ENV_NAME` or the
+ * file's field.
+ */
+function layered(
+  name: keyof ConfigFlags,
+  flags: ConfigFlags,
+  env: Record<string, string | undefined>,
+  fileValue: unknown,
+  fileField: string,
+): [string, unknown] {
+  if (flags[name] !== undefined) return [`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, flags[name]];
+  const envValue = env[envNames[name]];
+  if (envValue !== undefined && envValue !== '') return [envNames[name], envValue];
+  return [fileField, fileValue];
+}
+
+function fail(field: string, problem: string): never {
+  throw new ConfigError(field, problem);
+}
+
+/** Reads and parses the config file (the only I/O here). */
+export async function readConfigFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('config', `cannot read ${path}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError('config', `${path} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** The whole configuration of a process: file (if any), environment and flags. */
+export async function loadConfig(env: Record<string, string | undefined>, flags: ConfigFlags): Promise<RegistryConfig> {
+  const path = flags.config ?? (env[envNames.config] || undefined);
+  const file = path === undefined ? undefined : await readConfigFile(path);
+  return resolveConfig(file, env, flags);
+}

@@ -1,0 +1,95 @@
+import { envNames } from './load.js';
+import { profileNames, profiles } from './profiles.js';
+import { clusterSettings, limitSettings, type NumericSetting } from './settings.js';
+
+function unitOf(setting: NumericSetting): string {
+  return setting.kind === 'ratio' ? 'ratio' : setting.unit;
+}
+
+function table(prefix: string, settings: Record<string, NumericSetting>): string {
+  const lines = ['| setting | unit | default | range | what it does |', '| --- | --- | --- | --- | --- |'];
+  for (const [name, setting] of Object.entries(settings)) {
+    lines.push(`| \`${prefix}${name}\` | ${unitOf(setting)} | ${setting.default} | ${setting.min} to ${setting.max} | ${setting.doc} |`);
+  }
+  return lines.join('\n');
+}
+
+function profileTable(): string {
+  const names = Object.keys(clusterSettings) as (keyof typeof clusterSettings)[];
+  const lines = [
+    `| setting | ${profileNames.join(' | ')} |`,
+    `| --- | ${profileNames.map(() => '---').join(' | ')} |`,
+  ];
+  for (const name of names) {
+    const cells = profileNames.map((profile) => String(profiles[profile].overrides[name] ?? clusterSettings[name].default));
+    lines.push(`| \`${name}\` | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** The configuration reference, docs/configuration.md, generated from the settings table. */
+export function renderConfigReference(): string {
+  const flags = Object.entries(envNames)
+    .map(([flag, env]) => `| \`--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}\` | \`${env}\` |`)
+    .join('\n');
+  return `<!-- Generated from src/config/settings.ts by \`npm run docs:config\`; do not edit by hand. -->
+# Configuration reference
+
+A peer's configuration comes from four layers; each beats the one after it:
+
+1. command-line flags,
+2. environment variables,
+3. the JSON file given with \`--config\` (or \`REGISTRY_CONFIG\`),
+4. the defaults of the chosen profile.
+
+A bad value stops the process with exit code 2 and a message naming the field, for example
+\`registry: bad configuration: cluster.leaseDurationMs: must be an integer from 500 to 86400000 (got "soon")\`.
+Unknown fields are refused too, so a typo never passes silently.
+
+## Flags and environment
+
+| flag | environment |
+| --- | --- |
+${flags}
+
+\`--id\` picks this peer in the file's \`peers\` list; the peer then listens on the host and port of
+its \`url\` unless \`--host\`/\`--port\` say otherwise. An id that is not in the list joins the
+listed peers as seeds and advertises \`--url\` (default \`http://HOST:PORT\`). With no file at all
+the peer is \`peer-1\` on \`127.0.0.1:8761\`, a cluster of one.
+
+## The file
+
+\`\`\`json
+{
+  "cluster": { "name": "dev", "profile": "lan", "leaseDurationMs": 30000 },
+  "peers": [
+    { "id": "peer-a", "url": "http://127.0.0.1:8761", "region": "local", "zone": "a" }
+  ],
+  "limits": { "bodyMaxBytes": 65536 },
+  "logLevel": "info",
+  "dataDir": null
+}
+\`\`\`
+
+Top-level fields: \`cluster\`, \`peers\` (each \`{id, url, region, zone}\`), \`limits\`, and the
+per-peer fields \`id\`, \`host\`, \`port\`, \`url\`, \`region\`, \`zone\`, \`dataDir\`, \`logLevel\`
+(the same as the flags). \`cluster.name\` names the cluster; \`cluster.profile\` picks the
+profile (\`${profileNames.join('`, `')}\`).
+
+## Cluster settings
+
+These should be the same on every peer of a cluster.
+
+${table('cluster.', clusterSettings)}
+
+## Limits
+
+${table('limits.', limitSettings)}
+
+## Profiles
+
+${profileNames.map((name) => `- \`${name}\`: ${profiles[name].description}`).join('\n')}
+
+${profileTable()}
+`;
+}

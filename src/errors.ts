@@ -1,0 +1,50 @@
+/**
+ * The one catalogue of error codes. Every error a client can see is one of these, answered as
+ * `{code, message}` with the status given here. docs/errors.md lists each code; a unit test
+ * fails when a code is missing from it.
+ */
+export const errorCatalogue = {
+  REG_ERR_VALIDATION: { status: 400, summary: 'A field of the request is missing or invalid; the message names it.' },
+  REG_ERR_INVALID_JSON: { status: 400, summary: 'The request body is not valid JSON.' },
+  REG_ERR_NAMESPACE_MISMATCH: {
+    status: 400,
+    summary: 'The namespace in the body differs from the one in the query string.',
+  },
+  REG_ERR_UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    summary: 'The request body has a content type this route does not accept (send application/json).',
+  },
+  REG_ERR_BODY_TOO_LARGE: { status: 413, summary: 'The request body is larger than `limits.bodyMaxBytes`.' },
+  REG_ERR_INSTANCE_NOT_FOUND: {
+    status: 404,
+    summary: 'This peer does not know the instance (never registered, cancelled or evicted); register again.',
+  },
+  REG_ERR_ROUTE_NOT_FOUND: { status: 404, summary: 'No route matches the method and path.' },
+  REG_ERR_NOT_READY: { status: 503, summary: 'The peer has not finished its start-up sync yet.' },
+  REG_ERR_INTERNAL: { status: 500, summary: 'An unexpected error; it is logged with the request id.' },
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** An error meant for the client: carries its catalogue code and HTTP status. */
+export class RegistryError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RegistryError';
+    this.status = errorCatalogue[code].status;
+  }
+
+  toJSON(): { code: ErrorCode; message: string } {
+    return { code: this.code, message: this.message };
+  }
+}
+
+/** Shorthand for the most common client error. */
+export function invalid(field: string, problem: string): RegistryError {
+  return new RegistryError('REG_ERR_VALIDATION', `${field}: ${problem}`);
+}

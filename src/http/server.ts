@@ -1,0 +1,47 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { RegistryNode } from '../node.js';
+import { clientRoutes } from './client-routes.js';
+import { installErrorHandlers } from './errors.js';
+import { opsRoutes } from './ops-routes.js';
+
+export interface ServerOptions {
+  node: RegistryNode;
+  /** A pino logger for request logs; none keeps the server silent (tests). */
+  logger?: FastifyBaseLogger;
+  /** Called for every route as it is added (tests use it to check docs and guards cover all). */
+  onRoute?: (method: string, url: string) => void;
+}
+
+/**
+ * Builds the HTTP app of one peer without listening, so tests can drive it with `inject()`.
+ * Each route group is its own plugin (client, ops; peer and Eureka come as their own).
+ */
+export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
+  const { node } = options;
+  const app = Fastify({
+    loggerInstance: options.logger?.child({ component: 'http' }),
+    // Fastify's per-request info lines are replaced by one debug line (onResponse below).
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: node.config.limits.bodyMaxBytes,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  const { onRoute } = options;
+  if (onRoute) {
+    app.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) if (method !== 'HEAD') onRoute(method, route.url);
+    });
+  }
+  installErrorHandlers(app);
+  // JSON only: a text body would otherwise reach the routes as a string.
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+  await app.register(opsRoutes, { node });
+  await app.register(clientRoutes, { node });
+  return app;
+}

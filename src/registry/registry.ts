@@ -1,0 +1,282 @@
+import type { Clock } from '../clock/clock.js';
+import type { HybridClock } from '../clock/hlc.js';
+import { RegistryError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { decideMerge, type MergeDecision } from './merge.js';
+import type { InstanceStore, LocalLeaseState } from './store.js';
+import {
+  instanceKeyString,
+  type DeleteReason,
+  type InstanceData,
+  type InstanceKey,
+  type InstanceRecord,
+  type StoredInstance,
+} from './types.js';
+import type { RegistrationInput } from './validate.js';
+import { isLeaseLive, type LeaseView, type PeerLiveness } from './visibility.js';
+
+export interface RegistryComponents {
+  clock: Clock;
+  hlc: HybridClock;
+  store: InstanceStore;
+  liveness: PeerLiveness;
+  logger: Logger;
+}
+
+export interface RegistryInit {
+  /** This peer's id: the owner of every instance whose lease it takes. */
+  peerId: string;
+  /** How long a tombstone is kept (see `tombstoneTtlMs` in the configuration reference). */
+  tombstoneTtlMs: number;
+}
+
+export interface RegisterResult {
+  entry: StoredInstance;
+  /** True for a new instance (201), false for a re-registration (200). */
+  created: boolean;
+}
+
+const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false };
+
+function sameData(a: InstanceData, b: InstanceData): boolean {
+  return (
+    a.host === b.host &&
+    a.port === b.port &&
+    a.securePort === b.securePort &&
+    a.status === b.status &&
+    a.weight === b.weight &&
+    a.zone === b.zone &&
+    JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
+  );
+}
+
+/**
+ * The registry's operations on one peer: every client write and every replicated write goes
+ * through here, synchronously (never an `await` between reading and writing the store). Local
+ * writes get a fresh HLC version with this peer as owner; the store's change feed tells
+ * replication and watchers. Heartbeats only touch the local lease.
+ */
+export class Registry {
+  readonly peerId: string;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly components: RegistryComponents,
+    private readonly init: RegistryInit,
+  ) {
+    this.peerId = init.peerId;
+    this.log = components.logger.child({ component: 'registry' });
+  }
+
+  /** What the lease rules need to decide now. */
+  leaseView(): LeaseView {
+    return { nowMs: this.components.clock.nowMs(), selfId: this.peerId, liveness: this.components.liveness };
+  }
+
+  get store(): InstanceStore {
+    return this.components.store;
+  }
+
+  /** Registers an instance or registers it again; this peer becomes its lease owner. */
+  register(input: RegistrationInput): RegisterResult {
+    const { store, clock } = this.components;
+    const current = store.get(input);
+    const nowMs = clock.nowMs();
+    const renewUntilMs = nowMs + input.leaseDurationMs;
+    const lease: LocalLeaseState = { leaseExpiresAtMs: renewUntilMs, heardUntilMs: renewUntilMs, hidden: false };
+    const exists = current !== undefined && current.record.deleted === null;
+    if (
+      exists &&
+      current.record.owner === this.peerId &&
+      current.record.leaseDurationMs === input.leaseDurationMs &&
+      sameData(current.record.data, input.data)
+    ) {
+      // Nothing replicated changed: a re-registration is then just a lease renewal.
+      store.updateLease(current, lease, !isLeaseLive(current, this.leaseView()));
+      return { entry: current, created: false };
+    }
+    const record: InstanceRecord = {
+      namespace: input.namespace,
+      service: input.service,
+      instanceId: input.instanceId,
+      data: input.data,
+      version: this.components.hlc.next(),
+      owner: this.peerId,
+      deleted: null,
+      leaseDurationMs: input.leaseDurationMs,
+      registeredAtMs: exists ? current.record.registeredAtMs : nowMs,
+    };
+    const entry = store.write(record, lease, 'local');
+    this.log.info(
+      { key: instanceKeyString(record), host: record.data.host, port: record.data.port, status: record.data.status },
+      exists ? 'instance re-registered' : 'instance registered',
+    );
+    return { entry, created: !exists };
+  }
+
+  /**
+   * Renews the lease of a known instance on this peer. Not replicated. When the owner is down
+   * (or the instance was hidden because of that), this peer takes the instance over.
+   */
+  heartbeat(key: InstanceKey): StoredInstance {
+    const entry = this.requireLive(key);
+    const view = this.leaseView();
+    const renewUntilMs = view.nowMs + entry.record.leaseDurationMs;
+    const { record } = entry;
+    if (record.owner === this.peerId) {
+      const wasLive = isLeaseLive(entry, view);
+      this.components.store.updateLease(
+        entry,
+        { leaseExpiresAtMs: renewUntilMs, heardUntilMs: renewUntilMs, hidden: false },
+        !wasLive,
+      );
+      return entry;
+    }
+    if (!entry.hidden && view.liveness.isUp(record.owner)) {
+      this.components.store.updateLease(
+        entry,
+        { heardUntilMs: renewUntilMs, leaseExpiresAtMs: Math.max(entry.leaseExpiresAtMs, renewUntilMs) },
+        false,
+      );
+      return entry;
+    }
+    return this.takeOver(entry, record, renewUntilMs, 'owner down');
+  }
+
+  /** Cancels an instance: a tombstone replaces it everywhere. */
+  cancel(key: InstanceKey): StoredInstance {
+    const entry = this.requireLive(key);
+    return this.remove(entry, 'cancel');
+  }
+
+  /** Changes some of an instance's data (status, metadata); the lease owner stays the same. */
+  update(key: InstanceKey, patch: Partial<InstanceData>): StoredInstance {
+    const entry = this.requireLive(key);
+    const data = { ...entry.record.data, ...patch };
+    if (sameData(data, entry.record.data)) return entry;
+    const record: InstanceRecord = { ...entry.record, data, version: this.components.hlc.next() };
+    const updated = this.components.store.write(record, pickLease(entry), 'local');
+    this.log.info({ key: instanceKeyString(record), status: data.status }, 'instance updated');
+    return updated;
+  }
+
+  /** Evicts an instance whose lease ran out; replicated, so only its owner (or the orphan sweeper) calls it. */
+  evict(entry: StoredInstance, why: string): StoredInstance {
+    return this.remove(entry, 'evict', why);
+  }
+
+  /** Hides a foreign instance whose owner is down and whose grace ran out; local only. */
+  hide(entry: StoredInstance): void {
+    if (entry.hidden) return;
+    this.components.store.updateLease(entry, { hidden: true }, true);
+    this.log.info({ key: instanceKeyString(entry.record), owner: entry.record.owner }, 'instance hidden: its owner is down and its grace lease ran out');
+  }
+
+  /**
+   * Applies a record another peer sent (replication, anti-entropy, snapshot). `leaseRemainingMs`
+   * is the sender's view of the lease left. The applied write is not replicated again.
+   */
+  applyRemote(record: InstanceRecord, leaseRemainingMs: number): MergeDecision {
+    const { store, hlc } = this.components;
+    hlc.observe(record.version);
+    const current = store.get(record);
+    const nowMs = this.components.clock.nowMs();
+    const decision = decideMerge(current, record, { nowMs, tombstoneTtlMs: this.init.tombstoneTtlMs });
+    if (decision === 'ignore') return decision;
+    if (decision === 'reassert' && current) {
+      this.takeOver(current, { ...record, deleted: null }, current.heardUntilMs, 'evicted elsewhere while heartbeating here');
+      return decision;
+    }
+    const heardUntilMs = current?.heardUntilMs ?? 0;
+    const lease: LocalLeaseState =
+      record.deleted !== null
+        ? NO_LEASE
+        : {
+            leaseExpiresAtMs: Math.max(nowMs + Math.max(0, leaseRemainingMs), heardUntilMs),
+            heardUntilMs,
+            hidden: false,
+          };
+    store.write(record, lease, 'remote');
+    this.log.debug({ key: instanceKeyString(record), version: record.version, deleted: record.deleted }, 'replicated write applied');
+    return decision;
+  }
+
+  /** Called when membership sees `peerId` go down: its instances get one grace lease here. */
+  ownerDown(peerId: string): void {
+    const nowMs = this.components.clock.nowMs();
+    let count = 0;
+    for (const entry of this.components.store.entries()) {
+      if (entry.record.owner !== peerId || entry.record.deleted !== null) continue;
+      const graceUntilMs = nowMs + entry.record.leaseDurationMs;
+      this.components.store.updateLease(
+        entry,
+        { leaseExpiresAtMs: Math.max(entry.leaseExpiresAtMs, entry.heardUntilMs, graceUntilMs) },
+        false,
+      );
+      count += 1;
+    }
+    if (count > 0) this.log.warn({ owner: peerId, instances: count }, 'owner down: its instances get one grace lease');
+  }
+
+  /** Called when membership sees `peerId` come back: what was hidden for its sake is shown again. */
+  ownerUp(peerId: string): void {
+    for (const entry of this.components.store.entries()) {
+      if (entry.record.owner === peerId && entry.hidden) {
+        this.components.store.updateLease(entry, { hidden: false }, true);
+      }
+    }
+  }
+
+  /** The stored instance if it exists and is not a tombstone; hidden ones included. */
+  find(key: InstanceKey): StoredInstance | undefined {
+    const entry = this.components.store.get(key);
+    return entry && entry.record.deleted === null ? entry : undefined;
+  }
+
+  private requireLive(key: InstanceKey): StoredInstance {
+    const entry = this.find(key);
+    if (!entry) {
+      throw new RegistryError(
+        'REG_ERR_INSTANCE_NOT_FOUND',
+        `instance ${key.instanceId} of service ${key.service} in namespace ${key.namespace} is not registered here`,
+      );
+    }
+    return entry;
+  }
+
+  private takeOver(entry: StoredInstance, from: InstanceRecord, leaseUntilMs: number, why: string): StoredInstance {
+    const record: InstanceRecord = {
+      ...from,
+      version: this.components.hlc.next(),
+      owner: this.peerId,
+      deleted: null,
+    };
+    const previousOwner = entry.record.owner;
+    const written = this.components.store.write(
+      record,
+      { leaseExpiresAtMs: leaseUntilMs, heardUntilMs: Math.max(entry.heardUntilMs, leaseUntilMs), hidden: false },
+      'local',
+    );
+    this.log.info({ key: instanceKeyString(record), previousOwner, why }, 'instance taken over');
+    return written;
+  }
+
+  private remove(entry: StoredInstance, reason: DeleteReason, why?: string): StoredInstance {
+    const record: InstanceRecord = {
+      ...entry.record,
+      version: this.components.hlc.next(),
+      owner: this.peerId,
+      deleted: reason,
+    };
+    const written = this.components.store.write(record, NO_LEASE, 'local');
+    this.log.info(
+      { key: instanceKeyString(record), ...(why === undefined ? {} : { why }) },
+      reason === 'cancel' ? 'instance cancelled' : 'instance evicted',
+    );
+    return written;
+  }
+}
+
+function pickLease(entry: StoredInstance): LocalLeaseState {
+  return { leaseExpiresAtMs: entry.leaseExpiresAtMs, heardUntilMs: entry.heardUntilMs, hidden: entry.hidden };
+}

@@ -1,0 +1,146 @@
+import { BucketDigest } from './digest.js';
+import {
+  instanceKeyString,
+  serviceKeyString,
+  type InstanceKey,
+  type InstanceRecord,
+  type StoredInstance,
+} from './types.js';
+
+/** Where a change came from: a write accepted here, or one applied from another peer. */
+export type ChangeOrigin = 'local' | 'remote';
+
+/**
+ * One change to the store, emitted synchronously after it is applied:
+ * - `write`: the replicated record changed (register, update, status, cancel, eviction, takeover);
+ * - `local`: only this peer's view changed (hidden, shown again, lease revived after expiry).
+ */
+export interface StoreChange {
+  kind: 'write' | 'local';
+  origin: ChangeOrigin;
+  before: InstanceRecord | null;
+  entry: StoredInstance;
+}
+
+export type LocalLeaseState = Pick<StoredInstance, 'leaseExpiresAtMs' | 'heardUntilMs' | 'hidden'>;
+
+/** The instances of one service, with the local revision of its last change. */
+export interface ServiceEntries {
+  namespace: string;
+  service: string;
+  revision: number;
+  instances: Map<string, StoredInstance>;
+}
+
+/**
+ * The replicated map, synchronous and free of I/O. It keeps, in step with every change: the
+ * local revision counter, each service's revision, the anti-entropy digest, and the change
+ * feed that replication, persistence and watches subscribe to. Merge decisions are made by
+ * the caller (see merge.ts); the store only records their outcome.
+ */
+export class InstanceStore {
+  private revisionCounter = 0;
+  private recordCount = 0;
+  private readonly services = new Map<string, ServiceEntries>();
+  private readonly listeners = new Set<(change: StoreChange) => void>();
+  readonly digest: BucketDigest;
+
+  constructor(digestBuckets: number) {
+    this.digest = new BucketDigest(digestBuckets);
+  }
+
+  /** The local revision: increases on every change this peer sees. */
+  get revision(): number {
+    return this.revisionCounter;
+  }
+
+  /** Number of records held, tombstones included. */
+  get size(): number {
+    return this.recordCount;
+  }
+
+  get(key: InstanceKey): StoredInstance | undefined {
+    return this.services.get(serviceKeyString(key.namespace, key.service))?.instances.get(key.instanceId);
+  }
+
+  getService(namespace: string, service: string): ServiceEntries | undefined {
+    return this.services.get(serviceKeyString(namespace, service));
+  }
+
+  /** Every service with at least one record (tombstones included), in no particular order. */
+  allServices(): IterableIterator<ServiceEntries> {
+    return this.services.values();
+  }
+
+  /** Every stored instance, tombstones included. */
+  *entries(): IterableIterator<StoredInstance> {
+    for (const service of this.services.values()) yield* service.instances.values();
+  }
+
+  /** Stores a new version of a record with its local lease state, and announces it. */
+  write(record: InstanceRecord, lease: LocalLeaseState, origin: ChangeOrigin): StoredInstance {
+    const service = this.serviceFor(record.namespace, record.service);
+    const previous = service.instances.get(record.instanceId);
+    const keyString = instanceKeyString(record);
+    if (previous) {
+      this.digest.toggle(keyString, previous.record.version, previous.record.deleted !== null);
+    } else {
+      this.recordCount += 1;
+    }
+    this.digest.toggle(keyString, record.version, record.deleted !== null);
+    const entry: StoredInstance = { record, ...lease, revision: this.bump(service) };
+    service.instances.set(record.instanceId, entry);
+    this.emit({ kind: 'write', origin, before: previous?.record ?? null, entry });
+    return entry;
+  }
+
+  /**
+   * Changes only this peer's lease state of an instance. When `visibilityChanged` the change
+   * is announced (with a new revision), since readers see the instance appear or vanish.
+   */
+  updateLease(entry: StoredInstance, patch: Partial<LocalLeaseState>, visibilityChanged: boolean): void {
+    Object.assign(entry, patch);
+    if (!visibilityChanged) return;
+    const service = this.serviceFor(entry.record.namespace, entry.record.service);
+    entry.revision = this.bump(service);
+    this.emit({ kind: 'local', origin: 'local', before: entry.record, entry });
+  }
+
+  /** Drops a record for good (an expired tombstone). Not announced: readers never saw it. */
+  purge(key: InstanceKey): void {
+    const serviceKey = serviceKeyString(key.namespace, key.service);
+    const service = this.services.get(serviceKey);
+    const entry = service?.instances.get(key.instanceId);
+    if (!service || !entry) return;
+    this.digest.toggle(instanceKeyString(key), entry.record.version, entry.record.deleted !== null);
+    service.instances.delete(key.instanceId);
+    this.recordCount -= 1;
+    if (service.instances.size === 0) this.services.delete(serviceKey);
+  }
+
+  /** Subscribes to the change feed; returns the unsubscribe function. */
+  onChange(listener: (change: StoreChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private serviceFor(namespace: string, service: string): ServiceEntries {
+    const serviceKey = serviceKeyString(namespace, service);
+    let entries = this.services.get(serviceKey);
+    if (!entries) {
+      entries = { namespace, service, revision: 0, instances: new Map() };
+      this.services.set(serviceKey, entries);
+    }
+    return entries;
+  }
+
+  private bump(service: ServiceEntries): number {
+    this.revisionCounter += 1;
+    service.revision = this.revisionCounter;
+    return this.revisionCounter;
+  }
+
+  private emit(change: StoreChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
+}

@@ -1,0 +1,67 @@
+import type { Version } from '../clock/hlc.js';
+
+export const instanceStatuses = ['UP', 'DOWN', 'STARTING', 'OUT_OF_SERVICE'] as const;
+export type InstanceStatus = (typeof instanceStatuses)[number];
+
+/** Why a record became a tombstone: an explicit cancel, or a lease eviction by its owner. */
+export type DeleteReason = 'cancel' | 'evict';
+
+/** What a client tells us about an instance. */
+export interface InstanceData {
+  host: string;
+  port: number;
+  securePort: number | null;
+  status: InstanceStatus;
+  weight: number;
+  zone: string;
+  metadata: Record<string, string>;
+}
+
+export interface InstanceKey {
+  namespace: string;
+  service: string;
+  instanceId: string;
+}
+
+/**
+ * The replicated record. Two peers holding the same `version` of a key hold identical records;
+ * nothing in here is local to a peer (the local lease lives in `StoredInstance`).
+ */
+export interface InstanceRecord extends InstanceKey {
+  data: InstanceData;
+  /** HLC timestamp + writer id of the last write; last writer wins. */
+  version: Version;
+  /** The peer holding the lease: it alone evicts the instance when the lease runs out. */
+  owner: string;
+  /** Tombstone: null while the instance exists. A tombstone keeps the last data. */
+  deleted: DeleteReason | null;
+  leaseDurationMs: number;
+  /** HLC wall time of the first registration of this instance (informational). */
+  registeredAtMs: number;
+}
+
+/** A record plus what this peer alone knows about it. */
+export interface StoredInstance {
+  record: InstanceRecord;
+  /** Local lease: renewed by registers and heartbeats here, or set as a grace period. */
+  leaseExpiresAtMs: number;
+  /** Until when a client talking to this peer vouches for the instance (register/heartbeat here). */
+  heardUntilMs: number;
+  /** Evicted locally (its owner is down and the grace ran out): kept in the map, not served. */
+  hidden: boolean;
+  /** Local revision of the last change to this instance. */
+  revision: number;
+}
+
+/** The separator inside a key; namespace and service names never contain it. */
+export const KEY_SEPARATOR = '/';
+
+/** The map key of an instance: `namespace/service/instanceId`. */
+export function instanceKeyString(key: InstanceKey): string {
+  return `${key.namespace}${KEY_SEPARATOR}${key.service}${KEY_SEPARATOR}${key.instanceId}`;
+}
+
+/** The map key of a service: `namespace/service`. */
+export function serviceKeyString(namespace: string, service: string): string {
+  return `${namespace}${KEY_SEPARATOR}${service}`;
+}

@@ -1,0 +1,39 @@
+import { parseVersion } from '../clock/hlc.js';
+import type { InstanceData, InstanceKey, StoredInstance } from './types.js';
+import { isLeaseLive, leaseRemainingMs, type LeaseView } from './visibility.js';
+
+/** An instance as the native API answers it: its key, its data flattened, and its lease. */
+export interface InstanceView extends InstanceKey, InstanceData {
+  owner: string;
+  version: string;
+  leaseDurationMs: number;
+  leaseExpiresInMs: number;
+  /** False when the lease ran out here (the instance is about to be evicted) or it is hidden. */
+  leaseLive: boolean;
+  registeredAtMs: number;
+  lastUpdatedAtMs: number;
+}
+
+/** Builds the public view of a stored instance. */
+export function toInstanceView(entry: StoredInstance, view: LeaseView): InstanceView {
+  const { record } = entry;
+  return {
+    namespace: record.namespace,
+    service: record.service,
+    instanceId: record.instanceId,
+    host: record.data.host,
+    port: record.data.port,
+    securePort: record.data.securePort,
+    status: record.data.status,
+    weight: record.data.weight,
+    zone: record.data.zone,
+    metadata: record.data.metadata,
+    owner: record.owner,
+    version: record.version,
+    leaseDurationMs: record.leaseDurationMs,
+    leaseExpiresInMs: leaseRemainingMs(entry, view),
+    leaseLive: isLeaseLive(entry, view),
+    registeredAtMs: record.registeredAtMs,
+    lastUpdatedAtMs: parseVersion(record.version).wallMs,
+  };
+}

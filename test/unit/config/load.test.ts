@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, resolveConfig } from '../../../src/config/load.js';
+import exampleCluster from '../../../cluster.example.json' with { type: 'json' };
+
+function error(file: unknown, env: Record<string, string> = {}, flags: Record<string, string> = {}): ConfigError {
+  try {
+    resolveConfig(file, env, flags);
+  } catch (caught) {
+    if (caught instanceof ConfigError) return caught;
+    throw caught;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('resolveConfig', () => {
+  it('runs one peer on 127.0.0.1:8761 with no configuration at all', () => {
+    const config = resolveConfig(undefined, {}, {});
+    expect(config).toMatchObject({ host: '127.0.0.1', port: 8761, dataDir: null, logLevel: 'info', profile: 'lan', seeds: [] });
+    expect(config.self).toEqual({ id: 'peer-1', url: 'http://127.0.0.1:8761', region: 'default', zone: '' });
+    expect(config.cluster).toMatchObject({
+      heartbeatIntervalMs: 10_000,
+      leaseDurationMs: 30_000,
+      minLeaseDurationMs: 1_000,
+      maxLeaseDurationMs: 600_000,
+      evictionIntervalMs: 1_000,
+    });
+  });
+
+  it('takes listen address, region and zone of the chosen peer from the cluster file', () => {
+    const config = resolveConfig(exampleCluster, {}, { id: 'peer-b' });
+    expect(config.self).toEqual({ id: 'peer-b', url: 'http://127.0.0.1:8762', region: 'local', zone: 'b' });
+    expect(config).toMatchObject({ host: '127.0.0.1', port: 8762, clusterName: 'dev' });
+    expect(config.seeds.map((peer) => peer.id)).toEqual(['peer-a', 'peer-c']);
+  });
+
+  it('lets flags beat the environment, which beats the file, which beats the profile', () => {
+    const file = { port: 9000, logLevel: 'warn', cluster: { profile: 'local', leaseDurationMs: 4_000 } };
+    expect(resolveConfig(file, {}, {})).toMatchObject({ port: 9000, logLevel: 'warn' });
+    expect(resolveConfig(file, {}, {}).cluster).toMatchObject({ leaseDurationMs: 4_000, heartbeatIntervalMs: 1_000 });
+    expect(resolveConfig(file, { REGISTRY_PORT: '9001', REGISTRY_LOG_LEVEL: 'debug' }, {})).toMatchObject({
+      port: 9001,
+      logLevel: 'debug',
+    });
+    expect(resolveConfig(file, { REGISTRY_PORT: '9001' }, { port: '9002', logLevel: 'error' })).toMatchObject({
+      port: 9002,
+      logLevel: 'error',
+    });
+    expect(resolveConfig({}, { REGISTRY_PROFILE: 'local' }, {}).cluster.leaseDurationMs).toBe(3_000);
+    expect(resolveConfig({}, { REGISTRY_DATA_DIR: '/data' }, {}).dataDir).toBe('/data');
+  });
+
+  it('lets a peer that is not in the file join with the file as seeds', () => {
+    const config = resolveConfig(exampleCluster, {}, { id: 'peer-d', port: '8764' });
+    expect(config.self.url).toBe('http://127.0.0.1:8764');
+    expect(config.seeds).toHaveLength(3);
+  });
+
+  it.each([
+    [{ cluster: { leaseDurationMs: 'soon' } }, {}, {}, 'cluster.leaseDurationMs', 'must be an integer'],
+    [{ cluster: { leaseDurationMs: 100 } }, {}, {}, 'cluster.leaseDurationMs', 'from 500'],
+    [{ cluster: { heartbeatIntervalMs: 40_000 } }, {}, {}, 'cluster.heartbeatIntervalMs', 'below cluster.leaseDurationMs'],
+    [{ cluster: { minLeaseDurationMs: 50_000 } }, {}, {}, 'cluster.leaseDurationMs', 'between'],
+    [{ cluster: { leaseDuration: 1 } }, {}, {}, 'cluster.leaseDuration', 'not a known setting'],
+    [{ cluster: { profile: 'fast' } }, {}, {}, 'cluster.profile', 'lan, wan, local'],
+    [{ port: 70_000 }, {}, {}, 'port', 'from 0 to 65535'],
+    [{}, { REGISTRY_PORT: 'eighty' }, {}, 'REGISTRY_PORT', 'from 0 to 65535'],
+    [{}, {}, { port: '-1' }, '--port', 'from 0 to 65535'],
+    [{}, {}, { logLevel: 'loud' }, '--log-level', 'must be one of'],
+    [{ peers: {} }, {}, {}, 'peers', 'must be an array'],
+    [{ peers: [{ id: 'a' }] }, {}, {}, 'peers[0].url', 'is required'],
+    [{ peers: [{ id: 'a', url: 'ftp://x' }] }, {}, {}, 'peers[0].url', 'http or https'],
+    [{ peers: [{ id: 'a', url: 'http://x:1/path' }] }, {}, {}, 'peers[0].url', 'no path'],
+    [{ peers: [{ id: 'a b', url: 'http://x:1' }] }, {}, {}, 'peers[0].id', 'letters, digits'],
+    [{ peers: [{ id: 'a', url: 'http://x:1' }, { id: 'a', url: 'http://x:2' }] }, {}, {}, 'peers[1].id', 'duplicates'],
+    [exampleCluster, {}, {}, 'id', 'pass --id'],
+    [{ colour: 'blue' }, {}, {}, 'colour', 'not a known setting'],
+    [[1, 2], {}, {}, 'config', 'JSON object'],
+    [{ limits: { bodyMaxBytes: 1 } }, {}, {}, 'limits.bodyMaxBytes', 'from 1024'],
+  ])('refuses %j (env %j, flags %j) naming %s', (file, env, flags, field, problem) => {
+    const caught = error(file, env, flags);
+    expect(caught.field).toBe(field);
+    expect(caught.message).toContain(problem);
+  });
+});

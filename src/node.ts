@@ -2,64 +2,130 @@ import type { Clock } from './clock/clock.js';
 import { HybridClock } from './clock/hlc.js';
 import type { Rng } from './clock/rng.js';
 import type { RegistryConfig } from './config/load.js';
-import { Reaper, type MembershipView } from './lease/reaper.js';
+import { Reaper } from './lease/reaper.js';
 import type { Logger } from './log/logger.js';
+import { Membership } from './membership/membership.js';
 import { Registry } from './registry/registry.js';
 import { InstanceStore } from './registry/store.js';
+import { AntiEntropy } from './replication/anti-entropy.js';
+import { bootstrap, type BootstrapResult } from './replication/bootstrap.js';
+import { Inbox } from './replication/inbox.js';
+import { PeerService } from './replication/peer-service.js';
+import { Replicator } from './replication/replicator.js';
+import type { PeerDescriptor, PeerTransport } from './transport/transport.js';
+import { clusterStatus, type ClusterStatus } from './cluster-status.js';
 
 /** Collaborators a peer is built from: everything that touches time, chance or the outside. */
 export interface NodeComponents {
   clock: Clock;
   rng: Rng;
   logger: Logger;
+  /** How this peer calls the others. */
+  transport: PeerTransport;
 }
 
-/** Number of anti-entropy digest buckets (see DESIGN.md, Replication). */
+/** Number of anti-entropy digest buckets; the same on every peer (see DESIGN.md, Replication). */
 export const DIGEST_BUCKETS = 4096;
-
-/** Membership of a cluster of one: this peer is the only one, always up. */
-function soloMembership(selfId: string, startedAtMs: number): MembershipView {
-  return {
-    isUp: (peerId) => peerId === selfId,
-    downSinceMs: (peerId) => (peerId === selfId ? null : startedAtMs),
-    livePeerIds: () => [selfId],
-  };
-}
+/** Digest buckets per start-up snapshot page (16 pages in all). */
+const SNAPSHOT_BUCKETS_PER_PAGE = 256;
 
 /**
- * One registry peer without its HTTP server: the store, the registry operations, the lease
- * reaper and (later) replication and membership, wired from one config. Tests build many of
- * these in one process with a fake clock; main.ts builds one with the system clock.
+ * One registry peer without its HTTP server: the store and registry operations, the lease
+ * reaper, membership, replication (outbound channels, inbox, anti-entropy) and the start-up
+ * sync, all wired from one config. Tests build many of these in one process on a fake clock
+ * and a simulated network; src/peer.ts builds one with the system clock and HTTP.
  */
 export class RegistryNode {
   readonly store: InstanceStore;
   readonly hlc: HybridClock;
   readonly registry: Registry;
   readonly reaper: Reaper;
-  readonly membership: MembershipView;
+  readonly membership: Membership;
+  readonly inbox: Inbox;
+  readonly replicator: Replicator;
+  readonly antiEntropy: AntiEntropy;
+  /** What the peer routes (and the simulated network) call. */
+  readonly peerApi: PeerService;
+  readonly startedAtMs: number;
+  bootstrapResult: BootstrapResult | undefined;
   private readyFlag = false;
+  private readonly log: Logger;
 
   constructor(
     readonly components: NodeComponents,
     readonly config: RegistryConfig,
   ) {
-    const { clock, logger } = components;
-    const log = logger.child({ peer: config.self.id });
+    const { clock, rng, transport } = components;
+    const { cluster, self } = config;
+    const logger = components.logger.child({ peer: self.id });
+    this.log = logger;
+    this.startedAtMs = clock.nowMs();
     this.store = new InstanceStore(DIGEST_BUCKETS);
-    this.hlc = new HybridClock(clock, config.self.id);
-    this.membership = soloMembership(config.self.id, clock.nowMs());
-    this.registry = new Registry(
-      { clock, hlc: this.hlc, store: this.store, liveness: this.membership, logger: log },
-      { peerId: config.self.id, tombstoneTtlMs: config.cluster.tombstoneTtlMs },
-    );
-    this.reaper = new Reaper(
-      { clock, rng: components.rng, registry: this.registry, membership: this.membership, logger: log },
+    this.hlc = new HybridClock(clock, self.id);
+    this.membership = new Membership(
+      { clock, rng, transport, logger },
       {
-        evictionIntervalMs: config.cluster.evictionIntervalMs,
-        tombstoneTtlMs: config.cluster.tombstoneTtlMs,
-        orphanTimeoutMs: config.cluster.orphanTimeoutMs,
+        self,
+        seeds: config.seeds,
+        probeIntervalMs: cluster.probeIntervalMs,
+        probeTimeoutMs: cluster.probeTimeoutMs,
+        indirectProbes: cluster.indirectProbes,
+        suspicionTimeoutMs: cluster.suspicionTimeoutMs,
       },
     );
+    const membership = this.membership;
+    const reportContact = (peerId: string) => membership.reportContact(peerId);
+    this.registry = new Registry(
+      { clock, hlc: this.hlc, store: this.store, liveness: membership, logger },
+      { peerId: self.id, tombstoneTtlMs: cluster.tombstoneTtlMs },
+    );
+    this.reaper = new Reaper(
+      { clock, rng, registry: this.registry, membership, logger },
+      {
+        evictionIntervalMs: cluster.evictionIntervalMs,
+        tombstoneTtlMs: cluster.tombstoneTtlMs,
+        orphanTimeoutMs: cluster.orphanTimeoutMs,
+      },
+    );
+    this.inbox = new Inbox(this.registry, clock, logger);
+    this.replicator = new Replicator(
+      { clock, rng, registry: this.registry, transport, logger, isUp: (id) => membership.isUp(id), reportContact },
+      {
+        selfId: self.id,
+        batchMaxRecords: cluster.replicationBatchMaxRecords,
+        batchDelayMs: cluster.replicationBatchDelayMs,
+        queueMaxRecords: cluster.replicationQueueMaxRecords,
+        concurrency: cluster.replicationConcurrency,
+        callTimeoutMs: cluster.peerCallTimeoutMs,
+        retryBaseMs: cluster.replicationRetryBaseMs,
+        retryMaxMs: cluster.replicationRetryMaxMs,
+      },
+    );
+    this.antiEntropy = new AntiEntropy(
+      {
+        clock,
+        rng,
+        registry: this.registry,
+        inbox: this.inbox,
+        transport,
+        logger,
+        livePeers: () => membership.list().filter((m) => m.state !== 'down').map((m) => m.descriptor),
+        reportContact,
+      },
+      {
+        selfId: self.id,
+        intervalMs: cluster.antiEntropyIntervalMs,
+        callTimeoutMs: cluster.peerCallTimeoutMs,
+        maxBucketsPerRound: cluster.antiEntropyMaxBucketsPerRound,
+        pushBatchMaxRecords: cluster.replicationBatchMaxRecords,
+      },
+    );
+    this.peerApi = new PeerService({ membership, inbox: this.inbox, antiEntropy: this.antiEntropy });
+    membership.subscribe({
+      joined: (peer) => this.replicator.addPeer(peer),
+      down: (peerId) => this.registry.ownerDown(peerId),
+      up: (peerId) => this.peerCameBack(peerId),
+    });
   }
 
   /** True once the start-up sync is done and the peer may serve (see `/readyz`). */
@@ -67,13 +133,46 @@ export class RegistryNode {
     return this.readyFlag;
   }
 
+  /** Starts probing and replicating, syncs from a live peer, then starts the reaper and anti-entropy. */
   async start(): Promise<void> {
+    this.membership.start();
+    this.replicator.start();
+    this.bootstrapResult = await bootstrap(
+      this.membership.list().map((member) => member.descriptor),
+      {
+        rng: this.components.rng,
+        transport: this.components.transport,
+        inbox: this.inbox,
+        antiEntropy: this.antiEntropy,
+        logger: this.log,
+        learn: (members) => this.membership.learn(members),
+        reportContact: (peerId) => this.membership.reportContact(peerId),
+      },
+      { selfId: this.config.self.id, callTimeoutMs: this.config.cluster.peerCallTimeoutMs, bucketsPerPage: SNAPSHOT_BUCKETS_PER_PAGE },
+    );
     this.reaper.start();
+    this.antiEntropy.start();
     this.readyFlag = true;
   }
 
+  /** Stops every timer and waits for replication batches in flight. */
   async stop(): Promise<void> {
     this.readyFlag = false;
+    this.antiEntropy.stop();
+    this.membership.stop();
     this.reaper.stop();
+    await this.replicator.stop();
+  }
+
+  /** Everything `/v1/cluster` shows. */
+  status(): ClusterStatus {
+    return clusterStatus(this);
+  }
+
+  private peerCameBack(peerId: string): void {
+    this.registry.ownerUp(peerId);
+    this.replicator.resume(peerId);
+    const peer: PeerDescriptor | undefined = this.membership.get(peerId)?.descriptor;
+    if (peer) void this.antiEntropy.syncWith(peer);
   }
 }

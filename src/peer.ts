@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type ConfigFlags } from './config/load.js';
 import { buildServer } from './http/server.js';
 import { createPinoLogger } from './log/pino.js';
 import { RegistryNode } from './node.js';
+import { HttpTransport } from './transport/http-transport.js';
 
 /** How long a clean shutdown may take before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -26,10 +27,8 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
     throw error;
   }
   const logger = createPinoLogger(config.logLevel);
-  const node = new RegistryNode(
-    { clock: systemClock, rng: seededRng(randomInt(2 ** 31)), logger },
-    config,
-  );
+  const transport = new HttpTransport({ connectionsPerPeer: 4, connectTimeoutMs: config.cluster.peerCallTimeoutMs });
+  const node = new RegistryNode({ clock: systemClock, rng: seededRng(randomInt(2 ** 31)), logger, transport }, config);
   const app = await buildServer({ node, logger });
   try {
     await app.listen({ host: config.host, port: config.port });
@@ -38,6 +37,7 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
     logger.flush();
     process.exit(2);
   }
+  // Listen first (so peers and probes reach us while we sync), then sync; /readyz says when done.
   await node.start();
   const address = app.server.address();
   logger.info(
@@ -67,6 +67,7 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
     force.unref();
     await app.close();
     await node.stop();
+    await transport.close();
     logger.info('stopped');
     logger.flush();
     process.exit(0);

@@ -22,7 +22,14 @@ export const profiles: Record<ProfileName, Profile> = {
   wan: {
     description:
       'Peers spread over regions tens to hundreds of milliseconds apart: slower timings so that a slow link is not taken for a dead peer.',
-    overrides: {},
+    overrides: {
+      probeIntervalMs: 2_000,
+      probeTimeoutMs: 1_500,
+      suspicionTimeoutMs: 15_000,
+      antiEntropyIntervalMs: 10_000,
+      replicationBatchDelayMs: 50,
+      peerCallTimeoutMs: 15_000,
+    },
   },
   local: {
     description: 'Every peer on one machine (tests, laptops): fast timings so that failures show within a second or two.',
@@ -30,6 +37,12 @@ export const profiles: Record<ProfileName, Profile> = {
       heartbeatIntervalMs: 1_000,
       leaseDurationMs: 3_000,
       evictionIntervalMs: 250,
+      probeIntervalMs: 250,
+      probeTimeoutMs: 200,
+      suspicionTimeoutMs: 1_500,
+      antiEntropyIntervalMs: 1_000,
+      peerCallTimeoutMs: 2_000,
+      replicationRetryMaxMs: 1_000,
     },
   },
 };

@@ -90,6 +90,64 @@ export const clusterSettings = {
     300_000,
     'How long a peer may stay down before one live peer (the lowest id) evicts for good, and replicates the eviction of, the instances it owned that nobody heartbeats any more. Shorter cleans up after a removed peer sooner; longer tolerates longer peer outages.',
   ),
+  probeIntervalMs: ms(
+    50,
+    60_000,
+    1_000,
+    'How often a peer probes one other peer (round robin) for liveness. Shorter finds a dead peer sooner at the cost of more small pings.',
+  ),
+  probeTimeoutMs: ms(
+    10,
+    60_000,
+    500,
+    'How long a direct probe waits for an answer before asking other peers to probe (indirect probes wait twice this). Must exceed the round-trip time between peers.',
+  ),
+  indirectProbes: count(
+    0,
+    10,
+    2,
+    'How many other peers are asked to probe a peer that missed a direct probe, before it is suspected. More tolerates more lossy links.',
+  ),
+  suspicionTimeoutMs: ms(
+    100,
+    600_000,
+    5_000,
+    'How long a suspected peer has to answer before it is declared down (its instances then get one grace lease elsewhere). Longer rides out longer hiccups; shorter fails over sooner.',
+  ),
+  antiEntropyIntervalMs: ms(
+    100,
+    600_000,
+    3_000,
+    'Average time between two anti-entropy rounds (digest comparisons with a random live peer; jittered by up to +50%). An idle, converged cluster pays one small round trip per round.',
+  ),
+  antiEntropyMaxBucketsPerRound: count(
+    1,
+    4_096,
+    1_024,
+    'Most differing digest buckets (of 4,096) reconciled in one round; bounds the size of one exchange after a long partition (the rest follow in the next rounds).',
+  ),
+  replicationBatchMaxRecords: count(1, 10_000, 500, 'Most records in one replication batch; a full batch is sent at once.'),
+  replicationBatchDelayMs: ms(
+    0,
+    10_000,
+    5,
+    'How long the first write of a batch waits for others before it is sent. Longer batches better (fewer requests) but adds that much replication delay.',
+  ),
+  replicationQueueMaxRecords: count(
+    1,
+    10_000_000,
+    100_000,
+    'Most writes queued for one peer (for example while it is down). Beyond it the oldest are dropped and counted; anti-entropy repairs them.',
+  ),
+  replicationConcurrency: count(1, 64, 1, 'Replication batches in flight to one peer at once. Writes are versioned, so order does not matter for correctness.'),
+  replicationRetryBaseMs: ms(1, 600_000, 100, 'First retry delay after a failed batch; doubles with each further failure (with jitter).'),
+  replicationRetryMaxMs: ms(1, 3_600_000, 10_000, 'Longest retry delay for a failing peer.'),
+  peerCallTimeoutMs: ms(
+    10,
+    600_000,
+    5_000,
+    'Timeout of one call to another peer (replication batch, anti-entropy exchange, snapshot page).',
+  ),
 } satisfies Record<string, NumericSetting>;
 
 /** Limits on what clients may send. */
@@ -98,6 +156,12 @@ export const limitSettings = {
   metadataMaxKeys: count(0, 1_000, 32, 'Most metadata keys one instance may carry.'),
   metadataKeyMaxLength: count(1, 1_024, 128, 'Longest metadata key, in characters.'),
   metadataValueMaxLength: count(0, 65_536, 512, 'Longest metadata value, in characters.'),
+  peerBodyMaxBytes: bytes(
+    65_536,
+    1_024 * 1_024 * 1_024,
+    256 * 1_024 * 1_024,
+    'Largest request body on the peer routes (replication batches, anti-entropy exchanges). Must hold the largest exchange after a long partition.',
+  ),
 } satisfies Record<string, NumericSetting>;
 
 export type ClusterSettingName = keyof typeof clusterSettings;

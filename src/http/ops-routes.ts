@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
 
-/** Liveness and readiness probes. */
+/** Liveness and readiness probes, and this peer's view of the cluster. */
 export async function opsRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
   const { node } = options;
 
@@ -15,4 +15,6 @@ export async function opsRoutes(app: FastifyInstance, options: { node: RegistryN
     }
     return { status: 'ready', peer: node.config.self.id };
   });
+
+  app.get('/v1/cluster', async () => node.status());
 }

@@ -3,6 +3,7 @@ import type { RegistryNode } from '../node.js';
 import { clientRoutes } from './client-routes.js';
 import { installErrorHandlers } from './errors.js';
 import { opsRoutes } from './ops-routes.js';
+import { peerRoutes } from './peer-routes.js';
 
 export interface ServerOptions {
   node: RegistryNode;
@@ -43,5 +44,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   });
   await app.register(opsRoutes, { node });
   await app.register(clientRoutes, { node });
+  await app.register(peerRoutes, { node });
   return app;
 }

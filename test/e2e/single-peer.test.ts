@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { request } from 'undici';
+import { callJson } from '../support/http.js';
 import { runPeerToExit, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 
 const started: PeerProcess[] = [];
@@ -7,41 +7,33 @@ afterEach(() => {
   for (const peer of started.splice(0)) peer.kill('SIGKILL');
 });
 
-async function json(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown) {
-  const response = await request(url, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.statusCode, body: (await response.body.json()) as Record<string, any> };
-}
 
 describe('one peer as a real process', () => {
   it('serves the client API over HTTP and stops cleanly on SIGTERM', async () => {
     const peer = await startPeerProcess(['--port', '0', '--host', '127.0.0.1', '--profile', 'local']);
     started.push(peer);
-    expect((await json('GET', `${peer.url}/readyz`)).status).toBe(200);
+    expect((await callJson('GET', `${peer.url}/readyz`)).status).toBe(200);
 
-    const registered = await json('POST', `${peer.url}/v1/instances`, {
+    const registered = await callJson('POST', `${peer.url}/v1/instances`, {
       service: 'orders',
       host: '127.0.0.1',
       port: 9001,
       leaseDurationMs: 1_000,
     });
     expect(registered.status).toBe(201);
-    expect((await json('PUT', `${peer.url}/v1/services/orders/instances/127.0.0.1:9001/heartbeat`)).status).toBe(200);
-    expect((await json('GET', `${peer.url}/v1/services/orders`)).body.instances).toHaveLength(1);
+    expect((await callJson('PUT', `${peer.url}/v1/services/orders/instances/127.0.0.1:9001/heartbeat`)).status).toBe(200);
+    expect((await callJson('GET', `${peer.url}/v1/services/orders`)).body.instances).toHaveLength(1);
 
     // No more heartbeats: the reaper evicts it once its 1 s lease has run out.
     await waitFor(
-      async () => (await json('GET', `${peer.url}/v1/services/orders/instances/127.0.0.1:9001`)).status === 404,
+      async () => (await callJson('GET', `${peer.url}/v1/services/orders/instances/127.0.0.1:9001`)).status === 404,
       10_000,
       'the eviction',
     );
     expect(peer.logs.some((line) => line.msg === 'instance evicted')).toBe(true);
-    expect((await json('PUT', `${peer.url}/v1/services/orders/instances/127.0.0.1:9001/heartbeat`)).status).toBe(404);
+    expect((await callJson('PUT', `${peer.url}/v1/services/orders/instances/127.0.0.1:9001/heartbeat`)).status).toBe(404);
 
-    const bad = await json('POST', `${peer.url}/v1/instances`, { service: 'orders', host: 'x y', port: 1 });
+    const bad = await callJson('POST', `${peer.url}/v1/instances`, { service: 'orders', host: 'x y', port: 1 });
     expect(bad).toEqual({ status: 400, body: { code: 'REG_ERR_VALIDATION', message: 'host: must be a host name or an IP address' } });
 
     peer.kill('SIGTERM');

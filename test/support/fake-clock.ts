@@ -69,6 +69,7 @@ export class FakeClock implements Clock {
   /** Advances in `stepMs` steps until `predicate()` holds; fails after `maxMs` of virtual time. */
   async advanceUntil(predicate: () => boolean, maxMs: number, stepMs = 10): Promise<number> {
     const startMs = this.currentMs;
+    await settle();
     while (!predicate()) {
       if (this.currentMs - startMs >= maxMs) throw new Error(`condition not met within ${maxMs} ms of virtual time`);
       await this.advance(stepMs);

@@ -3,6 +3,7 @@ import { resolveConfig, type ConfigFlags, type RegistryConfig } from '../../src/
 import { silentLogger } from '../../src/log/logger.js';
 import { RegistryNode } from '../../src/node.js';
 import { FakeClock } from './fake-clock.js';
+import { SimNetwork } from './sim-network.js';
 
 /** A validated config from a partial cluster file, with no environment. */
 export function testConfig(file: Record<string, unknown> = {}, flags: ConfigFlags = {}): RegistryConfig {
@@ -19,10 +20,19 @@ export async function createTestNode(
   options: { file?: Record<string, unknown>; seed?: number; clock?: FakeClock; start?: boolean } = {},
 ): Promise<TestNode> {
   const clock = options.clock ?? new FakeClock();
-  const node = new RegistryNode(
-    { clock, rng: seededRng(options.seed ?? 1), logger: silentLogger },
-    testConfig(options.file ?? {}),
-  );
-  if (options.start !== false) await node.start();
+  const config = testConfig(options.file ?? {});
+  const rng = seededRng(options.seed ?? 1);
+  // A network with nobody else on it: a cluster of one.
+  const transport = new SimNetwork(clock, rng).transportFor(config.self.id);
+  const node = new RegistryNode({ clock, rng, logger: silentLogger, transport }, config);
+  if (options.start !== false) {
+    // Start-up sync may call peers over the simulated network: let virtual time run meanwhile.
+    let started = false;
+    const starting = node.start().then(() => {
+      started = true;
+    });
+    await clock.advanceUntil(() => started, 120_000, 100);
+    await starting;
+  }
   return { clock, node };
 }

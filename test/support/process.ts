@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
 
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const mainScript = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -36,7 +37,12 @@ export interface PeerProcess {
  * Starts `node dist/main.js` with the given flags (the same command the Docker image runs)
  * and waits until it logs that it listens. Only 127.0.0.1 is ever used.
  */
-export async function startPeerProcess(args: string[], env: Record<string, string> = {}): Promise<PeerProcess> {
+export async function startPeerProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  /** The peer's URL when the caller chose its port: then /healthz tells when it is up (any log level). */
+  knownUrl?: string,
+): Promise<PeerProcess> {
   const child = spawn(process.execPath, [mainScript, ...args], {
     cwd: projectRoot,
     env: { ...process.env, ...env },
@@ -65,17 +71,23 @@ export async function startPeerProcess(args: string[], env: Record<string, strin
   void exited.then((code) => {
     exitCode = code === null ? -1 : code;
   });
-  const started = await waitFor(
-    () => {
+  const url = await waitFor<string>(
+    async () => {
       if (exitCode !== undefined) throw new Error(`peer exited with ${exitCode}: ${stderr}`);
-      return logs.find((line) => line.msg === 'registry peer started');
+      if (knownUrl) return (await isHealthy(knownUrl)) && knownUrl;
+      const started = logs.find((line) => line.msg === 'registry peer started');
+      return started && `http://${String(started.address)}`;
     },
     20_000,
     'the peer to start',
-  );
+  ).catch((error: unknown) => {
+    // Never leave a half-started peer behind.
+    if (child.exitCode === null) child.kill('SIGKILL');
+    throw error;
+  });
   return {
     child,
-    url: `http://${String(started.address)}`,
+    url,
     logs,
     stderr: () => stderr,
     exited,
@@ -83,6 +95,16 @@ export async function startPeerProcess(args: string[], env: Record<string, strin
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     },
   };
+}
+
+async function isHealthy(url: string): Promise<boolean> {
+  try {
+    const response = await request(`${url}/healthz`);
+    await response.body.dump();
+    return response.statusCode === 200;
+  } catch {
+    return false;
+  }
 }
 
 /** Runs the peer to completion (for commands that should fail fast) and returns its exit code and stderr. */

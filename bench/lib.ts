@@ -1,0 +1,162 @@
+/**
+ * Shared helpers of the benchmark scripts: bounded load loops, percentiles, progress lines,
+ * and result files. Every loop here is bounded both in count and in time, and only ever
+ * talks to 127.0.0.1.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Pool, request } from 'undici';
+
+export const quick = process.argv.includes('--quick');
+
+export function progress(message: string): void {
+  process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+export function percentile(values: number[], quantile: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(quantile * sorted.length) - 1)]!;
+}
+
+export function round(value: number, digits = 1): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Asserts the URL is on the loopback interface before any load is sent to it. */
+export function loopbackOnly(url: string): string {
+  const host = new URL(url).hostname;
+  if (host !== '127.0.0.1' && host !== '[::1]' && host !== 'localhost') {
+    throw new Error(`benchmarks only send traffic to 127.0.0.1, not ${host}`);
+  }
+  return url;
+}
+
+export interface JsonCall {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  body?: unknown;
+}
+
+/** One keep-alive pool per target, for load loops. */
+export function pool(url: string, connections = 64): Pool {
+  return new Pool(loopbackOnly(url), { connections, pipelining: 1 });
+}
+
+export async function send(target: Pool, call: JsonCall): Promise<{ status: number; body: string }> {
+  const response = await target.request({
+    method: call.method,
+    path: call.path,
+    headers: call.body === undefined ? {} : { 'content-type': 'application/json' },
+    body: call.body === undefined ? undefined : JSON.stringify(call.body),
+  });
+  return { status: response.statusCode, body: await response.body.text() };
+}
+
+export async function getJson<T>(url: string): Promise<T> {
+  const response = await request(loopbackOnly(url));
+  if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
+  return (await response.body.json()) as T;
+}
+
+/**
+ * Runs `count` operations with at most `concurrency` in flight, stopping early after
+ * `maxMs`. Returns the latencies (ms) of the operations that ran and how long it took.
+ */
+export async function runBounded(
+  count: number,
+  concurrency: number,
+  maxMs: number,
+  operation: (index: number) => Promise<void>,
+  label?: string,
+): Promise<{ latenciesMs: number[]; elapsedMs: number; done: number; errors: number }> {
+  const latenciesMs: number[] = [];
+  const startedMs = performance.now();
+  let next = 0;
+  let errors = 0;
+  let lastReportMs = startedMs;
+  const worker = async () => {
+    while (next < count && performance.now() - startedMs < maxMs) {
+      const index = next++;
+      const t0 = performance.now();
+      try {
+        await operation(index);
+        latenciesMs.push(performance.now() - t0);
+      } catch {
+        errors += 1;
+      }
+      if (label && performance.now() - lastReportMs > 5_000) {
+        lastReportMs = performance.now();
+        progress(`${label}: ${latenciesMs.length}/${count}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { latenciesMs, elapsedMs: performance.now() - startedMs, done: latenciesMs.length, errors };
+}
+
+/**
+ * Runs `operation` at a fixed rate (operations per second) for `durationMs`, without waiting
+ * for answers to pace (open loop), with at most `maxInFlight` outstanding.
+ */
+export async function runAtRate(
+  ratePerSecond: number,
+  durationMs: number,
+  maxInFlight: number,
+  operation: (index: number) => Promise<void>,
+): Promise<{ sent: number; errors: number; skipped: number }> {
+  const startedMs = performance.now();
+  let due = 0;
+  let sent = 0;
+  let errors = 0;
+  let skipped = 0;
+  let inFlight = 0;
+  const pending = new Set<Promise<void>>();
+  for (;;) {
+    const elapsedMs = performance.now() - startedMs;
+    if (elapsedMs >= durationMs) break;
+    // Catch up with the schedule: operation n is due at n / rate seconds.
+    const target = Math.floor((elapsedMs * ratePerSecond) / 1_000);
+    while (due < target) {
+      due += 1;
+      if (inFlight >= maxInFlight) {
+        skipped += 1;
+        continue;
+      }
+      inFlight += 1;
+      const index = sent++;
+      const task: Promise<void> = operation(index)
+        .catch(() => {
+          errors += 1;
+        })
+        .finally(() => {
+          inFlight -= 1;
+          pending.delete(task);
+        });
+      pending.add(task);
+    }
+    await sleep(2);
+  }
+  await Promise.all(pending);
+  return { sent, errors, skipped };
+}
+
+/** Writes a result file under bench/out/ (git-ignored) and returns its path. */
+export function writeResult(name: string, result: unknown): string {
+  const dir = new URL('./out/', import.meta.url);
+  mkdirSync(dir, { recursive: true });
+  const file = new URL(`${name}.json`, dir);
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  return file.pathname;
+}
+
+/** Prints a markdown table. */
+export function table(rows: Record<string, string | number>[]): string {
+  if (rows.length === 0) return '';
+  const columns = Object.keys(rows[0]!);
+  const lines = [`| ${columns.join(' | ')} |`, `| ${columns.map(() => '---').join(' | ')} |`];
+  for (const row of rows) lines.push(`| ${columns.map((column) => String(row[column] ?? '')).join(' | ')} |`);
+  return lines.join('\n');
+}

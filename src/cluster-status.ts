@@ -1,0 +1,87 @@
+import type { ReaperRun } from './lease/reaper.js';
+import type { PeerState } from './membership/state.js';
+import type { RegistryNode } from './node.js';
+import { liveInstances } from './registry/queries.js';
+import type { AntiEntropyStats } from './replication/anti-entropy.js';
+import type { ChannelStats } from './replication/channel.js';
+import type { DelaySummary } from './replication/delay-sampler.js';
+import type { InboxStats } from './replication/inbox.js';
+
+/** One other peer as `/v1/cluster` shows it. */
+export interface PeerStatus {
+  id: string;
+  url: string;
+  region: string;
+  zone: string;
+  state: PeerState;
+  stateSinceMs: number;
+  lastContactMs: number | null;
+  /** The outbound replication channel to this peer. */
+  replication: ChannelStats | null;
+}
+
+/** The body of `GET /v1/cluster`. */
+export interface ClusterStatus {
+  cluster: string;
+  profile: string;
+  self: {
+    id: string;
+    url: string;
+    region: string;
+    zone: string;
+    ready: boolean;
+    startedAtMs: number;
+    nowMs: number;
+    revision: number;
+    /** Records held, tombstones included. */
+    records: number;
+    /** Instances served (live lease, not hidden), any status. */
+    instances: number;
+    /** How the start-up sync went: the peer it came from, or null when it started alone. */
+    syncedFrom: string | null;
+    /** Milliseconds the hybrid logical clock runs ahead of this peer's wall clock. */
+    clockDriftMs: number;
+    /** Root hash of the anti-entropy digest: peers holding the same records show the same. */
+    digest: string;
+  };
+  peers: PeerStatus[];
+  inbound: InboxStats & { delayMs: DelaySummary };
+  antiEntropy: AntiEntropyStats;
+  reaper: ReaperRun | null;
+}
+
+/** Gathers the cluster view of one peer. Scans the registry once to count live instances. */
+export function clusterStatus(node: RegistryNode): ClusterStatus {
+  const { config, registry, membership } = node;
+  const view = registry.leaseView();
+  const channels = node.replicator.stats();
+  return {
+    cluster: config.clusterName,
+    profile: config.profile,
+    self: {
+      ...config.self,
+      ready: node.ready,
+      startedAtMs: node.startedAtMs,
+      nowMs: view.nowMs,
+      revision: node.store.revision,
+      records: node.store.size,
+      instances: liveInstances(node.store.entries(), view).length,
+      syncedFrom: node.bootstrapResult?.from ?? null,
+      clockDriftMs: node.hlc.driftMs(),
+      digest: node.store.digest.rootHash(),
+    },
+    peers: membership
+      .list()
+      .map((member) => ({
+        ...member.descriptor,
+        state: member.state,
+        stateSinceMs: member.sinceMs,
+        lastContactMs: member.lastContactMs,
+        replication: channels[member.descriptor.id] ?? null,
+      }))
+      .sort((a, b) => (a.id < b.id ? -1 : 1)),
+    inbound: { ...node.inbox.stats, delayMs: node.inbox.delaySummary() },
+    antiEntropy: { ...node.antiEntropy.stats },
+    reaper: node.reaper.lastRun ?? null,
+  };
+}

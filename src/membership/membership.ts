@@ -1,0 +1,261 @@
+import type { Clock, TimerHandle } from '../clock/clock.js';
+import { shuffled, type Rng } from '../clock/rng.js';
+import type { MembershipView } from '../lease/reaper.js';
+import type { Logger } from '../log/logger.js';
+import {
+  parsePingResponse,
+  type PingReqRequest,
+  type PingReqResponse,
+  type PingRequest,
+} from './messages.js';
+import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
+import { nextState, type PeerState, type ProbeOutcome } from './state.js';
+
+export interface MembershipComponents {
+  clock: Clock;
+  rng: Rng;
+  transport: PeerTransport;
+  logger: Logger;
+}
+
+export interface MembershipInit {
+  self: PeerDescriptor;
+  /** Peers from the configuration; their URLs are never overwritten by gossip. */
+  seeds: PeerDescriptor[];
+  probeIntervalMs: number;
+  probeTimeoutMs: number;
+  indirectProbes: number;
+  suspicionTimeoutMs: number;
+}
+
+/** What this peer knows about another one. */
+export interface Member {
+  descriptor: PeerDescriptor;
+  state: PeerState;
+  /** When it entered its current state. */
+  sinceMs: number;
+  /** Last successful probe or call, null before the first. */
+  lastContactMs: number | null;
+  fromConfig: boolean;
+}
+
+export interface MembershipListener {
+  /** A peer was learnt (from the config or from gossip). */
+  joined?(descriptor: PeerDescriptor): void;
+  /** A peer was confirmed down (after suspicion). */
+  down?(peerId: string): void;
+  /** A peer that was down answers again. */
+  up?(peerId: string): void;
+}
+
+/**
+ * SWIM-style membership (Das et al.): each probe interval this peer pings the next member in
+ * a shuffled round; a member that does not answer is asked about through `indirectProbes`
+ * other members (ping-req) before it is suspected; a suspect that stays silent for
+ * `suspicionTimeoutMs` is down. Down members are still probed, so they come back by
+ * themselves. Every ping carries this peer's member list, so a new peer needs one seed.
+ * Liveness comes only from this peer's own probes and calls (not from what others say), so
+ * a one-way cut shows as it is from each side.
+ */
+export class Membership implements MembershipView {
+  private readonly members = new Map<string, Member>();
+  private readonly listeners: MembershipListener[] = [];
+  private readonly probing = new Set<string>();
+  private round: string[] = [];
+  private timer: TimerHandle | undefined;
+  private readonly startedAtMs: number;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly components: MembershipComponents,
+    private readonly init: MembershipInit,
+  ) {
+    this.startedAtMs = components.clock.nowMs();
+    this.log = components.logger.child({ component: 'membership' });
+    for (const seed of init.seeds) this.add(seed, true);
+  }
+
+  get self(): PeerDescriptor {
+    return this.init.self;
+  }
+
+  subscribe(listener: MembershipListener): void {
+    this.listeners.push(listener);
+    for (const member of this.members.values()) listener.joined?.(member.descriptor);
+  }
+
+  start(): void {
+    this.timer ??= this.components.clock.setInterval(() => this.tick(), this.init.probeIntervalMs);
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  isUp(peerId: string): boolean {
+    if (peerId === this.init.self.id) return true;
+    const state = this.members.get(peerId)?.state;
+    return state === 'up' || state === 'suspect';
+  }
+
+  downSinceMs(peerId: string): number | null {
+    if (peerId === this.init.self.id) return null;
+    const member = this.members.get(peerId);
+    if (!member) return this.startedAtMs;
+    return member.state === 'down' ? member.sinceMs : null;
+  }
+
+  livePeerIds(): string[] {
+    return [this.init.self.id, ...[...this.members.values()].filter((m) => m.state !== 'down').map((m) => m.descriptor.id)];
+  }
+
+  /** Every other peer this one knows, whatever its state. */
+  list(): Member[] {
+    return [...this.members.values()];
+  }
+
+  get(peerId: string): Member | undefined {
+    return this.members.get(peerId);
+  }
+
+  /** This peer and every peer it knows, for gossip. */
+  descriptors(): PeerDescriptor[] {
+    return [this.init.self, ...[...this.members.values()].map((m) => m.descriptor)];
+  }
+
+  /** Adds peers heard of through gossip. */
+  learn(descriptors: PeerDescriptor[]): void {
+    for (const descriptor of descriptors) this.add(descriptor, false);
+  }
+
+  /** A call to `peerId` succeeded: it is alive. */
+  reportContact(peerId: string): void {
+    this.observe(peerId, 'ack');
+  }
+
+  handlePing(request: PingRequest): { id: string; members: PeerDescriptor[] } {
+    this.updateSelfDescribed(request.from);
+    this.learn(request.members);
+    // A peer we hold for suspect or down is talking to us: check it now rather than at its
+    // turn in the probe round, so a healed partition is noticed within one round trip.
+    const caller = this.members.get(request.from.id);
+    if (caller && caller.state !== 'up') void this.probe(caller);
+    return { id: this.init.self.id, members: this.descriptors() };
+  }
+
+  async handlePingReq(request: PingReqRequest): Promise<PingReqResponse> {
+    return { ok: await this.ping(request.target) };
+  }
+
+  /** One probe interval: probe the next member, and time out suspicions. */
+  tick(): void {
+    const nowMs = this.components.clock.nowMs();
+    for (const member of this.members.values()) {
+      if (member.state === 'suspect' && nowMs - member.sinceMs >= this.init.suspicionTimeoutMs) {
+        this.observe(member.descriptor.id, 'suspicion-timeout');
+      }
+    }
+    const target = this.nextTarget();
+    if (target) void this.probe(target);
+  }
+
+  /** Direct probe, then indirect probes through other live members. */
+  async probe(member: Member): Promise<void> {
+    const id = member.descriptor.id;
+    if (this.probing.has(id)) return;
+    this.probing.add(id);
+    try {
+      if (await this.ping(member.descriptor)) return this.observe(id, 'ack');
+      const helpers = shuffled(
+        this.components.rng,
+        [...this.members.values()].filter((m) => m.state === 'up' && m.descriptor.id !== id),
+      ).slice(0, this.init.indirectProbes);
+      const answers = await Promise.all(helpers.map((helper) => this.pingThrough(helper.descriptor, member.descriptor)));
+      this.observe(id, answers.some(Boolean) ? 'ack' : 'no-ack');
+    } finally {
+      this.probing.delete(id);
+    }
+  }
+
+  private async ping(target: PeerDescriptor): Promise<boolean> {
+    const request: PingRequest = { from: this.init.self, members: this.descriptors() };
+    try {
+      const response = parsePingResponse(
+        await this.components.transport.call(target, 'ping', request, { timeoutMs: this.init.probeTimeoutMs }),
+      );
+      if (response?.id !== target.id) return false;
+      this.learn(response.members);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private async pingThrough(helper: PeerDescriptor, target: PeerDescriptor): Promise<boolean> {
+    const request: PingReqRequest = { from: this.init.self.id, target };
+    try {
+      const response = (await this.components.transport.call(helper, 'ping-req', request, {
+        timeoutMs: this.init.probeTimeoutMs * 2,
+      })) as PingReqResponse;
+      return response?.ok === true;
+    } catch {
+      return false;
+    }
+  }
+
+  private observe(peerId: string, outcome: ProbeOutcome): void {
+    const member = this.members.get(peerId);
+    if (!member) return;
+    const nowMs = this.components.clock.nowMs();
+    if (outcome === 'ack') member.lastContactMs = nowMs;
+    const next = nextState(member.state, outcome);
+    if (next === member.state) return;
+    const previous = member.state;
+    const previousSinceMs = member.sinceMs;
+    member.state = next;
+    member.sinceMs = nowMs;
+    if (next === 'down') {
+      this.log.warn({ peer: peerId, lastContactMs: member.lastContactMs }, 'peer down');
+      for (const listener of this.listeners) listener.down?.(peerId);
+    } else if (next === 'up' && previous === 'down') {
+      this.log.info({ peer: peerId, downForMs: nowMs - previousSinceMs }, 'peer back');
+      for (const listener of this.listeners) listener.up?.(peerId);
+      // One peer back often means a partition healed: check the other down peers now too.
+      for (const other of this.members.values()) if (other.state === 'down') void this.probe(other);
+    } else {
+      this.log.debug({ peer: peerId, from: previous, to: next }, 'peer state');
+    }
+  }
+
+  private nextTarget(): Member | undefined {
+    while (this.round.length > 0) {
+      const member = this.members.get(this.round.pop()!);
+      if (member) return member;
+    }
+    const ids = [...this.members.keys()];
+    if (ids.length === 0) return undefined;
+    this.round = shuffled(this.components.rng, ids);
+    return this.members.get(this.round.pop()!);
+  }
+
+  private add(descriptor: PeerDescriptor, fromConfig: boolean): void {
+    if (descriptor.id === this.init.self.id || this.members.has(descriptor.id)) return;
+    this.members.set(descriptor.id, {
+      descriptor,
+      state: 'up',
+      sinceMs: this.components.clock.nowMs(),
+      lastContactMs: null,
+      fromConfig,
+    });
+    if (!fromConfig) this.log.info({ peer: descriptor.id, url: descriptor.url }, 'peer joined');
+    for (const listener of this.listeners) listener.joined?.(descriptor);
+  }
+
+  /** A peer describing itself (in its ping) is the authority on its URL, region and zone. */
+  private updateSelfDescribed(descriptor: PeerDescriptor): void {
+    const member = this.members.get(descriptor.id);
+    if (!member) return this.add(descriptor, false);
+    if (!member.fromConfig) member.descriptor = descriptor;
+  }
+}

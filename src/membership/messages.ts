@@ -1,0 +1,80 @@
+import { RegistryError } from '../errors.js';
+import type { PeerDescriptor } from '../transport/transport.js';
+
+/** `ping`: "are you alive?", carrying the sender and every peer it knows. */
+export interface PingRequest {
+  from: PeerDescriptor;
+  members: PeerDescriptor[];
+}
+export interface PingResponse {
+  id: string;
+  members: PeerDescriptor[];
+}
+/** `ping-req`: "please ping `target` for me" (SWIM's indirect probe). */
+export interface PingReqRequest {
+  from: string;
+  target: PeerDescriptor;
+}
+export interface PingReqResponse {
+  ok: boolean;
+}
+
+const PEER_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+const MAX_MEMBERS = 1_000;
+
+function bad(message: string): RegistryError {
+  return new RegistryError('REG_ERR_VALIDATION', message);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A peer id as peers send it. */
+export function parsePeerId(field: string, value: unknown): string {
+  if (typeof value !== 'string' || !PEER_ID.test(value)) throw bad(`${field}: must be a peer id`);
+  return value;
+}
+
+/** A peer descriptor as peers send it; the URL must be an http(s) origin. */
+export function parseDescriptor(field: string, value: unknown): PeerDescriptor {
+  if (!isObject(value)) throw bad(`${field}: must be an object`);
+  const id = parsePeerId(`${field}.id`, value.id);
+  let url: URL;
+  try {
+    url = new URL(String(value.url));
+  } catch {
+    throw bad(`${field}.url: must be a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad(`${field}.url: must be http(s)`);
+  const text = (name: string, item: unknown): string => {
+    if (typeof item !== 'string' || item.length > 64) throw bad(`${field}.${name}: must be a string of at most 64 characters`);
+    return item;
+  };
+  return { id, url: url.origin, region: text('region', value.region), zone: text('zone', value.zone) };
+}
+
+export function parseDescriptors(field: string, value: unknown): PeerDescriptor[] {
+  if (!Array.isArray(value) || value.length > MAX_MEMBERS) throw bad(`${field}: must be an array of at most ${MAX_MEMBERS} peers`);
+  return value.map((item, index) => parseDescriptor(`${field}[${index}]`, item));
+}
+
+export function parsePingRequest(body: unknown): PingRequest {
+  if (!isObject(body)) throw bad('body: must be a JSON object');
+  return { from: parseDescriptor('from', body.from), members: parseDescriptors('members', body.members) };
+}
+
+export function parsePingReqRequest(body: unknown): PingReqRequest {
+  if (!isObject(body)) throw bad('body: must be a JSON object');
+  return { from: parsePeerId('from', body.from), target: parseDescriptor('target', body.target) };
+}
+
+/** A ping answer, or undefined when it is not one (then the ping counts as unanswered). */
+export function parsePingResponse(body: unknown): PingResponse | undefined {
+  try {
+    if (!isObject(body)) return undefined;
+    return { id: parsePeerId('id', body.id), members: parseDescriptors('members', body.members) };
+  } catch {
+    return undefined;
+  }
+}

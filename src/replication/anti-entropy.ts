@@ -1,0 +1,255 @@
+import type { Clock, TimerHandle } from '../clock/clock.js';
+import { randomInt, shuffled, withJitter, type Rng } from '../clock/rng.js';
+import { compareVersions } from '../clock/hlc.js';
+import type { Logger } from '../log/logger.js';
+import { bucketOf } from '../registry/digest.js';
+import type { Registry } from '../registry/registry.js';
+import { instanceKeyString, type StoredInstance } from '../registry/types.js';
+import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
+import type { Inbox } from './inbox.js';
+import {
+  parseKeyString,
+  toWireRecord,
+  type DigestEntry,
+  type DigestRequest,
+  type DigestResponse,
+  type ReconcileRequest,
+  type ReconcileResponse,
+  type ReplicateRequest,
+  type SnapshotRequest,
+  type SnapshotResponse,
+  type WireRecord,
+} from './wire.js';
+
+export interface AntiEntropyComponents {
+  clock: Clock;
+  rng: Rng;
+  registry: Registry;
+  inbox: Inbox;
+  transport: PeerTransport;
+  logger: Logger;
+  /** Live peers to pick from (never this one). */
+  livePeers(): PeerDescriptor[];
+  reportContact(peerId: string): void;
+}
+
+export interface AntiEntropyInit {
+  selfId: string;
+  intervalMs: number;
+  callTimeoutMs: number;
+  /** Most differing buckets reconciled in one round; the rest wait for the next. */
+  maxBucketsPerRound: number;
+  /** Records pushed in one `replicate` call. */
+  pushBatchMaxRecords: number;
+}
+
+export interface AntiEntropyStats {
+  rounds: number;
+  roundsInSync: number;
+  failures: number;
+  keysPulled: number;
+  keysPushed: number;
+  lastRoundAtMs: number | null;
+  lastRepairAtMs: number | null;
+}
+
+export interface RoundResult {
+  peer: string;
+  inSync: boolean;
+  pulled: number;
+  pushed: number;
+}
+
+/**
+ * Which keys differ between the records this peer holds in some buckets and the caller's
+ * `[key, version, deleted]` entries for the same buckets. Pure.
+ */
+export function diffEntries(
+  local: Iterable<StoredInstance>,
+  remote: readonly DigestEntry[],
+): { newerHere: StoredInstance[]; newerThere: string[] } {
+  const remoteVersions = new Map<string, string>();
+  for (const [key, version] of remote) remoteVersions.set(key, version);
+  const newerHere: StoredInstance[] = [];
+  const newerThere: string[] = [];
+  for (const entry of local) {
+    const key = instanceKeyString(entry.record);
+    const theirs = remoteVersions.get(key);
+    remoteVersions.delete(key);
+    if (theirs === undefined) newerHere.push(entry);
+    else {
+      const order = compareVersions(entry.record.version, theirs);
+      if (order > 0) newerHere.push(entry);
+      else if (order < 0) newerThere.push(key);
+    }
+  }
+  for (const key of remoteVersions.keys()) newerThere.push(key);
+  return { newerHere, newerThere };
+}
+
+/**
+ * Gossip anti-entropy. Every `intervalMs` (jittered) this peer picks a random live peer and
+ * compares digests: one root hash first (equal replicas cost one small round trip), then the
+ * bucket hashes, then `[key, version]` lists of the differing buckets only; each side ends
+ * up with the newer record of every key. This heals partitions and lost batches, and catches
+ * up a restarted peer.
+ */
+export class AntiEntropy {
+  readonly stats: AntiEntropyStats = {
+    rounds: 0,
+    roundsInSync: 0,
+    failures: 0,
+    keysPulled: 0,
+    keysPushed: 0,
+    lastRoundAtMs: null,
+    lastRepairAtMs: null,
+  };
+  private timer: TimerHandle | undefined;
+  private stopped = true;
+  private readonly syncing = new Set<string>();
+  private readonly log: Logger;
+
+  constructor(
+    private readonly components: AntiEntropyComponents,
+    private readonly init: AntiEntropyInit,
+  ) {
+    this.log = components.logger.child({ component: 'anti-entropy' });
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.scheduleNext();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  /** One round with a random live peer (none when alone). */
+  async runRound(): Promise<RoundResult | undefined> {
+    const peers = this.components.livePeers();
+    if (peers.length === 0) return undefined;
+    return this.syncWith(peers[randomInt(this.components.rng, peers.length)]!);
+  }
+
+  /** Compares with one peer and exchanges whatever differs. Failures are counted, not thrown. */
+  async syncWith(peer: PeerDescriptor): Promise<RoundResult | undefined> {
+    if (this.syncing.has(peer.id)) return undefined;
+    this.syncing.add(peer.id);
+    try {
+      const result = await this.exchange(peer);
+      this.record(result);
+      this.components.reportContact(peer.id);
+      return result;
+    } catch (error) {
+      this.stats.failures += 1;
+      this.log.debug({ peer: peer.id, error: (error as Error).message }, 'anti-entropy round failed');
+      return undefined;
+    } finally {
+      this.syncing.delete(peer.id);
+    }
+  }
+
+  handleDigest(request: DigestRequest): DigestResponse {
+    const { digest } = this.components.registry.store;
+    if (request.root === digest.rootHash()) return { match: true };
+    return { match: false, buckets: digest.encodeBuckets() };
+  }
+
+  handleReconcile(request: ReconcileRequest): ReconcileResponse {
+    const local = this.entriesIn(new Set(request.buckets));
+    const { newerHere, newerThere } = diffEntries(local, request.entries);
+    const view = this.components.registry.leaseView();
+    return { records: newerHere.map((entry) => toWireRecord(entry, view)), want: newerThere };
+  }
+
+  handleSnapshot(request: SnapshotRequest, members: PeerDescriptor[]): SnapshotResponse {
+    const bucketCount = this.components.registry.store.digest.bucketCount;
+    const end = Math.min(bucketCount, request.fromBucket + Math.max(1, request.bucketSpan));
+    const buckets = new Set<number>();
+    for (let bucket = request.fromBucket; bucket < end; bucket++) buckets.add(bucket);
+    const view = this.components.registry.leaseView();
+    return {
+      records: this.entriesIn(buckets).map((entry) => toWireRecord(entry, view)),
+      nextBucket: end >= bucketCount ? null : end,
+      members,
+    };
+  }
+
+  private async exchange(peer: PeerDescriptor): Promise<RoundResult> {
+    const { transport, registry, inbox } = this.components;
+    const { digest } = registry.store;
+    const call = (method: 'digest' | 'reconcile' | 'replicate', body: unknown) =>
+      transport.call(peer, method, body, { timeoutMs: this.init.callTimeoutMs });
+
+    const digestRequest: DigestRequest = { from: this.init.selfId, root: digest.rootHash() };
+    const answer = (await call('digest', digestRequest)) as DigestResponse;
+    if (answer.match) return { peer: peer.id, inSync: true, pulled: 0, pushed: 0 };
+    const differing = typeof answer.buckets === 'string' ? digest.differingBuckets(answer.buckets) : null;
+    if (differing === null) throw new Error(`peer ${peer.id} sent a digest of another size`);
+    if (differing.length === 0) return { peer: peer.id, inSync: true, pulled: 0, pushed: 0 };
+
+    const chosen = new Set(shuffled(this.components.rng, differing).slice(0, this.init.maxBucketsPerRound));
+    const entries: DigestEntry[] = this.entriesIn(chosen).map((entry) => [
+      instanceKeyString(entry.record),
+      entry.record.version,
+      entry.record.deleted === null ? 0 : 1,
+    ]);
+    const reconcile: ReconcileRequest = { from: this.init.selfId, buckets: [...chosen], entries };
+    const theirs = (await call('reconcile', reconcile)) as ReconcileResponse;
+    const pulled = inbox.apply(peer.id, Array.isArray(theirs.records) ? theirs.records : [], 'repair').applied;
+
+    const view = registry.leaseView();
+    const wanted: WireRecord[] = [];
+    for (const keyString of Array.isArray(theirs.want) ? theirs.want : []) {
+      const key = typeof keyString === 'string' ? parseKeyString(keyString) : undefined;
+      const entry = key && registry.store.get(key);
+      if (entry) wanted.push(toWireRecord(entry, view));
+    }
+    for (let i = 0; i < wanted.length; i += this.init.pushBatchMaxRecords) {
+      const push: ReplicateRequest = {
+        from: this.init.selfId,
+        records: wanted.slice(i, i + this.init.pushBatchMaxRecords),
+        repair: true,
+      };
+      await call('replicate', push);
+    }
+    return { peer: peer.id, inSync: false, pulled, pushed: wanted.length };
+  }
+
+  private entriesIn(buckets: Set<number>): StoredInstance[] {
+    const { store } = this.components.registry;
+    const bucketCount = store.digest.bucketCount;
+    const out: StoredInstance[] = [];
+    for (const entry of store.entries()) {
+      if (buckets.has(bucketOf(instanceKeyString(entry.record), bucketCount))) out.push(entry);
+    }
+    return out;
+  }
+
+  private record(result: RoundResult): void {
+    const nowMs = this.components.clock.nowMs();
+    this.stats.rounds += 1;
+    this.stats.lastRoundAtMs = nowMs;
+    if (result.inSync) {
+      this.stats.roundsInSync += 1;
+      return;
+    }
+    this.stats.keysPulled += result.pulled;
+    this.stats.keysPushed += result.pushed;
+    if (result.pulled + result.pushed > 0) {
+      this.stats.lastRepairAtMs = nowMs;
+      this.log.info({ peer: result.peer, pulled: result.pulled, pushed: result.pushed }, 'anti-entropy repaired keys');
+    }
+  }
+
+  private scheduleNext(): void {
+    if (this.stopped) return;
+    const delayMs = withJitter(this.components.rng, this.init.intervalMs, 0.5);
+    this.timer = this.components.clock.setTimeout(() => {
+      void this.runRound().finally(() => this.scheduleNext());
+    }, delayMs);
+  }
+}

@@ -1,0 +1,65 @@
+import { shuffled, type Rng } from '../clock/rng.js';
+import type { Logger } from '../log/logger.js';
+import { parseDescriptors } from '../membership/messages.js';
+import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
+import type { AntiEntropy } from './anti-entropy.js';
+import type { Inbox } from './inbox.js';
+import type { SnapshotRequest, SnapshotResponse } from './wire.js';
+
+export interface BootstrapComponents {
+  rng: Rng;
+  transport: PeerTransport;
+  inbox: Inbox;
+  antiEntropy: AntiEntropy;
+  logger: Logger;
+  learn(members: PeerDescriptor[]): void;
+  reportContact(peerId: string): void;
+}
+
+export interface BootstrapInit {
+  selfId: string;
+  callTimeoutMs: number;
+  /** Digest buckets fetched per snapshot page. */
+  bucketsPerPage: number;
+}
+
+/** How start-up went: synced from a peer, or alone (no peer answered, or none configured). */
+export type BootstrapResult = { from: string; records: number } | { from: null; records: 0 };
+
+/**
+ * Before a new or restarted peer reports ready, it pulls a full snapshot from the first
+ * known peer that answers (in random order), page by page, then runs one anti-entropy
+ * round with it to catch what changed meanwhile. With no peer answering it starts alone:
+ * it may be the first peer of the cluster, and anti-entropy will merge it in later.
+ */
+export async function bootstrap(
+  peers: PeerDescriptor[],
+  components: BootstrapComponents,
+  init: BootstrapInit,
+): Promise<BootstrapResult> {
+  const log = components.logger.child({ component: 'bootstrap' });
+  for (const peer of shuffled(components.rng, peers)) {
+    try {
+      let records = 0;
+      let fromBucket: number | null = 0;
+      while (fromBucket !== null) {
+        const request: SnapshotRequest = { from: init.selfId, fromBucket, bucketSpan: init.bucketsPerPage };
+        const page = (await components.transport.call(peer, 'snapshot', request, {
+          timeoutMs: init.callTimeoutMs,
+        })) as SnapshotResponse;
+        components.inbox.apply(peer.id, Array.isArray(page.records) ? page.records : [], 'repair');
+        records += Array.isArray(page.records) ? page.records.length : 0;
+        components.learn(parseDescriptors('members', page.members));
+        fromBucket = typeof page.nextBucket === 'number' && page.nextBucket > fromBucket ? page.nextBucket : null;
+      }
+      components.reportContact(peer.id);
+      await components.antiEntropy.syncWith(peer);
+      log.info({ from: peer.id, records }, 'start-up sync done');
+      return { from: peer.id, records };
+    } catch (error) {
+      log.warn({ peer: peer.id, error: (error as Error).message }, 'start-up sync from peer failed; trying the next');
+    }
+  }
+  if (peers.length > 0) log.warn({ peers: peers.length }, 'no peer answered the start-up sync; starting alone');
+  return { from: null, records: 0 };
+}

@@ -1,0 +1,70 @@
+import { RegistryError } from '../errors.js';
+import { parsePingReqRequest, parsePingRequest, parsePeerId } from '../membership/messages.js';
+import type { Membership } from '../membership/membership.js';
+import type { PeerApi, PeerMethod } from '../transport/transport.js';
+import type { AntiEntropy } from './anti-entropy.js';
+import type { Inbox } from './inbox.js';
+import { requireArray, requireCount, requireObject, requireString, type DigestEntry } from './wire.js';
+
+/** Most records one replicate call may carry. */
+const MAX_BATCH_RECORDS = 20_000;
+/** Most digest entries one reconcile call may carry. */
+const MAX_RECONCILE_ENTRIES = 500_000;
+
+function parseEntries(value: unknown): DigestEntry[] {
+  return requireArray('entries', value, MAX_RECONCILE_ENTRIES).map((item, index) => {
+    if (!Array.isArray(item) || typeof item[0] !== 'string' || typeof item[1] !== 'string' || (item[2] !== 0 && item[2] !== 1)) {
+      throw new RegistryError('REG_ERR_VALIDATION', `entries[${index}]: must be [key, version, 0 or 1]`);
+    }
+    return [item[0], item[1], item[2]];
+  });
+}
+
+/**
+ * The receiving side of the peer API: one small handler per method, each checking its body
+ * before anything is touched. The HTTP peer routes and the simulated network both call
+ * `handle`, so every test runs the production path.
+ */
+export class PeerService implements PeerApi {
+  private readonly handlers: Record<PeerMethod, (body: Record<string, unknown>) => unknown>;
+
+  constructor(components: { membership: Membership; inbox: Inbox; antiEntropy: AntiEntropy }) {
+    const { membership, inbox, antiEntropy } = components;
+    const bucketLimit = () => 1 << 20;
+    this.handlers = {
+      replicate: (body) =>
+        inbox.apply(
+          parsePeerId('from', body.from),
+          requireArray('records', body.records, MAX_BATCH_RECORDS),
+          body.repair === true ? 'repair' : 'replication',
+        ),
+      ping: (body) => membership.handlePing(parsePingRequest(body)),
+      'ping-req': (body) => membership.handlePingReq(parsePingReqRequest(body)),
+      digest: (body) =>
+        antiEntropy.handleDigest({ from: parsePeerId('from', body.from), root: requireString('root', body.root, 256) }),
+      reconcile: (body) =>
+        antiEntropy.handleReconcile({
+          from: parsePeerId('from', body.from),
+          buckets: requireArray('buckets', body.buckets, bucketLimit()).map((bucket, index) =>
+            requireCount(`buckets[${index}]`, bucket, bucketLimit()),
+          ),
+          entries: parseEntries(body.entries),
+        }),
+      snapshot: (body) =>
+        antiEntropy.handleSnapshot(
+          {
+            from: parsePeerId('from', body.from),
+            fromBucket: requireCount('fromBucket', body.fromBucket, bucketLimit()),
+            bucketSpan: requireCount('bucketSpan', body.bucketSpan, bucketLimit()),
+          },
+          membership.descriptors(),
+        ),
+    };
+  }
+
+  async handle(method: PeerMethod, body: unknown): Promise<unknown> {
+    const handler = this.handlers[method];
+    if (!handler) throw new RegistryError('REG_ERR_ROUTE_NOT_FOUND', `no peer method ${method}`);
+    return handler(requireObject(body));
+  }
+}

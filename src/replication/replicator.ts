@@ -1,0 +1,88 @@
+import type { Clock } from '../clock/clock.js';
+import type { Rng } from '../clock/rng.js';
+import type { Logger } from '../log/logger.js';
+import type { Registry } from '../registry/registry.js';
+import type { InstanceKey } from '../registry/types.js';
+import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
+import { PeerChannel, type ChannelInit, type ChannelStats } from './channel.js';
+import { toWireRecord, type WireRecord } from './wire.js';
+
+export interface ReplicatorComponents {
+  clock: Clock;
+  rng: Rng;
+  registry: Registry;
+  transport: PeerTransport;
+  logger: Logger;
+  isUp(peerId: string): boolean;
+  reportContact(peerId: string): void;
+}
+
+export type ReplicatorInit = ChannelInit;
+
+/**
+ * Fans every local write out to one outbound channel per known peer. Only writes accepted
+ * here (`origin: 'local'`) are sent: a write applied from another peer is never replicated
+ * again, so there are no loops and no echo. Heartbeats never reach the change feed as
+ * writes, so they cost nothing here.
+ */
+export class Replicator {
+  private readonly channels = new Map<string, PeerChannel>();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly components: ReplicatorComponents,
+    private readonly init: ReplicatorInit,
+  ) {}
+
+  start(): void {
+    this.unsubscribe ??= this.components.registry.store.onChange((change) => {
+      if (change.kind !== 'write' || change.origin !== 'local') return;
+      for (const channel of this.channels.values()) channel.enqueue(change.entry.record);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    await Promise.all([...this.channels.values()].map((channel) => channel.stop()));
+  }
+
+  /** A peer joined: writes from now on are queued for it (anti-entropy brings it the past). */
+  addPeer(peer: PeerDescriptor): void {
+    if (peer.id === this.init.selfId || this.channels.has(peer.id)) return;
+    const channel = new PeerChannel(
+      peer,
+      {
+        clock: this.components.clock,
+        rng: this.components.rng,
+        transport: this.components.transport,
+        logger: this.components.logger,
+        records: (keys) => this.records(keys),
+        isUp: (peerId) => this.components.isUp(peerId),
+        reportContact: (peerId) => this.components.reportContact(peerId),
+      },
+      this.init,
+    );
+    this.channels.set(peer.id, channel);
+  }
+
+  /** A peer is back: what queued for it while it was down goes now. */
+  resume(peerId: string): void {
+    this.channels.get(peerId)?.resume();
+  }
+
+  stats(): Record<string, ChannelStats> {
+    return Object.fromEntries([...this.channels].map(([id, channel]) => [id, channel.snapshot()]));
+  }
+
+  private records(keys: InstanceKey[]): WireRecord[] {
+    const { registry } = this.components;
+    const view = registry.leaseView();
+    const out: WireRecord[] = [];
+    for (const key of keys) {
+      const entry = registry.store.get(key);
+      if (entry) out.push(toWireRecord(entry, view));
+    }
+    return out;
+  }
+}

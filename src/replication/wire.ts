@@ -1,0 +1,164 @@
+import { isVersion } from '../clock/hlc.js';
+import { RegistryError } from '../errors.js';
+import { KEY_SEPARATOR, type InstanceKey, type InstanceRecord, type StoredInstance } from '../registry/types.js';
+import { leaseRemainingMs, type LeaseView } from '../registry/visibility.js';
+import {
+  isHost,
+  parseInstanceId,
+  parseMetadata,
+  parseName,
+  parsePort,
+  parseStatus,
+} from '../registry/validate.js';
+import { parsePeerId } from '../membership/messages.js';
+import type { PeerDescriptor } from '../transport/transport.js';
+
+/** A record as it travels between peers: the lease travels as milliseconds left, never as a time. */
+export interface WireRecord extends InstanceRecord {
+  leaseRemainingMs: number;
+}
+
+/** One entry of a digest exchange: `[key, version, deleted ? 1 : 0]`. */
+export type DigestEntry = [string, string, 0 | 1];
+
+export interface ReplicateRequest {
+  from: string;
+  records: WireRecord[];
+  /** True when anti-entropy pushes repairs (not counted in the replication delay). */
+  repair?: boolean;
+}
+export interface ReplicateResponse {
+  applied: number;
+  ignored: number;
+  invalid: number;
+}
+export interface DigestRequest {
+  from: string;
+  root: string;
+}
+export interface DigestResponse {
+  match: boolean;
+  /** Every bucket hash (base64), only when the roots differ. */
+  buckets?: string;
+}
+export interface ReconcileRequest {
+  from: string;
+  buckets: number[];
+  entries: DigestEntry[];
+}
+export interface ReconcileResponse {
+  /** Records the responder holds newer (or the caller lacks): the caller applies them. */
+  records: WireRecord[];
+  /** Keys the caller holds newer (or the responder lacks): the caller pushes them. */
+  want: string[];
+}
+export interface SnapshotRequest {
+  from: string;
+  fromBucket: number;
+  bucketSpan: number;
+}
+export interface SnapshotResponse {
+  records: WireRecord[];
+  /** The next bucket to ask for, or null when the snapshot is complete. */
+  nextBucket: number | null;
+  members: PeerDescriptor[];
+}
+
+/** Generous bounds for what other peers send: their own limits may differ from ours. */
+const WIRE_LIMITS = { metadataMaxKeys: 1_000, metadataKeyMaxLength: 1_024, metadataValueMaxLength: 65_536 };
+const MAX_LEASE_MS = 30 * 24 * 3_600_000;
+
+function bad(message: string): RegistryError {
+  return new RegistryError('REG_ERR_VALIDATION', message);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isCount(value: unknown, max = Number.MAX_SAFE_INTEGER): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= max;
+}
+
+/**
+ * Checks a record another peer sent, field by field, and copies only the known fields. A peer
+ * never applies what it cannot fully understand; the caller counts such records as invalid.
+ */
+export function parseWireRecord(value: unknown): WireRecord {
+  if (!isObject(value)) throw bad('record: must be an object');
+  const data = value.data;
+  if (!isObject(data)) throw bad('record.data: must be an object');
+  if (typeof data.host !== 'string' || !isHost(data.host)) throw bad('record.data.host: must be a host');
+  if (!isVersion(value.version)) throw bad('record.version: must be a version');
+  if (value.deleted !== null && value.deleted !== 'cancel' && value.deleted !== 'evict') {
+    throw bad('record.deleted: must be null, "cancel" or "evict"');
+  }
+  if (!isCount(value.leaseDurationMs, MAX_LEASE_MS)) throw bad('record.leaseDurationMs: must be a duration');
+  if (!isCount(value.leaseRemainingMs, MAX_LEASE_MS)) throw bad('record.leaseRemainingMs: must be a duration');
+  if (!isCount(value.registeredAtMs)) throw bad('record.registeredAtMs: must be a time');
+  if (typeof data.weight !== 'number' || !Number.isFinite(data.weight) || data.weight < 0) {
+    throw bad('record.data.weight: must be a number');
+  }
+  if (typeof data.zone !== 'string' || data.zone.length > 64) throw bad('record.data.zone: must be a string');
+  return {
+    namespace: parseName('record.namespace', value.namespace),
+    service: parseName('record.service', value.service),
+    instanceId: parseInstanceId('record.instanceId', value.instanceId),
+    data: {
+      host: data.host,
+      port: parsePort('record.data.port', data.port),
+      securePort: data.securePort === null ? null : parsePort('record.data.securePort', data.securePort),
+      status: parseStatus('record.data.status', data.status),
+      weight: data.weight,
+      zone: data.zone,
+      metadata: parseMetadata('record.data.metadata', data.metadata, WIRE_LIMITS),
+    },
+    version: value.version,
+    owner: parsePeerId('record.owner', value.owner),
+    deleted: value.deleted,
+    leaseDurationMs: value.leaseDurationMs,
+    registeredAtMs: value.registeredAtMs,
+    leaseRemainingMs: value.leaseRemainingMs,
+  };
+}
+
+/** Splits `namespace/service/instanceId` (the instance id may itself hold no separator). */
+export function parseKeyString(key: string): InstanceKey | undefined {
+  const first = key.indexOf(KEY_SEPARATOR);
+  const second = first < 0 ? -1 : key.indexOf(KEY_SEPARATOR, first + 1);
+  if (first <= 0 || second <= first + 1 || second === key.length - 1) return undefined;
+  return { namespace: key.slice(0, first), service: key.slice(first + 1, second), instanceId: key.slice(second + 1) };
+}
+
+/** Reads an object body or refuses it. */
+export function requireObject(body: unknown): Record<string, unknown> {
+  if (!isObject(body)) throw bad('body: must be a JSON object');
+  return body;
+}
+
+export function requireArray(field: string, value: unknown, maxLength: number): unknown[] {
+  if (!Array.isArray(value)) throw bad(`${field}: must be an array`);
+  if (value.length > maxLength) throw bad(`${field}: must have at most ${maxLength} items`);
+  return value;
+}
+
+export function requireCount(field: string, value: unknown, max: number): number {
+  if (!isCount(value, max)) throw bad(`${field}: must be an integer from 0 to ${max}`);
+  return value;
+}
+
+export function requireString(field: string, value: unknown, maxLength: number): string {
+  if (typeof value !== 'string' || value.length > maxLength) throw bad(`${field}: must be a string`);
+  return value;
+}
+
+/** The record of a stored instance as it goes on the wire, with the lease left as this peer sees it. */
+export function toWireRecord(entry: StoredInstance, view: LeaseView): WireRecord {
+  return { ...entry.record, leaseRemainingMs: leaseRemainingMs(entry, view) };
+}
+
+/** Splits a wire record into the record and the lease it carries. */
+export function fromWireRecord(wire: WireRecord): { record: InstanceRecord; leaseRemainingMs: number } {
+  const { leaseRemainingMs: remaining, ...record } = wire;
+  return { record, leaseRemainingMs: remaining };
+}

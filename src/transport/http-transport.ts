@@ -1,0 +1,92 @@
+import { Agent, request } from 'undici';
+import { classifyFailure, PeerCallError, type CallOptions, type PeerDescriptor, type PeerMethod, type PeerTransport } from './transport.js';
+
+export interface HttpTransportOptions {
+  /** Most sockets kept open to one peer. */
+  connectionsPerPeer: number;
+  /** How long opening a connection may take. */
+  connectTimeoutMs: number;
+}
+
+/** Bytes and calls to one peer, counted on the request and answer bodies. */
+export interface PeerTraffic {
+  calls: number;
+  bytesSent: number;
+  bytesReceived: number;
+}
+
+/**
+ * The production transport: `POST {peer.url}/v1/peer/{method}` with a JSON body, through
+ * its own undici Agent (keep-alive sockets, no global dispatcher). Every failure becomes a
+ * `PeerCallError` whose kind (congestion / transient / permanent) drives the retry.
+ */
+export class HttpTransport implements PeerTransport {
+  private readonly agent: Agent;
+  private readonly traffic = new Map<string, PeerTraffic>();
+
+  constructor(options: HttpTransportOptions) {
+    this.agent = new Agent({
+      connections: options.connectionsPerPeer,
+      connect: { timeout: options.connectTimeoutMs },
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  async call(peer: PeerDescriptor, method: PeerMethod, body: unknown, options: CallOptions): Promise<unknown> {
+    const payload = JSON.stringify(body);
+    const counters = this.countersFor(peer.id);
+    counters.calls += 1;
+    counters.bytesSent += Buffer.byteLength(payload);
+    let statusCode: number;
+    let text: string;
+    try {
+      const response = await request(`${peer.url}/v1/peer/${method}`, {
+        method: 'POST',
+        body: payload,
+        headers: { 'content-type': 'application/json' },
+        dispatcher: this.agent,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+      statusCode = response.statusCode;
+      text = await response.body.text();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      throw new PeerCallError(`${method} to ${peer.id} failed: ${(error as Error).message}`, 'transient', undefined, code);
+    }
+    counters.bytesReceived += Buffer.byteLength(text);
+    if (statusCode >= 300) {
+      let code: string | undefined;
+      try {
+        code = (JSON.parse(text) as { code?: string }).code;
+      } catch {
+        code = undefined;
+      }
+      throw new PeerCallError(`${method} to ${peer.id} answered ${statusCode}: ${text.slice(0, 200)}`, classifyFailure(statusCode), statusCode, code);
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new PeerCallError(`${method} to ${peer.id} answered a body that is not JSON`, 'transient', statusCode);
+    }
+  }
+
+  /** Traffic to each peer so far. */
+  trafficByPeer(): Record<string, PeerTraffic> {
+    return Object.fromEntries([...this.traffic].map(([id, counters]) => [id, { ...counters }]));
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private countersFor(peerId: string): PeerTraffic {
+    let counters = this.traffic.get(peerId);
+    if (!counters) {
+      counters = { calls: 0, bytesSent: 0, bytesReceived: 0 };
+      this.traffic.set(peerId, counters);
+    }
+    return counters;
+  }
+}

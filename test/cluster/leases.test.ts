@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import { instance } from '../support/cluster.js';
+import { heartbeatFor, startCluster, useClusterCleanup, visibleIds } from './helpers.js';
+
+useClusterCleanup();
+
+const key = (instanceId: string) => ({ namespace: 'default', service: 'orders', instanceId });
+
+describe('lease owners', () => {
+  it('evicts a crashed instance on every peer within lease + 2 s of its last heartbeat', async () => {
+    const c = await startCluster({ size: 3, seed: 21 });
+    c.node('peer-b').registry.register(instance('dies'));
+    await heartbeatFor(c, 'peer-b', ['dies'], 40_000);
+    const lastHeartbeatMs = c.clock.nowMs() - 10_000;
+    const goneAt = new Map<string, number>();
+    while (goneAt.size < 3) {
+      await c.advance(100);
+      for (const id of c.ids) if (!goneAt.has(id) && visibleIds(c, id).length === 0) goneAt.set(id, c.clock.nowMs());
+      if (c.clock.nowMs() - lastHeartbeatMs > 60_000) throw new Error('not evicted');
+    }
+    for (const [, atMs] of goneAt) {
+      expect(atMs - lastHeartbeatMs).toBeGreaterThanOrEqual(30_000);
+      expect(atMs - lastHeartbeatMs).toBeLessThanOrEqual(32_000);
+    }
+    for (const id of c.ids) expect(c.node(id).registry.find(key('dies'))).toBeUndefined();
+  });
+
+  it('takes an instance over when its client fails over from a dead owner, without a gap', async () => {
+    const c = await startCluster({ size: 3, seed: 22 });
+    c.node('peer-a').registry.register(instance('moves'));
+    await heartbeatFor(c, 'peer-a', ['moves'], 20_000);
+    c.crash('peer-a');
+    // The client's next heartbeat goes to peer-b. Until peer-a is known to be down, peer-b just
+    // renews its local lease; afterwards it takes the instance over.
+    for (let t = 0; t < 90_000; t += 10_000) {
+      c.node('peer-b').registry.heartbeat(key('moves'));
+      for (const id of ['peer-b', 'peer-c']) expect(visibleIds(c, id)).toEqual(['moves']);
+      await c.advance(10_000);
+    }
+    for (const id of ['peer-b', 'peer-c']) expect(c.node(id).registry.find(key('moves'))?.record.owner).toBe('peer-b');
+  });
+
+  it('takes an instance over when its client moves to another peer while the owner lives', async () => {
+    const c = await startCluster({ size: 3, seed: 23 });
+    c.node('peer-a').registry.register(instance('moves'));
+    await heartbeatFor(c, 'peer-a', ['moves'], 20_000);
+    let takeovers = 0;
+    c.node('peer-b').store.onChange((change) => {
+      if (change.origin === 'local' && change.kind === 'write') takeovers += 1;
+    });
+    await heartbeatFor(c, 'peer-b', ['moves'], 90_000);
+    expect(takeovers).toBe(1);
+    for (const id of c.ids) {
+      expect(visibleIds(c, id)).toEqual(['moves']);
+      expect(c.node(id).registry.find(key('moves'))?.record.owner).toBe('peer-b');
+    }
+  });
+
+  it('gives the instances of a dead owner one grace lease, then hides them (locally)', async () => {
+    const c = await startCluster({ size: 3, seed: 24 });
+    c.node('peer-a').registry.register(instance('orphan'));
+    await c.advance(100);
+    const crashedAtMs = c.clock.nowMs();
+    c.crash('peer-a');
+    await c.clock.advanceUntil(() => c.node('peer-b').membership.get('peer-a')?.state === 'down', 30_000, 100);
+    const downAtMs = c.clock.nowMs();
+    expect(downAtMs - crashedAtMs).toBeLessThan(15_000);
+    await c.advance(29_000);
+    expect(visibleIds(c, 'peer-b')).toEqual(['orphan']);
+    await c.advance(3_000);
+    expect(visibleIds(c, 'peer-b')).toEqual([]);
+    // Hidden, not deleted: the replicated map is unchanged, so digests still agree.
+    expect(c.node('peer-b').store.get(key('orphan'))?.record.deleted).toBeNull();
+    expect(c.converged()).toBe(true);
+  });
+
+  it('evicts for good, through one sweeper, what a peer that never came back owned', async () => {
+    const c = await startCluster({ size: 3, seed: 25, cluster: { orphanTimeoutMs: 60_000 } });
+    c.node('peer-a').registry.register(instance('orphan'));
+    await c.advance(100);
+    c.crash('peer-a');
+    await c.advance(120_000);
+    for (const id of ['peer-b', 'peer-c']) expect(c.node(id).store.get(key('orphan'))?.record.deleted).toBe('evict');
+    expect(c.converged()).toBe(true);
+  });
+
+  it('keeps an instance heartbeated on a peer cut off for longer than the orphan timeout', async () => {
+    const c = await startCluster({ size: 3, seed: 26 });
+    c.node('peer-a').registry.register(instance('alive'));
+    await c.advance(100);
+    c.network.partition(['peer-a'], ['peer-b', 'peer-c']);
+    await heartbeatFor(c, 'peer-a', ['alive'], 420_000);
+    expect(c.node('peer-b').store.get(key('alive'))?.record.deleted).toBe('evict');
+    expect(visibleIds(c, 'peer-a')).toEqual(['alive']);
+    c.network.heal();
+    await heartbeatFor(c, 'peer-a', ['alive'], 30_000);
+    for (const id of c.ids) {
+      expect(visibleIds(c, id)).toEqual(['alive']);
+      expect(c.node(id).registry.find(key('alive'))?.record.owner).toBe('peer-a');
+    }
+  });
+
+  it('never brings back a cancelled instance from a peer that missed the cancel', async () => {
+    const c = await startCluster({ size: 3, seed: 27 });
+    c.node('peer-a').registry.register(instance('gone', { leaseDurationMs: 600_000 }));
+    await c.advance(100);
+    c.network.partition(['peer-a', 'peer-b'], ['peer-c']);
+    c.node('peer-a').registry.cancel(key('gone'));
+    await c.advance(60_000);
+    expect(visibleIds(c, 'peer-c')).toEqual(['gone']);
+    c.network.heal();
+    await c.clock.advanceUntil(() => c.converged(), 30_000, 50);
+    for (const id of c.ids) expect(visibleIds(c, id)).toEqual([]);
+    // Tombstones go after their TTL on every peer at the same time; nothing comes back.
+    await c.advance(c.node('peer-a').config.cluster.tombstoneTtlMs);
+    for (const id of c.ids) expect(c.node(id).store.size).toBe(0);
+    await c.advance(30_000);
+    expect(c.converged()).toBe(true);
+    for (const id of c.ids) expect(c.node(id).store.size).toBe(0);
+  });
+});
+
+describe('peers that restart or join', () => {
+  it('syncs a restarted peer from the others before it reports ready', async () => {
+    const c = await startCluster({ size: 3, seed: 31 });
+    for (let i = 0; i < 20; i++) c.node('peer-a').registry.register(instance(`i-${i}`, { leaseDurationMs: 600_000 }));
+    await c.advance(100);
+    c.crash('peer-b');
+    c.node('peer-c').registry.register(instance('while-down', { leaseDurationMs: 600_000 }));
+    c.node('peer-a').registry.cancel(key('i-0'));
+    await c.advance(20_000);
+    const restarted = await c.restart('peer-b');
+    expect(restarted.ready).toBe(true);
+    expect(restarted.bootstrapResult?.from).not.toBeNull();
+    expect(visibleIds(c, 'peer-b')).toHaveLength(20);
+    expect(visibleIds(c, 'peer-b')).toContain('while-down');
+    await c.clock.advanceUntil(() => c.converged(), 30_000, 50);
+  });
+
+  it('lets a restarted owner keep serving its clients without a 404', async () => {
+    const c = await startCluster({ size: 3, seed: 32 });
+    c.node('peer-a').registry.register(instance('mine'));
+    await heartbeatFor(c, 'peer-a', ['mine'], 20_000);
+    c.crash('peer-a');
+    await c.advance(3_000);
+    await c.restart('peer-a');
+    expect(() => c.node('peer-a').registry.heartbeat(key('mine'))).not.toThrow();
+    await heartbeatFor(c, 'peer-a', ['mine'], 60_000);
+    for (const id of c.ids) expect(visibleIds(c, id)).toEqual(['mine']);
+  });
+
+  it('starts alone and ready when no peer answers', async () => {
+    const c = await startCluster({ size: 1, seed: 33 });
+    expect(c.node('peer-a').ready).toBe(true);
+    expect(c.node('peer-a').bootstrapResult).toEqual({ from: null, records: 0 });
+  });
+
+  it('admits a new peer that knows a single seed, and every peer learns it', async () => {
+    const c = await startCluster({ size: 3, seed: 34 });
+    c.node('peer-a').registry.register(instance('old', { leaseDurationMs: 600_000 }));
+    await c.advance(100);
+    const joiner = await c.restart('peer-d', {
+      cluster: { name: 'sim' },
+      peers: [{ id: 'peer-a', url: 'http://peer-a.sim:8761', region: 'sim', zone: 'z0' }],
+    });
+    expect(visibleIds(c, 'peer-d')).toEqual(['old']);
+    await c.advance(10_000);
+    for (const id of ['peer-a', 'peer-b', 'peer-c']) {
+      expect(c.node(id).membership.get('peer-d')?.state).toBe('up');
+    }
+    expect(joiner.membership.list().map((m) => m.descriptor.id).sort()).toEqual(['peer-a', 'peer-b', 'peer-c']);
+    c.node('peer-c').registry.register(instance('new'));
+    await c.advance(50);
+    expect(visibleIds(c, 'peer-d')).toEqual(['new', 'old']);
+  });
+});

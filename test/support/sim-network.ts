@@ -1,0 +1,147 @@
+import type { Clock } from '../../src/clock/clock.js';
+import type { Rng } from '../../src/clock/rng.js';
+import { RegistryError } from '../../src/errors.js';
+import {
+  classifyFailure,
+  PeerCallError,
+  type CallOptions,
+  type PeerApi,
+  type PeerDescriptor,
+  type PeerMethod,
+  type PeerTransport,
+} from '../../src/transport/transport.js';
+
+export interface LinkStats {
+  messages: number;
+  bytes: number;
+}
+
+/**
+ * A network between peers in one process, on a fake clock: every call is serialised (JSON,
+ * as on the wire), delayed, and subject to the faults a test sets: symmetric partitions,
+ * one-way cuts, random loss, per-link latency and jitter (which reorders messages), and
+ * crashed peers (connection refused). A lost request or answer shows as a timeout, as it
+ * would over TCP. All randomness comes from the seeded Rng.
+ */
+export class SimNetwork {
+  private readonly apis = new Map<string, PeerApi>();
+  private readonly cuts = new Set<string>();
+  private readonly latency = new Map<string, number>();
+  private readonly linkStats = new Map<string, LinkStats>();
+  lossRatio = 0;
+  jitterMs = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly rng: Rng,
+    private readonly defaultLatencyMs = 1,
+  ) {}
+
+  /** A peer is reachable from now on. */
+  attach(peerId: string, api: PeerApi): void {
+    this.apis.set(peerId, api);
+  }
+
+  /** A peer crashed: calls to it are refused. */
+  detach(peerId: string): void {
+    this.apis.delete(peerId);
+  }
+
+  /** The transport a peer uses to call the others. */
+  transportFor(fromId: string): PeerTransport {
+    return { call: (peer, method, body, options) => this.call(fromId, peer, method, body, options) };
+  }
+
+  /** Cuts every link between the groups (both ways); links inside a group stay. */
+  partition(...groups: string[][]): void {
+    for (const a of groups) {
+      for (const b of groups) {
+        if (a === b) continue;
+        for (const from of a) for (const to of b) this.cuts.add(link(from, to));
+      }
+    }
+  }
+
+  /** Cuts one direction only: nothing sent from `from` reaches `to` (answers included). */
+  cutOneWay(from: string, to: string): void {
+    this.cuts.add(link(from, to));
+  }
+
+  /** Restores every link. */
+  heal(): void {
+    this.cuts.clear();
+  }
+
+  setLatency(from: string, to: string, latencyMs: number): void {
+    this.latency.set(link(from, to), latencyMs);
+  }
+
+  /** Messages and bytes sent from one peer to another so far. */
+  stats(from: string, to: string): LinkStats {
+    return { ...(this.linkStats.get(link(from, to)) ?? { messages: 0, bytes: 0 }) };
+  }
+
+  resetStats(): void {
+    this.linkStats.clear();
+  }
+
+  private call(fromId: string, peer: PeerDescriptor, method: PeerMethod, body: unknown, options: CallOptions): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const finish = (action: () => void) => {
+        if (settled) return;
+        settled = true;
+        timeout.cancel();
+        action();
+      };
+      const timeout = this.clock.setTimeout(
+        () => finish(() => reject(new PeerCallError(`${method} to ${peer.id} timed out`, 'transient'))),
+        options.timeoutMs,
+      );
+      const request = this.send(fromId, peer.id, body);
+      if (request === undefined) return;
+      this.clock.setTimeout(() => {
+        const api = this.apis.get(peer.id);
+        if (!api) {
+          finish(() => reject(new PeerCallError(`${method} to ${peer.id}: connection refused`, 'transient')));
+          return;
+        }
+        api.handle(method, JSON.parse(request)).then(
+          (answer) => this.reply(peer.id, fromId, answer, (text) => finish(() => resolve(JSON.parse(text)))),
+          (error: unknown) => {
+            const status = error instanceof RegistryError ? error.status : 500;
+            const failure = new PeerCallError(`${method} to ${peer.id} answered ${status}`, classifyFailure(status), status);
+            this.reply(peer.id, fromId, { error: String(error) }, () => finish(() => reject(failure)));
+          },
+        );
+      }, this.delay(fromId, peer.id));
+    });
+  }
+
+  /** Serialises a message onto a link; undefined when the link drops it. */
+  private send(from: string, to: string, payload: unknown): string | undefined {
+    const text = JSON.stringify(payload ?? null);
+    const stats = this.linkStats.get(link(from, to)) ?? { messages: 0, bytes: 0 };
+    stats.messages += 1;
+    stats.bytes += text.length;
+    this.linkStats.set(link(from, to), stats);
+    if (this.cuts.has(link(from, to))) return undefined;
+    if (this.lossRatio > 0 && this.rng.next() < this.lossRatio) return undefined;
+    return text;
+  }
+
+  private reply(from: string, to: string, payload: unknown, deliver: (text: string) => void): void {
+    const text = this.send(from, to, payload);
+    if (text === undefined) return;
+    this.clock.setTimeout(() => deliver(text), this.delay(from, to));
+  }
+
+  private delay(from: string, to: string): number {
+    const base = this.latency.get(link(from, to)) ?? this.defaultLatencyMs;
+    return base + (this.jitterMs > 0 ? Math.floor(this.rng.next() * this.jitterMs) : 0);
+  }
+}
+
+function link(from: string, to: string): string {
+  return `${from}->${to}`;
+}

@@ -90,6 +90,12 @@ export const clusterSettings = {
     300_000,
     'How long a peer may stay down before one live peer (the lowest id) evicts for good, and replicates the eviction of, the instances it owned that nobody heartbeats any more. Shorter cleans up after a removed peer sooner; longer tolerates longer peer outages.',
   ),
+  eurekaDeltaWindowMs: ms(
+    180_000,
+    HOUR_MS,
+    180_000,
+    'How far back `GET /eureka/apps/delta` reaches: the last change of every instance that changed this recently is kept in memory and served to Eureka clients, which fetch a delta every 30 s by default and fall back to a full fetch when the hash code disagrees. Longer tolerates clients that miss more fetches; it costs memory for every instance that changed within it. Never below 3 minutes (Eureka\'s own retention).',
+  ),
 } satisfies Record<string, NumericSetting>;
 
 /** Limits on what clients may send. */

@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { RegistryNode } from '../node.js';
 import { clientRoutes } from './client-routes.js';
+import { EUREKA_PREFIXES, eurekaApi } from './eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
 import { opsRoutes } from './ops-routes.js';
 
@@ -14,7 +15,8 @@ export interface ServerOptions {
 
 /**
  * Builds the HTTP app of one peer without listening, so tests can drive it with `inject()`.
- * Each route group is its own plugin (client, ops; peer and Eureka come as their own).
+ * Each route group is its own plugin (client, ops, Eureka under both of its prefixes; the peer
+ * API comes as its own).
  */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { node } = options;
@@ -43,5 +45,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   });
   await app.register(opsRoutes, { node });
   await app.register(clientRoutes, { node });
+  await app.register(eurekaApi, { node, prefixes: EUREKA_PREFIXES });
   return app;
 }

@@ -25,6 +25,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // Fastify's per-request info lines are replaced by one debug line (onResponse below).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: node.config.limits.bodyMaxBytes,
+    // Room for the longest path parameters we accept (instance ids: 256, Eureka VIP addresses:
+    // 1,024 characters), so that they get a 400 naming the field rather than fastify's 414.
+    routerOptions: { maxParamLength: 2_048 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });

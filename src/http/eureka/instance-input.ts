@@ -85,10 +85,19 @@ function readPort(field: string, value: unknown, fallback: number, enabledByDefa
   return { port: parsePort(field, number), enabled };
 }
 
-function readStatus(field: string, value: unknown, fallback: InstanceStatus | null): InstanceStatus | null {
-  if (value === undefined || value === null || value === '') return fallback;
+/** The instance's own status: UP when absent; UNKNOWN is refused (we never store it). */
+function readStatus(value: unknown): InstanceStatus {
+  if (value === undefined || value === null || value === '') return 'UP';
   const status = toEurekaStatus(value);
-  if (status === undefined) throw invalid(field, 'must be one of UP, DOWN, STARTING, OUT_OF_SERVICE, UNKNOWN');
+  if (status === undefined || status === 'UNKNOWN') throw invalid('instance.status', 'must be one of UP, DOWN, STARTING, OUT_OF_SERVICE');
+  return status;
+}
+
+/** The override: null when absent or UNKNOWN (Eureka's "none"). */
+function readOverride(value: unknown): InstanceStatus | null {
+  if (value === undefined || value === null || value === '') return null;
+  const status = toEurekaStatus(value);
+  if (status === undefined) throw invalid('instance.overriddenStatus', 'must be one of UP, DOWN, STARTING, OUT_OF_SERVICE, UNKNOWN');
   return status === 'UNKNOWN' ? null : status;
 }
 
@@ -160,12 +169,8 @@ export function parseEurekaInstance(body: unknown, context: InstanceInputContext
   if (host === undefined) throw invalid('instance.hostName', 'must be a host name or an IP address (or ipAddr must be one)');
   const port = readPort('instance.port', instance.port, DEFAULT_PORT, true);
   const securePort = readPort('instance.securePort', instance.securePort, DEFAULT_SECURE_PORT, false);
-  const reportedStatus = readStatus('instance.status', instance.status, 'UP') ?? 'UP';
-  const overriddenStatus = readStatus(
-    'instance.overriddenStatus',
-    instance.overriddenStatus ?? instance.overriddenstatus,
-    null,
-  );
+  const reportedStatus = readStatus(instance.status);
+  const overriddenStatus = readOverride(instance.overriddenStatus ?? instance.overriddenstatus);
   const { leaseDurationMs, renewalIntervalSecs } = readLease(instance.leaseInfo, context.bounds);
   const metadata = parseMetadata('instance.metadata', readStringMap('instance.metadata', instance.metadata), context.limits);
   const zone = metadata.zone ?? dataCenterInfo.metadata['availability-zone'] ?? '';

@@ -435,6 +435,17 @@ describe('wire', () => {
     expect(node.store.size).toBe(0);
   });
 
+  it('keeps its XML parser to itself: /v1 still refuses XML', async () => {
+    const { app } = await setup();
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/instances',
+      payload: '<instance/>',
+      headers: { 'content-type': 'application/xml' },
+    });
+    expect(response.statusCode).toBe(415);
+  });
+
   it('refuses a register body over the size limit with 413', async () => {
     const { register, node } = await setup({ limits: { bodyMaxBytes: 2_048 } });
     const response = await register('/eureka', jsClientBody({ metadata: { big: 'x'.repeat(3_000) } }));

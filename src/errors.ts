@@ -6,6 +6,11 @@
 export const errorCatalogue = {
   REG_ERR_VALIDATION: { status: 400, summary: 'A field of the request is missing or invalid; the message names it.' },
   REG_ERR_INVALID_JSON: { status: 400, summary: 'The request body is not valid JSON.' },
+  REG_ERR_INVALID_XML: { status: 400, summary: 'The request body is not well-formed XML, or holds a DTD.' },
+  REG_ERR_EUREKA_APP_MISMATCH: {
+    status: 400,
+    summary: 'A Eureka register body names another app than its URL (compared upper-cased).',
+  },
   REG_ERR_NAMESPACE_MISMATCH: {
     status: 400,
     summary: 'The namespace in the body differs from the one in the query string.',

@@ -148,6 +148,12 @@ export const clusterSettings = {
     5_000,
     'Timeout of one call to another peer (replication batch, anti-entropy exchange, snapshot page).',
   ),
+  eurekaDeltaWindowMs: ms(
+    180_000,
+    HOUR_MS,
+    180_000,
+    'How far back `GET /eureka/apps/delta` reaches: the last change of every instance that changed this recently is kept in memory and served to Eureka clients, which fetch a delta every 30 s by default and fall back to a full fetch when the hash code disagrees. Longer tolerates clients that miss more fetches; it costs memory for every instance that changed within it. Never below 3 minutes (Eureka\'s own retention).',
+  ),
 } satisfies Record<string, NumericSetting>;
 
 /** Limits on what clients may send. */

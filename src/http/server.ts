@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { RegistryNode } from '../node.js';
 import { clientRoutes } from './client-routes.js';
+import { EUREKA_PREFIXES, eurekaApi } from './eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
 import { opsRoutes } from './ops-routes.js';
 import { peerRoutes } from './peer-routes.js';
@@ -15,7 +16,8 @@ export interface ServerOptions {
 
 /**
  * Builds the HTTP app of one peer without listening, so tests can drive it with `inject()`.
- * Each route group is its own plugin (client, ops; peer and Eureka come as their own).
+ * Each route group is its own plugin (client, ops, Eureka under both of its prefixes; the peer
+ * API comes as its own).
  */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { node } = options;
@@ -24,6 +26,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // Fastify's per-request info lines are replaced by one debug line (onResponse below).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: node.config.limits.bodyMaxBytes,
+    // Room for the longest path parameters we accept (instance ids: 256, Eureka VIP addresses:
+    // 1,024 characters), so that they get a 400 naming the field rather than fastify's 414.
+    routerOptions: { maxParamLength: 2_048 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
@@ -45,5 +50,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(opsRoutes, { node });
   await app.register(clientRoutes, { node });
   await app.register(peerRoutes, { node });
+  await app.register(eurekaApi, { node, prefixes: EUREKA_PREFIXES });
   return app;
 }

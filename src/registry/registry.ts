@@ -2,6 +2,7 @@ import type { Clock } from '../clock/clock.js';
 import type { HybridClock } from '../clock/hlc.js';
 import { RegistryError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { sameEurekaAttributes } from './eureka-attributes.js';
 import { decideMerge, type MergeDecision } from './merge.js';
 import type { InstanceStore, LocalLeaseState } from './store.js';
 import {
@@ -46,7 +47,8 @@ function sameData(a: InstanceData, b: InstanceData): boolean {
     a.status === b.status &&
     a.weight === b.weight &&
     a.zone === b.zone &&
-    JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
+    JSON.stringify(a.metadata) === JSON.stringify(b.metadata) &&
+    sameEurekaAttributes(a.eureka, b.eureka)
   );
 }
 

@@ -1,4 +1,5 @@
 import type { Version } from '../clock/hlc.js';
+import type { EurekaAttributes } from './eureka-attributes.js';
 
 export const instanceStatuses = ['UP', 'DOWN', 'STARTING', 'OUT_OF_SERVICE'] as const;
 export type InstanceStatus = (typeof instanceStatuses)[number];
@@ -15,6 +16,12 @@ export interface InstanceData {
   weight: number;
   zone: string;
   metadata: Record<string, string>;
+  /**
+   * What a Eureka client registered beyond the fields above (see eureka-attributes.ts); absent
+   * for instances registered through `/v1`. Replicated with the rest of the data; the native
+   * `/v1` view leaves it out, the Eureka API shows it.
+   */
+  eureka?: EurekaAttributes;
 }
 
 export interface InstanceKey {

@@ -1,5 +1,6 @@
 import { isVersion } from '../clock/hlc.js';
 import { RegistryError } from '../errors.js';
+import { parseEurekaAttributes } from '../registry/eureka-attributes.js';
 import { KEY_SEPARATOR, type InstanceKey, type InstanceRecord, type StoredInstance } from '../registry/types.js';
 import { leaseRemainingMs, type LeaseView } from '../registry/visibility.js';
 import {
@@ -112,6 +113,7 @@ export function parseWireRecord(value: unknown): WireRecord {
       weight: data.weight,
       zone: data.zone,
       metadata: parseMetadata('record.data.metadata', data.metadata, WIRE_LIMITS),
+      ...(data.eureka === undefined ? {} : { eureka: parseEurekaAttributes(data.eureka, 'record.data.eureka') }),
     },
     version: value.version,
     owner: parsePeerId('record.owner', value.owner),

@@ -180,6 +180,14 @@ describe('instance routes', () => {
     expect(response.statusCode).toBe(404);
   });
 
+  it('serves instance ids up to the 256 characters register accepts (past the router default of 100)', async () => {
+    const { app, register } = await setup();
+    const instanceId = 'i'.repeat(256);
+    expect((await register({ ...body, instanceId })).statusCode).toBe(201);
+    const beat = await app.inject({ method: 'PUT', url: `/v1/services/orders/instances/${instanceId}/heartbeat` });
+    expect(beat.statusCode).toBe(200);
+  });
+
   it('refuses malformed names in the path', async () => {
     const { app } = await setup();
     const response = await app.inject({ method: 'PUT', url: '/v1/services/-bad/instances/x/heartbeat' });

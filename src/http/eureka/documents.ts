@@ -1,0 +1,175 @@
+import type { InstanceStore, ServiceEntries } from '../../registry/store.js';
+import type { InstanceKey, StoredInstance } from '../../registry/types.js';
+import { DEFAULT_NAMESPACE } from '../../registry/validate.js';
+import { isLeaseLive, type LeaseView } from '../../registry/visibility.js';
+import {
+  appNameOf,
+  reconcileHashCode,
+  toEurekaInstance,
+  type EurekaApplicationJson,
+  type EurekaApplicationsJson,
+  type EurekaInstanceJson,
+  type ViewDefaults,
+} from './instance-view.js';
+import type { RecentChange } from './recent-changes.js';
+
+/**
+ * The Eureka view of the store: which instances an app holds, and the documents the read
+ * routes answer. Eureka apps are the services of the `default` namespace, upper-cased, so
+ * `orders` and `ORDERS` (registered through `/v1` and through Eureka) are one app. Reads see
+ * live instances of every status (clients filter UP themselves), as Eureka's do. Each
+ * document is built in one pass over the store: no response cache, no quadratic step.
+ */
+
+export const EUREKA_NAMESPACE = DEFAULT_NAMESPACE;
+
+export interface ReadContext {
+  store: InstanceStore;
+  view: LeaseView;
+  defaults: ViewDefaults;
+}
+
+export interface EurekaApp {
+  name: string;
+  instances: StoredInstance[];
+}
+
+const byId = (a: StoredInstance, b: StoredInstance) =>
+  a.record.instanceId < b.record.instanceId ? -1 : a.record.instanceId > b.record.instanceId ? 1 : 0;
+
+/** The services of the Eureka namespace that make up `app` (upper-cased name). */
+export function servicesOfApp(store: InstanceStore, app: string): ServiceEntries[] {
+  const out: ServiceEntries[] = [];
+  for (const entries of store.allServices()) {
+    if (entries.namespace === EUREKA_NAMESPACE && appNameOf(entries.service) === app) out.push(entries);
+  }
+  return out;
+}
+
+/** Every app with at least one live instance, sorted by name; instances sorted by id. */
+export function liveApps(store: InstanceStore, view: LeaseView, app?: string): EurekaApp[] {
+  const apps = new Map<string, StoredInstance[]>();
+  const services = app === undefined ? store.allServices() : servicesOfApp(store, app);
+  for (const entries of services) {
+    if (entries.namespace !== EUREKA_NAMESPACE) continue;
+    const name = appNameOf(entries.service);
+    for (const entry of entries.instances.values()) {
+      if (!isLeaseLive(entry, view)) continue;
+      let list = apps.get(name);
+      if (!list) apps.set(name, (list = []));
+      list.push(entry);
+    }
+  }
+  return [...apps.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, instances]) => ({ name, instances: instances.sort(byId) }));
+}
+
+/**
+ * The instance `id` of `app`, deleted ones excluded (hidden ones included, as the registry's
+ * writes want them). The upper-cased service comes first, then any other spelling of it.
+ */
+export function findInApp(store: InstanceStore, app: string, id: string): StoredInstance | undefined {
+  const exact = store.get({ namespace: EUREKA_NAMESPACE, service: app, instanceId: id });
+  if (exact && exact.record.deleted === null) return exact;
+  for (const entries of servicesOfApp(store, app)) {
+    const entry = entries.instances.get(id);
+    if (entry && entry.record.deleted === null) return entry;
+  }
+  return undefined;
+}
+
+/** The key a Eureka registration writes: the service already holding that id, else the app name. */
+export function registrationKey(store: InstanceStore, app: string, id: string): InstanceKey {
+  const existing = findInApp(store, app, id);
+  return { namespace: EUREKA_NAMESPACE, service: existing?.record.service ?? app, instanceId: id };
+}
+
+/** The first live instance with this id in any app (`GET /eureka/instances/{id}`). */
+export function findLiveById(store: InstanceStore, id: string, view: LeaseView): StoredInstance | undefined {
+  for (const entries of store.allServices()) {
+    if (entries.namespace !== EUREKA_NAMESPACE) continue;
+    const entry = entries.instances.get(id);
+    if (entry && isLeaseLive(entry, view)) return entry;
+  }
+  return undefined;
+}
+
+function application(app: EurekaApp, defaults: ViewDefaults): EurekaApplicationJson {
+  return { name: app.name, instance: app.instances.map((entry) => toEurekaInstance(entry, defaults)) };
+}
+
+function statusesOf(apps: EurekaApp[]): string[] {
+  return apps.flatMap((app) => app.instances.map((entry) => entry.record.data.status));
+}
+
+/** `GET /eureka/apps`: every app, with the hash code of the whole registry. */
+export function registryDocument(context: ReadContext): { applications: EurekaApplicationsJson } {
+  const apps = liveApps(context.store, context.view);
+  return {
+    applications: {
+      versions__delta: '1',
+      apps__hashcode: reconcileHashCode(statusesOf(apps)),
+      application: apps.map((app) => application(app, context.defaults)),
+    },
+  };
+}
+
+/** `GET /eureka/apps/{app}`: undefined when the app has no live instance (Eureka answers 404). */
+export function appDocument(context: ReadContext, app: string): { application: EurekaApplicationJson } | undefined {
+  const [found] = liveApps(context.store, context.view, app);
+  return found ? { application: application(found, context.defaults) } : undefined;
+}
+
+/** `GET /eureka/vips/{vip}` and `/svips/{svip}`: the apps with an instance on that (secure) VIP address. */
+export function vipDocument(context: ReadContext, vip: string, secure: boolean): { applications: EurekaApplicationsJson } {
+  const wanted = vip.toLowerCase();
+  const matches = (entry: StoredInstance) => {
+    const eureka = entry.record.data.eureka;
+    const addresses = eureka ? (secure ? eureka.secureVipAddress : eureka.vipAddress) : entry.record.service;
+    return addresses !== null && addresses.split(',').some((address) => address.trim().toLowerCase() === wanted);
+  };
+  const apps = liveApps(context.store, context.view)
+    .map((app) => ({ name: app.name, instances: app.instances.filter(matches) }))
+    .filter((app) => app.instances.length > 0);
+  return {
+    applications: {
+      versions__delta: '-1',
+      apps__hashcode: reconcileHashCode(statusesOf(apps)),
+      application: apps.map((app) => application(app, context.defaults)),
+    },
+  };
+}
+
+/**
+ * `GET /eureka/apps/delta`: the instances that changed within the window, each in its state
+ * now (an instance no longer live is DELETED, with its last data so clients can match it), and
+ * the hash code of the whole registry, which clients compare after applying the delta.
+ */
+export function deltaDocument(
+  context: ReadContext,
+  changes: RecentChange[],
+  version: number,
+): { applications: EurekaApplicationsJson } {
+  const apps = new Map<string, EurekaInstanceJson[]>();
+  for (const change of changes) {
+    const current = context.store.get(change.record);
+    let instance: EurekaInstanceJson;
+    if (current && isLeaseLive(current, context.view)) {
+      instance = toEurekaInstance(current, context.defaults, change.action === 'DELETED' ? 'ADDED' : change.action);
+    } else {
+      const last = current ?? { record: change.record, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, revision: 0 };
+      instance = toEurekaInstance(last, context.defaults, 'DELETED');
+    }
+    let list = apps.get(instance.app);
+    if (!list) apps.set(instance.app, (list = []));
+    list.push(instance);
+  }
+  return {
+    applications: {
+      versions__delta: String(version),
+      apps__hashcode: reconcileHashCode(statusesOf(liveApps(context.store, context.view))),
+      application: [...apps.entries()].map(([name, instance]) => ({ name, instance })),
+    },
+  };
+}

@@ -1,0 +1,205 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { invalid, RegistryError } from '../../errors.js';
+import type { RegistryNode } from '../../node.js';
+import type { InstanceData, InstanceStatus } from '../../registry/types.js';
+import { parseInstanceId, parseMetadata, parseName } from '../../registry/validate.js';
+import { isLeaseLive } from '../../registry/visibility.js';
+import {
+  appDocument,
+  deltaDocument,
+  EUREKA_NAMESPACE,
+  findInApp,
+  findLiveById,
+  registrationKey,
+  registryDocument,
+  vipDocument,
+  type ReadContext,
+} from './documents.js';
+import { parseEurekaInstance } from './instance-input.js';
+import { toEurekaInstance } from './instance-view.js';
+import { RecentChanges } from './recent-changes.js';
+import {
+  decideRenewal,
+  planOverrideRemoval,
+  planRegistration,
+  planStatusOverride,
+  type StatusPatch,
+} from './status-rules.js';
+import {
+  first,
+  installWire,
+  queryDirtyTimestamp,
+  queryStatus,
+  renewalQuery,
+  sendDocument,
+  sendNotFound,
+  UNSUPPORTED_BODY,
+  type Query,
+} from './wire.js';
+
+/** Netflix's layout (eureka-js-client's default) and Spring Cloud's. */
+export const EUREKA_PREFIXES = ['/eureka/v2', '/eureka'] as const;
+
+const VIP_MAX_LENGTH = 1_024;
+
+export interface EurekaApiOptions {
+  node: RegistryNode;
+  prefixes?: readonly string[];
+}
+
+interface RouteOptions {
+  node: RegistryNode;
+  recent: RecentChanges;
+}
+
+type AppParams = { app: string };
+type InstanceParams = { app: string; id: string };
+
+/** The app of a URL, upper-cased: clients may write it in any case. */
+function appOf(request: FastifyRequest): string {
+  return parseName('app', (request.params as AppParams).app).toUpperCase();
+}
+
+function instanceOf(request: FastifyRequest): { app: string; id: string } {
+  return { app: appOf(request), id: parseInstanceId('id', (request.params as InstanceParams).id) };
+}
+
+function vipOf(request: FastifyRequest, name: 'vip' | 'svip'): string {
+  const vip = (request.params as Record<string, string>)[name] ?? '';
+  if (vip.length === 0 || vip.length > VIP_MAX_LENGTH) throw invalid(name, `must be 1 to ${VIP_MAX_LENGTH} characters`);
+  return vip;
+}
+
+/**
+ * The Eureka-compatible API (docs/eureka.md), under each prefix. One delta window serves all
+ * prefixes. Every write goes through the registry, so an instance registered here is one
+ * record with what `/v1` and replication see.
+ */
+export async function eurekaApi(app: FastifyInstance, options: EurekaApiOptions): Promise<void> {
+  const { node } = options;
+  const recent = new RecentChanges(
+    { clock: node.components.clock, store: node.store, leaseView: () => node.registry.leaseView() },
+    { windowMs: node.config.cluster.eurekaDeltaWindowMs, namespace: EUREKA_NAMESPACE },
+  );
+  recent.start();
+  app.addHook('onClose', async () => recent.stop());
+  for (const prefix of options.prefixes ?? EUREKA_PREFIXES) {
+    await app.register(eurekaRoutes, { prefix, node, recent });
+  }
+}
+
+async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
+  const { node, recent } = options;
+  const { registry } = node;
+  const { store } = registry;
+  const { limits, cluster } = node.config;
+  const defaults = { renewalIntervalSecs: Math.max(1, Math.round(cluster.heartbeatIntervalMs / 1000)) };
+  const read = (): ReadContext => ({ store, view: registry.leaseView(), defaults });
+  installWire(app);
+
+  const fullRegistry = async (request: FastifyRequest, reply: FastifyReply) =>
+    sendDocument(request, reply, registryDocument(read()));
+  app.get('/apps', fullRegistry);
+  // eureka-js-client asks for `<servicePath>` itself, which ends with a slash.
+  app.get('/apps/', fullRegistry);
+
+  app.get('/apps/delta', async (request, reply) =>
+    sendDocument(request, reply, deltaDocument(read(), recent.changes(), store.revision)),
+  );
+
+  app.get('/apps/:app', async (request, reply) => {
+    const document = appDocument(read(), appOf(request));
+    return document ? sendDocument(request, reply, document) : sendNotFound(reply);
+  });
+
+  app.post('/apps/:app', async (request, reply) => {
+    const appName = appOf(request);
+    if (request.body === UNSUPPORTED_BODY) {
+      throw new RegistryError('REG_ERR_UNSUPPORTED_MEDIA_TYPE', 'body: send application/json or application/xml');
+    }
+    const parsed = parseEurekaInstance(request.body, { limits, bounds: cluster });
+    if (parsed.app !== appName) {
+      throw new RegistryError('REG_ERR_EUREKA_APP_MISMATCH', `instance.app: the body says ${parsed.app} but the URL says ${appName}`);
+    }
+    // Synchronous from here on: read, decide, write (nothing can change in between).
+    const key = registrationKey(store, appName, parsed.instanceId);
+    const current = registry.find(key);
+    const plan = planRegistration(
+      parsed,
+      current && { data: current.record.data, leaseDurationMs: current.record.leaseDurationMs },
+      node.components.clock.nowMs(),
+    );
+    registry.register({ ...key, ...plan });
+    // 204, not 200: Eureka clients take anything else for a failed registration.
+    return reply.code(204).send();
+  });
+
+  app.get('/apps/:app/:id', async (request, reply) => {
+    const { app: appName, id } = instanceOf(request);
+    const entry = findInApp(store, appName, id);
+    if (!entry || !isLeaseLive(entry, registry.leaseView())) return sendNotFound(reply);
+    return sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) });
+  });
+
+  app.put('/apps/:app/:id', async (request, reply) => {
+    const { app: appName, id } = instanceOf(request);
+    const query = renewalQuery(request.query as Query);
+    const found = findInApp(store, appName, id);
+    if (!found) return sendNotFound(reply);
+    const entry = registry.heartbeat(found.record);
+    const decision = decideRenewal(entry.record.data, query);
+    if (decision.kind === 'register-again') return sendNotFound(reply);
+    if (decision.patch) registry.update(entry.record, decision.patch);
+    return reply.code(200).send();
+  });
+
+  app.delete('/apps/:app/:id', async (request, reply) => {
+    const { app: appName, id } = instanceOf(request);
+    const found = findInApp(store, appName, id);
+    if (!found) return sendNotFound(reply);
+    registry.cancel(found.record);
+    return reply.code(200).send();
+  });
+
+  /** Both status routes: read the query, find the instance, write what the rule plans. */
+  const statusRoute =
+    (plan: (data: InstanceData, value: InstanceStatus | undefined, dirtyMs?: number) => StatusPatch | null, valueRequired: boolean) =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const { app: appName, id } = instanceOf(request);
+      const query = request.query as Query;
+      const value = queryStatus(query, 'value') ?? undefined;
+      if (valueRequired && value === undefined) throw invalid('value', 'is required: UP, DOWN, STARTING or OUT_OF_SERVICE');
+      const lastDirtyTimestampMs = queryDirtyTimestamp(query);
+      const found = findInApp(store, appName, id);
+      if (!found) return sendNotFound(reply);
+      const patch = plan(found.record.data, value, lastDirtyTimestampMs);
+      if (patch) registry.update(found.record, patch);
+      return reply.code(200).send();
+    };
+  app.put(
+    '/apps/:app/:id/status',
+    statusRoute((data, value, dirtyMs) => (value === undefined ? null : planStatusOverride(data, value, dirtyMs)), true),
+  );
+  app.delete('/apps/:app/:id/status', statusRoute(planOverrideRemoval, false));
+
+  app.put('/apps/:app/:id/metadata', async (request, reply) => {
+    const { app: appName, id } = instanceOf(request);
+    const pairs = Object.entries(request.query as Query).map(([key, value]) => [key, first(value) ?? ''] as const);
+    const found = findInApp(store, appName, id);
+    if (!found) return sendNotFound(reply);
+    const metadata = parseMetadata('metadata', { ...found.record.data.metadata, ...Object.fromEntries(pairs) }, limits);
+    registry.update(found.record, { metadata });
+    return reply.code(200).send();
+  });
+
+  app.get('/instances/:id', async (request, reply) => {
+    const id = parseInstanceId('id', (request.params as { id: string }).id);
+    const entry = findLiveById(store, id, registry.leaseView());
+    return entry ? sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) }) : sendNotFound(reply);
+  });
+
+  app.get('/vips/:vip', async (request, reply) => sendDocument(request, reply, vipDocument(read(), vipOf(request, 'vip'), false)));
+  app.get('/svips/:svip', async (request, reply) =>
+    sendDocument(request, reply, vipDocument(read(), vipOf(request, 'svip'), true)),
+  );
+}

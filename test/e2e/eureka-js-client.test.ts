@@ -1,0 +1,179 @@
+import { createServer } from 'node:net';
+import { Eureka, type EurekaLogger } from 'eureka-js-client';
+import { request } from 'undici';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
+
+/**
+ * A real eureka-js-client (4.5.0, with its defaults apart from short intervals) against real
+ * peer processes on 127.0.0.1. The scenarios take lists of peer URLs: today the cluster is one
+ * peer; with replication, `PEER_COUNT` grows and clients A and B talk to different peers.
+ */
+const PEER_COUNT = 1;
+const LAYOUTS = [
+  { name: 'Netflix layout', servicePath: '/eureka/v2/apps/' },
+  { name: 'Spring Cloud layout', servicePath: '/eureka/apps/' },
+] as const;
+const WAIT_MS = 10_000;
+
+const quiet: EurekaLogger = { debug() {}, info() {}, warn() {}, error() {} };
+const peers: PeerProcess[] = [];
+const clients: Eureka[] = [];
+
+beforeAll(async () => {
+  for (let i = 0; i < PEER_COUNT; i++) {
+    peers.push(await startPeerProcess(['--port', '0', '--host', '127.0.0.1', '--profile', 'local', '--id', `peer-${i + 1}`]));
+  }
+});
+
+afterAll(() => {
+  for (const peer of peers.splice(0)) peer.kill('SIGKILL');
+});
+
+afterEach(async () => {
+  // A failed test may leave clients running: stop their timers (and deregister, best effort).
+  await Promise.all(clients.splice(0).map((client) => stop(client).catch(() => undefined)));
+});
+
+interface ClientOptions {
+  app: string;
+  hostName: string;
+  vipAddress: string;
+  serviceUrls: string[];
+}
+
+/** A client with eureka-js-client's defaults, but intervals of 100 ms so the test takes seconds. */
+function client(options: ClientOptions): Eureka {
+  const eureka = new Eureka({
+    logger: quiet,
+    instance: {
+      app: options.app,
+      hostName: options.hostName,
+      ipAddr: '127.0.0.1',
+      port: { $: 8080, '@enabled': true },
+      vipAddress: options.vipAddress,
+      dataCenterInfo: { '@class': 'com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo', name: 'MyOwn' },
+    },
+    eureka: {
+      serviceUrls: { default: options.serviceUrls },
+      heartbeatInterval: 100,
+      registryFetchInterval: 100,
+      maxRetries: 3,
+      requestRetryDelay: 50,
+    },
+  });
+  clients.push(eureka);
+  return eureka;
+}
+
+function start(eureka: Eureka): Promise<void> {
+  return new Promise((resolve, reject) => eureka.start((error) => (error ? reject(error) : resolve())));
+}
+
+function stop(eureka: Eureka): Promise<void> {
+  return new Promise((resolve, reject) => eureka.stop((error) => (error ? reject(error) : resolve())));
+}
+
+/** Counts an event of a client. */
+function counter(eureka: Eureka, event: string): () => number {
+  let count = 0;
+  eureka.on(event, () => {
+    count += 1;
+  });
+  return () => count;
+}
+
+async function call(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
+  const response = await request(url, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.body.text();
+  return { status: response.statusCode, body: text === '' ? undefined : (JSON.parse(text) as Record<string, any>) };
+}
+
+/** A port on 127.0.0.1 that nothing listens on (bound, then released). */
+async function deadPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+}
+
+describe.each(LAYOUTS)('eureka-js-client, $name', ({ servicePath }) => {
+  const urlsOf = (peer: PeerProcess) => [`${peer.url}${servicePath}`];
+
+  it('registers, heartbeats, is discovered by app and VIP, registers again after a 404, and deregisters on stop', async () => {
+    const peerA = peers[0]!;
+    const peerB = peers[peers.length - 1]!;
+    const orders = client({ app: 'e2e-orders', hostName: 'orders-a.e2e.test', vipAddress: 'orders.e2e', serviceUrls: urlsOf(peerA) });
+    const billing = client({ app: 'e2e-billing', hostName: 'billing-b.e2e.test', vipAddress: 'billing.e2e', serviceUrls: urlsOf(peerB) });
+    const registrations = counter(orders, 'registered');
+    const heartbeats = counter(orders, 'heartbeat');
+    await start(orders);
+    await start(billing);
+    expect(registrations()).toBe(1);
+
+    // Discovery, from the other client's fetched registry.
+    const byApp = await waitFor(() => billing.getInstancesByAppId('E2E-ORDERS').length === 1 && billing.getInstancesByAppId('E2E-ORDERS'), WAIT_MS, 'discovery by app');
+    expect(byApp[0]).toMatchObject({
+      app: 'E2E-ORDERS',
+      instanceId: 'orders-a.e2e.test',
+      hostName: 'orders-a.e2e.test',
+      ipAddr: '127.0.0.1',
+      status: 'UP',
+      vipAddress: 'orders.e2e',
+      port: { $: 8080, '@enabled': 'true' },
+    });
+    await waitFor(() => billing.getInstancesByVipAddress('orders.e2e').length === 1, WAIT_MS, 'discovery by VIP');
+
+    // Heartbeats renew the lease.
+    await waitFor(() => heartbeats() >= 3, WAIT_MS, 'three heartbeats');
+    const listed = await call('GET', `${peerA.url}/v1/services/E2E-ORDERS`);
+    expect(listed.body?.instances).toHaveLength(1);
+    expect(listed.body?.instances[0]).toMatchObject({ instanceId: 'orders-a.e2e.test', host: 'orders-a.e2e.test', owner: 'peer-1' });
+
+    // Cancelled behind its back: its next heartbeat gets 404 and it registers again by itself.
+    expect((await call('DELETE', `${peerA.url}/v1/services/E2E-ORDERS/instances/orders-a.e2e.test`)).status).toBe(200);
+    await waitFor(() => registrations() >= 2, WAIT_MS, 'the client to register again');
+    await waitFor(async () => (await call('GET', `${peerA.url}/v1/services/E2E-ORDERS`)).body?.instances.length === 1, WAIT_MS, 'the instance back');
+
+    // Stop deregisters: the other client's registry loses it.
+    await stop(orders);
+    expect((await call('GET', `${peerA.url}/v1/services/E2E-ORDERS`)).body?.instances).toEqual([]);
+    await waitFor(() => billing.getInstancesByAppId('E2E-ORDERS').length === 0, WAIT_MS, 'the instance to disappear');
+    await stop(billing);
+  });
+
+  it('fails over to the next of its serviceUrls when one does not answer', async () => {
+    const dead = `http://127.0.0.1:${await deadPort()}${servicePath}`;
+    const orders = client({
+      app: 'e2e-failover',
+      hostName: 'failover-a.e2e.test',
+      vipAddress: 'failover.e2e',
+      serviceUrls: [dead, ...peers.map((peer) => `${peer.url}${servicePath}`)],
+    });
+    const heartbeats = counter(orders, 'heartbeat');
+    await start(orders);
+    await waitFor(() => heartbeats() >= 2, WAIT_MS, 'heartbeats through the live peer');
+    expect(orders.getInstancesByAppId('E2E-FAILOVER')).toHaveLength(1);
+    await stop(orders);
+    expect((await call('GET', `${peers[0]!.url}/v1/services/E2E-FAILOVER`)).body?.instances).toEqual([]);
+  });
+
+  it('discovers instances registered through /v1, under their upper-cased service name', async () => {
+    const peer = peers[0]!;
+    const registered = await call('POST', `${peer.url}/v1/instances`, { service: 'e2e-native', host: '127.0.0.1', port: 9100, leaseDurationMs: 60_000 });
+    expect(registered.status).toBe(201);
+    const reader = client({ app: 'e2e-reader', hostName: 'reader.e2e.test', vipAddress: 'reader.e2e', serviceUrls: urlsOf(peer) });
+    await start(reader);
+    const found = await waitFor(() => reader.getInstancesByAppId('E2E-NATIVE').length === 1 && reader.getInstancesByAppId('E2E-NATIVE'), WAIT_MS, 'the /v1 instance');
+    expect(found[0]).toMatchObject({ app: 'E2E-NATIVE', hostName: '127.0.0.1', port: { $: 9100 }, vipAddress: 'e2e-native' });
+    expect(reader.getInstancesByVipAddress('e2e-native')).toHaveLength(1);
+    await stop(reader);
+    await call('DELETE', `${peer.url}/v1/services/e2e-native/instances/127.0.0.1:9100`);
+  });
+});

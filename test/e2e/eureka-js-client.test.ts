@@ -2,14 +2,13 @@ import { createServer } from 'node:net';
 import { Eureka, type EurekaLogger } from 'eureka-js-client';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
+import { waitFor } from '../support/process.js';
+import { RealCluster } from '../support/real-cluster.js';
 
 /**
- * A real eureka-js-client (4.5.0, with its defaults apart from short intervals) against real
- * peer processes on 127.0.0.1. The scenarios take lists of peer URLs: today the cluster is one
- * peer; with replication, `PEER_COUNT` grows and clients A and B talk to different peers.
+ * A real eureka-js-client (4.5.0, with its defaults apart from short intervals) against a
+ * cluster of three real peer processes on 127.0.0.1: clients A and B talk to different peers.
  */
-const PEER_COUNT = 1;
 const LAYOUTS = [
   { name: 'Netflix layout', servicePath: '/eureka/v2/apps/' },
   { name: 'Spring Cloud layout', servicePath: '/eureka/apps/' },
@@ -17,17 +16,22 @@ const LAYOUTS = [
 const WAIT_MS = 10_000;
 
 const quiet: EurekaLogger = { debug() {}, info() {}, warn() {}, error() {} };
-const peers: PeerProcess[] = [];
+let cluster: RealCluster;
+/** A peer as the tests use it: its id and client URL. */
+interface Peer {
+  id: string;
+  url: string;
+}
+let peers: Peer[] = [];
 const clients: Eureka[] = [];
 
 beforeAll(async () => {
-  for (let i = 0; i < PEER_COUNT; i++) {
-    peers.push(await startPeerProcess(['--port', '0', '--host', '127.0.0.1', '--profile', 'local', '--id', `peer-${i + 1}`]));
-  }
+  cluster = await RealCluster.start({ size: 3 });
+  peers = cluster.ids.map((id) => ({ id, url: cluster.url(id) }));
 });
 
-afterAll(() => {
-  for (const peer of peers.splice(0)) peer.kill('SIGKILL');
+afterAll(async () => {
+  await cluster?.stop();
 });
 
 afterEach(async () => {
@@ -83,10 +87,10 @@ function counter(eureka: Eureka, event: string): () => number {
   return () => count;
 }
 
-async function call(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
+async function call(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown, acceptJson = false) {
   const response = await request(url, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(acceptJson ? { accept: 'application/json' } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.body.text();
@@ -104,7 +108,7 @@ async function deadPort(): Promise<number> {
 }
 
 describe.each(LAYOUTS)('eureka-js-client, $name', ({ servicePath }) => {
-  const urlsOf = (peer: PeerProcess) => [`${peer.url}${servicePath}`];
+  const urlsOf = (peer: Peer) => [`${peer.url}${servicePath}`];
 
   it('registers, heartbeats, is discovered by app and VIP, registers again after a 404, and deregisters on stop', async () => {
     const peerA = peers[0]!;
@@ -134,12 +138,18 @@ describe.each(LAYOUTS)('eureka-js-client, $name', ({ servicePath }) => {
     await waitFor(() => heartbeats() >= 3, WAIT_MS, 'three heartbeats');
     const listed = await call('GET', `${peerA.url}/v1/services/E2E-ORDERS`);
     expect(listed.body?.instances).toHaveLength(1);
-    expect(listed.body?.instances[0]).toMatchObject({ instanceId: 'orders-a.e2e.test', host: 'orders-a.e2e.test', owner: 'peer-1' });
+    expect(listed.body?.instances[0]).toMatchObject({ instanceId: 'orders-a.e2e.test', host: 'orders-a.e2e.test', owner: peerA.id });
 
     // Cancelled behind its back: its next heartbeat gets 404 and it registers again by itself.
     expect((await call('DELETE', `${peerA.url}/v1/services/E2E-ORDERS/instances/orders-a.e2e.test`)).status).toBe(200);
     await waitFor(() => registrations() >= 2, WAIT_MS, 'the client to register again');
     await waitFor(async () => (await call('GET', `${peerA.url}/v1/services/E2E-ORDERS`)).body?.instances.length === 1, WAIT_MS, 'the instance back');
+
+    // Every peer answers the same registry: same reconcile hash code on the client's peer and the other.
+    await waitFor(async () => {
+      const hashes = await Promise.all([peerA, peerB].map(async (peer) => (await call('GET', `${peer.url}/eureka/apps`, undefined, true)).body?.applications.apps__hashcode));
+      return hashes[0] === hashes[1] && hashes[0];
+    }, WAIT_MS, 'the same hash code on both peers');
 
     // Stop deregisters: the other client's registry loses it.
     await stop(orders);
@@ -175,5 +185,38 @@ describe.each(LAYOUTS)('eureka-js-client, $name', ({ servicePath }) => {
     expect(reader.getInstancesByVipAddress('e2e-native')).toHaveLength(1);
     await stop(reader);
     await call('DELETE', `${peer.url}/v1/services/e2e-native/instances/127.0.0.1:9100`);
+  });
+
+  it('survives the loss of its peer: heartbeats move to the next peer, which takes the instance over', async () => {
+    const [first, second, third] = peers as [Peer, Peer, Peer];
+    const orders = client({
+      app: 'e2e-survivor',
+      hostName: 'survivor.e2e.test',
+      vipAddress: 'survivor.e2e',
+      serviceUrls: [urlsOf(first)[0]!, urlsOf(second)[0]!],
+    });
+    const watcher = client({ app: 'e2e-watcher', hostName: 'watcher.e2e.test', vipAddress: 'watcher.e2e', serviceUrls: urlsOf(third) });
+    await start(orders);
+    await start(watcher);
+    await waitFor(() => watcher.getInstancesByAppId('E2E-SURVIVOR').length === 1, WAIT_MS, 'discovery on the third peer');
+
+    await cluster.kill(first.id);
+    // The instance moves to the second peer (its heartbeats now land there) and never vanishes.
+    const deadline = Date.now() + 8_000;
+    let owner = '';
+    while (Date.now() < deadline) {
+      expect(watcher.getInstancesByAppId('E2E-SURVIVOR')).toHaveLength(1);
+      const listedOnThird = await call('GET', `${third.url}/v1/services/E2E-SURVIVOR`);
+      expect(listedOnThird.body?.instances).toHaveLength(1);
+      owner = listedOnThird.body?.instances[0].owner;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(owner).toBe(second.id);
+
+    await stop(orders);
+    await waitFor(() => watcher.getInstancesByAppId('E2E-SURVIVOR').length === 0, WAIT_MS, 'the instance to disappear after stop');
+    await stop(watcher);
+    await cluster.startPeer(first.id);
+    await cluster.waitReady(first.id);
   });
 });

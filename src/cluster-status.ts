@@ -1,3 +1,4 @@
+import type { EvictionSafetyStatus } from './lease/eviction-safety.js';
 import type { ReaperRun } from './lease/reaper.js';
 import type { PeerState } from './membership/state.js';
 import type { RegistryNode } from './node.js';
@@ -48,6 +49,8 @@ export interface ClusterStatus {
   inbound: InboxStats & { delayMs: DelaySummary };
   antiEntropy: AntiEntropyStats;
   reaper: ReaperRun | null;
+  /** Self-preservation, the partition guard and the eviction caps: on or off, why, and the figures. */
+  evictionSafety: EvictionSafetyStatus;
 }
 
 /** Gathers the cluster view of one peer. Scans the registry once to count live instances. */
@@ -83,5 +86,6 @@ export function clusterStatus(node: RegistryNode): ClusterStatus {
     inbound: { ...node.inbox.stats, delayMs: node.inbox.delaySummary() },
     antiEntropy: { ...node.antiEntropy.stats },
     reaper: node.reaper.lastRun ?? null,
+    evictionSafety: node.safety.status(view.nowMs),
   };
 }

@@ -2,6 +2,7 @@ import type { Clock } from './clock/clock.js';
 import { HybridClock } from './clock/hlc.js';
 import type { Rng } from './clock/rng.js';
 import type { RegistryConfig } from './config/load.js';
+import { EvictionSafety } from './lease/eviction-safety.js';
 import { Reaper } from './lease/reaper.js';
 import type { Logger } from './log/logger.js';
 import { Membership } from './membership/membership.js';
@@ -40,6 +41,8 @@ export class RegistryNode {
   readonly hlc: HybridClock;
   readonly registry: Registry;
   readonly reaper: Reaper;
+  /** Self-preservation, the partition guard and the eviction caps. */
+  readonly safety: EvictionSafety;
   readonly membership: Membership;
   readonly inbox: Inbox;
   readonly replicator: Replicator;
@@ -75,16 +78,28 @@ export class RegistryNode {
     );
     const membership = this.membership;
     const reportContact = (peerId: string) => membership.reportContact(peerId);
+    const safety = new EvictionSafety({ ...cluster, startedAtMs: this.startedAtMs }, logger);
+    this.safety = safety;
     this.registry = new Registry(
-      { clock, hlc: this.hlc, store: this.store, liveness: membership, logger },
+      {
+        clock,
+        hlc: this.hlc,
+        store: this.store,
+        liveness: membership,
+        logger,
+        guards: () => safety.guards(),
+        renewals: safety.renewals,
+      },
       { peerId: self.id, tombstoneTtlMs: cluster.tombstoneTtlMs },
     );
     this.reaper = new Reaper(
-      { clock, rng, registry: this.registry, membership, logger },
+      { clock, rng, registry: this.registry, membership, safety, logger },
       {
         evictionIntervalMs: cluster.evictionIntervalMs,
         tombstoneTtlMs: cluster.tombstoneTtlMs,
         orphanTimeoutMs: cluster.orphanTimeoutMs,
+        heartbeatIntervalMs: cluster.heartbeatIntervalMs,
+        renewalWindowMs: cluster.renewalWindowMs,
       },
     );
     this.inbox = new Inbox(this.registry, clock, logger);

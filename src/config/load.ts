@@ -35,6 +35,14 @@ export interface RegistryConfig {
   limits: LimitSettings;
   /** The other peers known at start (seeds); more are learnt from them. Never includes `self`. */
   seeds: PeerConfig[];
+  /** Per-service settings, keyed `namespace/service`. */
+  services: Record<string, ServiceSettings>;
+}
+
+/** Settings of one service (the `services` object of the file). */
+export interface ServiceSettings {
+  /** Overrides `cluster.protectThresholdRatio` for this service. */
+  protectThresholdRatio: number;
 }
 
 /** Command-line flags; each has an environment twin (see `envNames`). */
@@ -69,7 +77,8 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8761;
 export const DEFAULT_PEER_ID = 'peer-1';
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-const FILE_FIELDS = new Set(['cluster', 'peers', 'id', 'host', 'port', 'url', 'dataDir', 'logLevel', 'region', 'zone', 'limits']);
+const FILE_FIELDS = new Set(['cluster', 'peers', 'id', 'host', 'port', 'url', 'dataDir', 'logLevel', 'region', 'zone', 'limits', 'services']);
+const SERVICE_KEY = /^(?:([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\/)?([A-Za-z0-9][A-Za-z0-9._:-]{0,127})$/;
 const CLUSTER_FIELDS = new Set(['name', 'profile', ...Object.keys(clusterSettings)]);
 const PEER_FIELDS = new Set(['id', 'url', 'region', 'zone']);
 
@@ -194,6 +203,25 @@ function readPeers(value: unknown): PeerConfig[] {
   });
 }
 
+/** `services`: `{"orders": {...}, "team-a/billing": {...}}`; a bare name is in the `default` namespace. */
+function readServices(value: unknown, cluster: ClusterSettings): Record<string, ServiceSettings> {
+  if (value === undefined) return {};
+  if (!isObject(value)) throw new ConfigError('services', 'must be an object keyed by service name');
+  const out: Record<string, ServiceSettings> = {};
+  for (const [key, settings] of Object.entries(value)) {
+    const match = SERVICE_KEY.exec(key);
+    if (!match) throw new ConfigError(`services.${key}`, 'must be named "service" or "namespace/service"');
+    if (!isObject(settings)) throw new ConfigError(`services.${key}`, 'must be an object');
+    rejectUnknown(settings, new Set(['protectThresholdRatio']), `services.${key}.`);
+    const ratio =
+      settings.protectThresholdRatio === undefined
+        ? cluster.protectThresholdRatio
+        : readSetting(`services.${key}.protectThresholdRatio`, settings.protectThresholdRatio, clusterSettings.protectThresholdRatio);
+    out[`${match[1] ?? 'default'}/${match[2]}`] = { protectThresholdRatio: ratio };
+  }
+  return out;
+}
+
 function checkClusterConsistency(cluster: ClusterSettings): void {
   if (cluster.minLeaseDurationMs > cluster.maxLeaseDurationMs) {
     throw new ConfigError('cluster.minLeaseDurationMs', 'must not exceed cluster.maxLeaseDurationMs');
@@ -273,6 +301,7 @@ export function resolveConfig(
     cluster,
     limits,
     seeds: peers.filter((peer) => peer.id !== id),
+    services: readServices(doc.services, cluster),
   };
 }
 

@@ -71,7 +71,8 @@ the peer is \`peer-1\` on \`127.0.0.1:8761\`, a cluster of one.
 }
 \`\`\`
 
-Top-level fields: \`cluster\`, \`peers\` (each \`{id, url, region, zone}\`), \`limits\`, and the
+Top-level fields: \`cluster\`, \`peers\` (each \`{id, url, region, zone}\`), \`limits\`,
+\`services\` (per-service settings, below), and the
 per-peer fields \`id\`, \`host\`, \`port\`, \`url\`, \`region\`, \`zone\`, \`dataDir\`, \`logLevel\`
 (the same as the flags). \`cluster.name\` names the cluster; \`cluster.profile\` picks the
 profile (\`${profileNames.join('`, `')}\`).
@@ -81,6 +82,16 @@ profile (\`${profileNames.join('`, `')}\`).
 These should be the same on every peer of a cluster.
 
 ${table('cluster.', clusterSettings)}
+
+## Per-service settings
+
+\`services\` maps a service (\`"orders"\`, in the \`default\` namespace, or \`"team-a/orders"\`) to its
+own settings; today one: \`protectThresholdRatio\` (ratio, 0 to 1), which overrides
+\`cluster.protectThresholdRatio\` for that service.
+
+\`\`\`json
+{ "services": { "orders": { "protectThresholdRatio": 0.5 } } }
+\`\`\`
 
 ## Limits
 

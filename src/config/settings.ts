@@ -48,6 +48,8 @@ const bytes = (min: number, max: number, value: number, doc: string): IntSetting
   doc,
 });
 
+const ratio = (value: number, doc: string): RatioSetting => ({ kind: 'ratio', min: 0, max: 1, default: value, doc });
+
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
@@ -153,6 +155,50 @@ export const clusterSettings = {
     HOUR_MS,
     180_000,
     'How far back `GET /eureka/apps/delta` reaches: the last change of every instance that changed this recently is kept in memory and served to Eureka clients, which fetch a delta every 30 s by default and fall back to a full fetch when the hash code disagrees. Longer tolerates clients that miss more fetches; it costs memory for every instance that changed within it. Never below 3 minutes (Eureka\'s own retention).',
+  ),
+  renewalThresholdRatio: ratio(
+    0.85,
+    'Self-preservation: when the renewals this peer received in the last `renewalWindowMs` fall below this share of the number expected from the instances it owns, it stops evicting until they recover (a network problem on its side, not a mass death). Higher protects sooner but also holds back real evictions sooner; 0 switches self-preservation off.',
+  ),
+  renewalWindowMs: ms(
+    1_000,
+    HOUR_MS,
+    60_000,
+    'Self-preservation: the window over which renewals are counted. Longer smooths bursts; shorter reacts faster.',
+  ),
+  selfPreservationMinInstances: count(
+    0,
+    1_000_000,
+    10,
+    'Self-preservation: with fewer owned instances than this it never engages (too little to judge from: one dead instance out of three is not a network problem). 0 lets it judge any number.',
+  ),
+  selfPreservationWarmUpMs: ms(
+    0,
+    HOUR_MS,
+    60_000,
+    'Self-preservation: how long after start it cannot engage, while clients reconnect to a (re)started peer.',
+  ),
+  partitionGuardRatio: ratio(
+    0.15,
+    'Partition guard: when peers that are down own at least this share of the registry, their instances are held (served, not hidden after their grace lease, not swept as orphans) until they come back or an operator releases them. Lower protects against smaller partitions but keeps instances of really dead peers longer; 0 switches the guard off.',
+  ),
+  serviceEvictionMaxRatio: ratio(
+    0.3,
+    'Per-service protection: at most this share of one service\'s instances (and always at least one) is evicted within `serviceEvictionWindowMs`; the rest are kept, marked as held, logged and counted, and evicted in later windows if they stay silent. 1 switches the cap off.',
+  ),
+  serviceEvictionWindowMs: ms(
+    1_000,
+    HOUR_MS,
+    60_000,
+    'Per-service protection: the window of the per-service eviction cap. Longer spreads a mass eviction over more time.',
+  ),
+  evictionMaxPerRunRatio: ratio(
+    0.1,
+    'Per-run cap: one reaper run evicts at most this share of the served registry (at least one), in random order, so no single service is wiped first. 1 switches the cap off.',
+  ),
+  protectThresholdRatio: ratio(
+    0,
+    'Read-side protect threshold (per service, overridable in `services`): when the share of a service\'s served instances that are UP with a live lease falls below it, reads return all its served instances (any status), flagged `protected`, instead of overloading the few left. 0 (the default) switches it off.',
   ),
 } satisfies Record<string, NumericSetting>;
 

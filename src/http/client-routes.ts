@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
 import { listService, listServices } from '../registry/queries.js';
-import type { InstanceKey } from '../registry/types.js';
+import { renewalIntervalMs } from '../registry/lease-terms.js';
+import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import { parseInstanceId, parseName, parseNamespace, parseRegistration, parseStatus } from '../registry/validate.js';
 import { toInstanceView } from '../registry/view.js';
 
@@ -27,8 +28,12 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
   const { node } = options;
   const { registry } = node;
   const { limits, cluster } = node.config;
-  const heartbeatIntervalMs = cluster.heartbeatIntervalMs;
   const view = () => registry.leaseView();
+  /** The instance with how often its client should heartbeat. */
+  const withInterval = (entry: StoredInstance) => ({
+    ...toInstanceView(entry, view()),
+    heartbeatIntervalMs: renewalIntervalMs(entry.record, cluster.heartbeatIntervalMs),
+  });
 
   app.post('/v1/instances', async (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
@@ -43,12 +48,11 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     const namespace = parseNamespace(queryNamespace ?? bodyNamespace);
     const input = parseRegistration(body, namespace, limits, cluster);
     const { entry, created } = registry.register(input);
-    return reply.code(created ? 201 : 200).send({ ...toInstanceView(entry, view()), heartbeatIntervalMs });
+    return reply.code(created ? 201 : 200).send(withInterval(entry));
   });
 
   app.put('/v1/services/:service/instances/:id/heartbeat', async (request) => {
-    const entry = registry.heartbeat(instanceKey(request));
-    return { ...toInstanceView(entry, view()), heartbeatIntervalMs };
+    return withInterval(registry.heartbeat(instanceKey(request)));
   });
 
   app.put('/v1/services/:service/instances/:id/status', async (request) => {
@@ -83,7 +87,8 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     if (query.status !== undefined && query.status !== 'all' && query.status !== 'up') {
       throw new RegistryError('REG_ERR_VALIDATION', 'status: must be "all" or "up"');
     }
-    const listing = listService(registry.store, namespace, service, view(), query.status === 'all');
+    const threshold = node.config.services[`${namespace}/${service}`]?.protectThresholdRatio ?? cluster.protectThresholdRatio;
+    const listing = listService(registry.store, namespace, service, view(), query.status === 'all', threshold);
     reply.header('X-Registry-Index', String(listing.revision));
     return listing;
   });

@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { RegistryNode } from '../node.js';
+import { adminRoutes } from './admin-routes.js';
 import { clientRoutes } from './client-routes.js';
 import { EUREKA_PREFIXES, eurekaApi } from './eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
@@ -50,6 +51,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(opsRoutes, { node });
   await app.register(clientRoutes, { node });
   await app.register(peerRoutes, { node });
+  await app.register(adminRoutes, { node });
   await app.register(eurekaApi, { node, prefixes: EUREKA_PREFIXES });
   return app;
 }

@@ -3,8 +3,13 @@ import { shuffled, type Rng } from '../clock/rng.js';
 import type { Logger } from '../log/logger.js';
 import { isTombstoneExpired } from '../registry/merge.js';
 import type { Registry } from '../registry/registry.js';
-import type { StoredInstance } from '../registry/types.js';
+import { renewalIntervalMs } from '../registry/lease-terms.js';
+import { serviceKeyString, type StoredInstance } from '../registry/types.js';
 import type { PeerLiveness } from '../registry/visibility.js';
+import { planEvictions, runCap } from './eviction-budget.js';
+import type { EvictionSafety, HeldCounts } from './eviction-safety.js';
+import type { OwnershipFigures } from './partition-guard.js';
+import { expectedRenewals } from './self-preservation.js';
 
 /** What the reaper needs to know about the other peers. */
 export interface MembershipView extends PeerLiveness {
@@ -19,6 +24,7 @@ export interface ReaperComponents {
   rng: Rng;
   registry: Registry;
   membership: MembershipView;
+  safety: EvictionSafety;
   logger: Logger;
 }
 
@@ -27,6 +33,9 @@ export interface ReaperInit {
   tombstoneTtlMs: number;
   /** How long an owner stays down before its expired instances are evicted for good. */
   orphanTimeoutMs: number;
+  /** The configured heartbeat interval (instances may renew at their own; see lease-terms.ts). */
+  heartbeatIntervalMs: number;
+  renewalWindowMs: number;
 }
 
 /** What one run did; exposed for tests, metrics and `/v1/cluster`. */
@@ -36,9 +45,10 @@ export interface ReaperRun {
   orphansEvicted: number;
   hidden: number;
   tombstonesPurged: number;
+  held: HeldCounts;
 }
 
-/** The candidates a reaper run found, before any eviction is done. */
+/** The candidates and figures a reaper run found, before anything is done. */
 export interface ReaperScan {
   /** Instances this peer owns whose lease ran out: evicted and replicated. */
   expiredOwned: StoredInstance[];
@@ -48,33 +58,68 @@ export interface ReaperScan {
   orphans: StoredInstance[];
   /** Tombstones past their TTL: dropped. */
   expiredTombstones: StoredInstance[];
+  /** Renewals expected in the renewal window from the instances this peer owns. */
+  expectedRenewals: number;
+  ownedInstances: number;
+  /** Records that are not tombstones, and those of them whose owner is down. */
+  ownership: OwnershipFigures;
+  /** Served (not deleted, not hidden) instances per `namespace/service`, and in all. */
+  serviceSizes: Map<string, number>;
+  served: number;
 }
 
-/** Sorts every stored instance into what a reaper run has to do with it. Pure. */
-export function scanLeases(
-  entries: Iterable<StoredInstance>,
-  nowMs: number,
-  selfId: string,
-  membership: MembershipView,
-  init: Pick<ReaperInit, 'tombstoneTtlMs' | 'orphanTimeoutMs'>,
-): ReaperScan {
-  const scan: ReaperScan = { expiredOwned: [], expiredForeign: [], orphans: [], expiredTombstones: [] };
+export interface ScanContext {
+  nowMs: number;
+  selfId: string;
+  membership: MembershipView;
+  tombstoneTtlMs: number;
+  orphanTimeoutMs: number;
+  renewalWindowMs: number;
+  heartbeatIntervalMs: number;
+}
+
+/** Sorts every stored instance into what a reaper run has to do with it, and counts. Pure. */
+export function scanLeases(entries: Iterable<StoredInstance>, context: ScanContext): ReaperScan {
+  const { nowMs, selfId, membership } = context;
+  const scan: ReaperScan = {
+    expiredOwned: [],
+    expiredForeign: [],
+    orphans: [],
+    expiredTombstones: [],
+    expectedRenewals: 0,
+    ownedInstances: 0,
+    ownership: { records: 0, downOwned: 0 },
+    serviceSizes: new Map(),
+    served: 0,
+  };
   const isSweeper = orphanSweeper(membership.livePeerIds()) === selfId;
   for (const entry of entries) {
     const { record } = entry;
     if (record.deleted !== null) {
-      if (isTombstoneExpired(record, nowMs, init.tombstoneTtlMs)) scan.expiredTombstones.push(entry);
+      if (isTombstoneExpired(record, nowMs, context.tombstoneTtlMs)) scan.expiredTombstones.push(entry);
       continue;
+    }
+    const own = record.owner === selfId;
+    const downSinceMs = own ? null : membership.downSinceMs(record.owner);
+    scan.ownership.records += 1;
+    if (downSinceMs !== null) scan.ownership.downOwned += 1;
+    if (own) {
+      scan.ownedInstances += 1;
+      const intervalMs = renewalIntervalMs(record, context.heartbeatIntervalMs);
+      scan.expectedRenewals += expectedRenewals(entry.ownedSinceMs, nowMs, context.renewalWindowMs, intervalMs);
+    }
+    if (!entry.hidden) {
+      const service = serviceKeyString(record.namespace, record.service);
+      scan.serviceSizes.set(service, (scan.serviceSizes.get(service) ?? 0) + 1);
+      scan.served += 1;
     }
     if (entry.leaseExpiresAtMs > nowMs) continue;
-    if (record.owner === selfId) {
+    if (own) {
       scan.expiredOwned.push(entry);
-      continue;
+    } else if (downSinceMs !== null) {
+      if (!entry.hidden) scan.expiredForeign.push(entry);
+      else if (isSweeper && nowMs - downSinceMs >= context.orphanTimeoutMs) scan.orphans.push(entry);
     }
-    const downSinceMs = membership.downSinceMs(record.owner);
-    if (downSinceMs === null) continue;
-    if (!entry.hidden) scan.expiredForeign.push(entry);
-    else if (isSweeper && nowMs - downSinceMs >= init.orphanTimeoutMs) scan.orphans.push(entry);
   }
   return scan;
 }
@@ -84,10 +129,14 @@ export function orphanSweeper(livePeerIds: readonly string[]): string | undefine
   return [...livePeerIds].sort()[0];
 }
 
+const serviceOf = (entry: StoredInstance) => serviceKeyString(entry.record.namespace, entry.record.service);
+
 /**
  * Runs every `evictionIntervalMs`: evicts this peer's expired instances (replicated deletes),
  * hides foreign ones whose owner is down and whose grace ran out (local only), sweeps orphans
- * and drops expired tombstones. Evictions happen in random order.
+ * and drops expired tombstones, within the eviction guards: self-preservation stops owned
+ * evictions, the partition guard holds down owners' instances, and the per-service and
+ * per-run caps bound what one window and one run may evict (in random order).
  */
 export class Reaper {
   private timer: TimerHandle | undefined;
@@ -112,21 +161,50 @@ export class Reaper {
 
   /** One pass over the registry; synchronous, so nothing changes under it. */
   runOnce(): ReaperRun {
-    const { clock, registry, membership, rng } = this.components;
+    const { clock, registry, membership, rng, safety } = this.components;
     const nowMs = clock.nowMs();
-    const scan = scanLeases(registry.store.entries(), nowMs, registry.peerId, membership, this.init);
+    const scan = scanLeases(registry.store.entries(), { nowMs, selfId: registry.peerId, membership, ...this.init });
+    const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
+    const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
+
     for (const entry of scan.expiredTombstones) registry.store.purge(entry.record);
-    for (const entry of scan.expiredForeign) registry.hide(entry);
-    for (const entry of shuffled(rng, scan.expiredOwned)) registry.evict(entry, 'lease expired');
-    for (const entry of scan.orphans) registry.evict(entry, `orphan: owner ${entry.record.owner} down`);
+    if (guards.holdDownOwners) held.partitionGuard = scan.expiredForeign.length;
+    else for (const entry of scan.expiredForeign) registry.hide(entry);
+
+    const candidates: StoredInstance[] = [];
+    if (guards.suspendOwnedExpiry) held.selfPreservation = scan.expiredOwned.length;
+    else candidates.push(...shuffled(rng, scan.expiredOwned));
+    const orphans = guards.holdDownOwners ? [] : scan.orphans;
+    candidates.push(...orphans);
+    const plan = planEvictions(candidates, serviceOf, safety.serviceBudgets(nowMs, scan.serviceSizes), {
+      serviceMaxRatio: safety.serviceMaxRatio,
+      runMax: runCap(scan.served, safety.runMaxRatio),
+    });
+    let orphansEvicted = 0;
+    for (const entry of plan.evict) {
+      const orphan = entry.record.owner !== registry.peerId;
+      registry.evict(entry, orphan ? `orphan: owner ${entry.record.owner} down` : 'lease expired');
+      safety.recordEviction(serviceOf(entry), nowMs);
+      if (orphan) orphansEvicted += 1;
+    }
+    const capped = new Map<string, number>();
+    for (const entry of plan.heldByService) capped.set(serviceOf(entry), (capped.get(serviceOf(entry)) ?? 0) + 1);
+    for (const entry of [...plan.heldByService, ...plan.heldByRun]) {
+      if (!entry.held) registry.store.updateLease(entry, { held: true }, true);
+    }
+    held.serviceCap = plan.heldByService.length;
+    held.runCap = plan.heldByRun.length;
+    safety.recordHeld(nowMs, held, capped);
+
     const run: ReaperRun = {
       atMs: nowMs,
-      evicted: scan.expiredOwned.length,
-      orphansEvicted: scan.orphans.length,
-      hidden: scan.expiredForeign.length,
+      evicted: plan.evict.length - orphansEvicted,
+      orphansEvicted,
+      hidden: guards.holdDownOwners ? 0 : scan.expiredForeign.length,
       tombstonesPurged: scan.expiredTombstones.length,
+      held,
     };
-    if (run.evicted + run.orphansEvicted > 0) this.log.debug({ ...run }, 'reaper run');
+    if (plan.evict.length > 0 || held.serviceCap + held.runCap > 0) this.log.debug({ ...run }, 'reaper run');
     this.lastRun = run;
     return run;
   }

@@ -1,13 +1,18 @@
 import type { InstanceStore } from './store.js';
 import type { StoredInstance } from './types.js';
 import { toInstanceView, type InstanceView } from './view.js';
-import { isLeaseLive, type LeaseView } from './visibility.js';
+import { isServed, leaseState, type LeaseView } from './visibility.js';
 
 export interface ServiceListing {
   namespace: string;
   service: string;
   /** Local revision of the service's last change; 0 for a service never seen. */
   revision: number;
+  /**
+   * True when the protect threshold applied: too few instances were healthy (UP with a live
+   * lease), so every served instance is listed, whatever its status.
+   */
+  protected: boolean;
   instances: InstanceView[];
 }
 
@@ -22,13 +27,25 @@ export interface ServiceSummary {
 /** Instances that readers may see: not deleted, not hidden, lease live. */
 export function liveInstances(entries: Iterable<StoredInstance>, view: LeaseView): StoredInstance[] {
   const out: StoredInstance[] = [];
-  for (const entry of entries) if (isLeaseLive(entry, view)) out.push(entry);
+  for (const entry of entries) if (isServed(entry, view)) out.push(entry);
   return out;
 }
 
 /**
- * The instances of one service, sorted by id. By default only UP instances with a live lease;
- * `allStatuses` adds the ones with another status. An unknown service is an empty list.
+ * Is the protect threshold crossed (Nacos's idea)? When the share of served instances that
+ * are healthy (UP, lease live) falls below `thresholdRatio`, sending all traffic to the few
+ * left would overload them too, so readers get every served instance instead. 0 is off.
+ */
+export function isProtected(served: readonly StoredInstance[], view: LeaseView, thresholdRatio: number): boolean {
+  if (thresholdRatio <= 0 || served.length === 0) return false;
+  const healthy = served.filter((entry) => entry.record.data.status === 'UP' && leaseState(entry, view) === 'live').length;
+  return healthy / served.length < thresholdRatio;
+}
+
+/**
+ * The instances of one service, sorted by id. By default only UP instances that are served
+ * (lease live, or held by an eviction guard); `allStatuses` adds the ones with another status,
+ * and so does the protect threshold when it applies. An unknown service is an empty list.
  */
 export function listService(
   store: InstanceStore,
@@ -36,14 +53,17 @@ export function listService(
   service: string,
   view: LeaseView,
   allStatuses: boolean,
+  protectThresholdRatio = 0,
 ): ServiceListing {
   const entries = store.getService(namespace, service);
   const live = entries ? liveInstances(entries.instances.values(), view) : [];
-  const shown = allStatuses ? live : live.filter((entry) => entry.record.data.status === 'UP');
+  const protectedNow = isProtected(live, view, protectThresholdRatio);
+  const shown = allStatuses || protectedNow ? live : live.filter((entry) => entry.record.data.status === 'UP');
   return {
     namespace,
     service,
     revision: entries?.revision ?? 0,
+    protected: protectedNow,
     instances: shown
       .map((entry) => toInstanceView(entry, view))
       .sort((a, b) => (a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0)),

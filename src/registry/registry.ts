@@ -14,7 +14,12 @@ import {
   type StoredInstance,
 } from './types.js';
 import type { RegistrationInput } from './validate.js';
-import { isLeaseLive, type LeaseView, type PeerLiveness } from './visibility.js';
+import { isServed, NO_GUARDS, type EvictionGuards, type LeaseView, type PeerLiveness } from './visibility.js';
+
+/** Counts lease renewals of instances this peer owns (self-preservation's measure). */
+export interface RenewalSink {
+  recordRenewal(nowMs: number): void;
+}
 
 export interface RegistryComponents {
   clock: Clock;
@@ -22,6 +27,10 @@ export interface RegistryComponents {
   store: InstanceStore;
   liveness: PeerLiveness;
   logger: Logger;
+  /** The eviction guards in force (self-preservation, partition guard); none when absent. */
+  guards?: () => EvictionGuards;
+  /** Told of every renewal (register, heartbeat, takeover) of an instance owned here. */
+  renewals?: RenewalSink;
 }
 
 export interface RegistryInit {
@@ -37,7 +46,12 @@ export interface RegisterResult {
   created: boolean;
 }
 
-const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false };
+const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0 };
+
+/** A lease renewed by a client talking to this peer, which owns the instance since `ownedSinceMs`. */
+function ownLease(untilMs: number, ownedSinceMs: number): LocalLeaseState {
+  return { leaseExpiresAtMs: untilMs, heardUntilMs: untilMs, hidden: false, held: false, ownedSinceMs };
+}
 
 function sameData(a: InstanceData, b: InstanceData): boolean {
   return (
@@ -72,7 +86,12 @@ export class Registry {
 
   /** What the lease rules need to decide now. */
   leaseView(): LeaseView {
-    return { nowMs: this.components.clock.nowMs(), selfId: this.peerId, liveness: this.components.liveness };
+    return {
+      nowMs: this.components.clock.nowMs(),
+      selfId: this.peerId,
+      liveness: this.components.liveness,
+      guards: this.components.guards?.() ?? NO_GUARDS,
+    };
   }
 
   get store(): InstanceStore {
@@ -84,17 +103,17 @@ export class Registry {
     const { store, clock } = this.components;
     const current = store.get(input);
     const nowMs = clock.nowMs();
-    const renewUntilMs = nowMs + input.leaseDurationMs;
-    const lease: LocalLeaseState = { leaseExpiresAtMs: renewUntilMs, heardUntilMs: renewUntilMs, hidden: false };
     const exists = current !== undefined && current.record.deleted === null;
+    const alreadyOwned = exists && current.record.owner === this.peerId;
+    const lease = ownLease(nowMs + input.leaseDurationMs, alreadyOwned ? current.ownedSinceMs : nowMs);
+    this.components.renewals?.recordRenewal(nowMs);
     if (
-      exists &&
-      current.record.owner === this.peerId &&
+      alreadyOwned &&
       current.record.leaseDurationMs === input.leaseDurationMs &&
       sameData(current.record.data, input.data)
     ) {
       // Nothing replicated changed: a re-registration is then just a lease renewal.
-      store.updateLease(current, lease, !isLeaseLive(current, this.leaseView()));
+      store.updateLease(current, lease, !isServed(current, this.leaseView()));
       return { entry: current, created: false };
     }
     const record: InstanceRecord = {
@@ -126,12 +145,8 @@ export class Registry {
     const renewUntilMs = view.nowMs + entry.record.leaseDurationMs;
     const { record } = entry;
     if (record.owner === this.peerId) {
-      const wasLive = isLeaseLive(entry, view);
-      this.components.store.updateLease(
-        entry,
-        { leaseExpiresAtMs: renewUntilMs, heardUntilMs: renewUntilMs, hidden: false },
-        !wasLive,
-      );
+      this.components.renewals?.recordRenewal(view.nowMs);
+      this.components.store.updateLease(entry, ownLease(renewUntilMs, entry.ownedSinceMs), !isServed(entry, view));
       return entry;
     }
     if (!entry.hidden && view.liveness.isUp(record.owner)) {
@@ -170,7 +185,7 @@ export class Registry {
   /** Hides a foreign instance whose owner is down and whose grace ran out; local only. */
   hide(entry: StoredInstance): void {
     if (entry.hidden) return;
-    this.components.store.updateLease(entry, { hidden: true }, true);
+    this.components.store.updateLease(entry, { hidden: true, held: false }, true);
     this.log.info({ key: instanceKeyString(entry.record), owner: entry.record.owner }, 'instance hidden: its owner is down and its grace lease ran out');
   }
 
@@ -190,6 +205,9 @@ export class Registry {
       return decision;
     }
     const heardUntilMs = current?.heardUntilMs ?? 0;
+    // Our own record coming back (a restart, a snapshot): we own it from now unless we already did.
+    const ownedSinceMs =
+      record.owner !== this.peerId ? 0 : current?.record.owner === this.peerId ? current.ownedSinceMs : nowMs;
     const lease: LocalLeaseState =
       record.deleted !== null
         ? NO_LEASE
@@ -197,6 +215,8 @@ export class Registry {
             leaseExpiresAtMs: Math.max(nowMs + Math.max(0, leaseRemainingMs), heardUntilMs),
             heardUntilMs,
             hidden: false,
+            held: false,
+            ownedSinceMs,
           };
     store.write(record, lease, 'remote');
     this.log.debug({ key: instanceKeyString(record), version: record.version, deleted: record.deleted }, 'replicated write applied');
@@ -254,9 +274,11 @@ export class Registry {
       deleted: null,
     };
     const previousOwner = entry.record.owner;
+    const nowMs = this.components.clock.nowMs();
+    this.components.renewals?.recordRenewal(nowMs);
     const written = this.components.store.write(
       record,
-      { leaseExpiresAtMs: leaseUntilMs, heardUntilMs: Math.max(entry.heardUntilMs, leaseUntilMs), hidden: false },
+      { ...ownLease(leaseUntilMs, nowMs), heardUntilMs: Math.max(entry.heardUntilMs, leaseUntilMs) },
       'local',
     );
     this.log.info({ key: instanceKeyString(record), previousOwner, why }, 'instance taken over');
@@ -280,5 +302,6 @@ export class Registry {
 }
 
 function pickLease(entry: StoredInstance): LocalLeaseState {
-  return { leaseExpiresAtMs: entry.leaseExpiresAtMs, heardUntilMs: entry.heardUntilMs, hidden: entry.hidden };
+  const { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs } = entry;
+  return { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs };
 }

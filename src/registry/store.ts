@@ -22,7 +22,7 @@ export interface StoreChange {
   entry: StoredInstance;
 }
 
-export type LocalLeaseState = Pick<StoredInstance, 'leaseExpiresAtMs' | 'heardUntilMs' | 'hidden'>;
+export type LocalLeaseState = Pick<StoredInstance, 'leaseExpiresAtMs' | 'heardUntilMs' | 'hidden' | 'held' | 'ownedSinceMs'>;
 
 /** The instances of one service, with the local revision of its last change. */
 export interface ServiceEntries {

@@ -56,6 +56,13 @@ export interface StoredInstance {
   heardUntilMs: number;
   /** Evicted locally (its owner is down and the grace ran out): kept in the map, not served. */
   hidden: boolean;
+  /**
+   * The lease ran out but an eviction guard (per-service or per-run cap) keeps the instance
+   * served for now; cleared by a heartbeat.
+   */
+  held: boolean;
+  /** When this peer became the lease owner (0 when it is not): expected renewals count from here. */
+  ownedSinceMs: number;
   /** Local revision of the last change to this instance. */
   revision: number;
 }

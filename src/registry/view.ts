@@ -1,6 +1,6 @@
 import { parseVersion } from '../clock/hlc.js';
 import type { InstanceData, InstanceKey, StoredInstance } from './types.js';
-import { isLeaseLive, leaseRemainingMs, type LeaseView } from './visibility.js';
+import { leaseRemainingMs, leaseState, type LeaseView } from './visibility.js';
 
 /** An instance as the native API answers it: its key, its data flattened, and its lease. */
 export interface InstanceView extends InstanceKey, InstanceData {
@@ -8,8 +8,10 @@ export interface InstanceView extends InstanceKey, InstanceData {
   version: string;
   leaseDurationMs: number;
   leaseExpiresInMs: number;
-  /** False when the lease ran out here (the instance is about to be evicted) or it is hidden. */
+  /** False when the lease ran out here (the instance is about to be evicted, or held) or it is hidden. */
   leaseLive: boolean;
+  /** The lease ran out but an eviction guard keeps the instance served (see docs/eviction-safety.md). */
+  evictionHeld: boolean;
   registeredAtMs: number;
   lastUpdatedAtMs: number;
 }
@@ -17,6 +19,7 @@ export interface InstanceView extends InstanceKey, InstanceData {
 /** Builds the public view of a stored instance. */
 export function toInstanceView(entry: StoredInstance, view: LeaseView): InstanceView {
   const { record } = entry;
+  const state = leaseState(entry, view);
   return {
     namespace: record.namespace,
     service: record.service,
@@ -32,7 +35,8 @@ export function toInstanceView(entry: StoredInstance, view: LeaseView): Instance
     version: record.version,
     leaseDurationMs: record.leaseDurationMs,
     leaseExpiresInMs: leaseRemainingMs(entry, view),
-    leaseLive: isLeaseLive(entry, view),
+    leaseLive: state === 'live',
+    evictionHeld: state === 'held',
     registeredAtMs: record.registeredAtMs,
     lastUpdatedAtMs: parseVersion(record.version).wallMs,
   };

@@ -5,22 +5,53 @@ export interface PeerLiveness {
   isUp(peerId: string): boolean;
 }
 
-/** What a lease decision needs to know about where it is made. */
+/**
+ * The eviction guards in force right now (decided by the lease layer, read here so that what
+ * is served matches what the reaper does):
+ * - `suspendOwnedExpiry`: self-preservation is on; this peer's expired instances stay served;
+ * - `holdDownOwners`: the partition guard is on; instances of down owners stay served past
+ *   their grace lease.
+ */
+export interface EvictionGuards {
+  suspendOwnedExpiry: boolean;
+  holdDownOwners: boolean;
+}
+
+export const NO_GUARDS: EvictionGuards = { suspendOwnedExpiry: false, holdDownOwners: false };
+
+/** What a lease decision needs to know about where and when it is made. */
 export interface LeaseView {
   nowMs: number;
   selfId: string;
   liveness: PeerLiveness;
+  guards: EvictionGuards;
 }
 
 /**
- * Is the instance alive from this peer's point of view? The owner's lease decides: on the
- * owner it is the local lease; elsewhere the instance lives as long as its owner is up, and
- * only a local lease (a grace period or heartbeats received here) covers for a down owner.
+ * An instance's lease as this peer sees it:
+ * - `live`: the owner's lease runs (on the owner: the local lease; elsewhere: the owner is up,
+ *   or a grace lease / local heartbeats cover for a down owner);
+ * - `held`: the lease ran out, but an eviction guard keeps the instance served;
+ * - `expired`: the lease ran out; the reaper evicts or hides it at its next run;
+ * - `gone`: deleted (tombstone) or hidden here.
  */
-export function isLeaseLive(entry: StoredInstance, view: LeaseView): boolean {
-  if (entry.record.deleted !== null || entry.hidden) return false;
-  if (entry.record.owner !== view.selfId && view.liveness.isUp(entry.record.owner)) return true;
-  return entry.leaseExpiresAtMs > view.nowMs;
+export type LeaseState = 'live' | 'held' | 'expired' | 'gone';
+
+export function leaseState(entry: StoredInstance, view: LeaseView): LeaseState {
+  const { record } = entry;
+  if (record.deleted !== null || entry.hidden) return 'gone';
+  const own = record.owner === view.selfId;
+  if (!own && view.liveness.isUp(record.owner)) return 'live';
+  if (entry.leaseExpiresAtMs > view.nowMs) return 'live';
+  if (entry.held) return 'held';
+  if (own ? view.guards.suspendOwnedExpiry : view.guards.holdDownOwners) return 'held';
+  return 'expired';
+}
+
+/** Served to readers: a live lease, or one an eviction guard holds. */
+export function isServed(entry: StoredInstance, view: LeaseView): boolean {
+  const state = leaseState(entry, view);
+  return state === 'live' || state === 'held';
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { InstanceStore, ServiceEntries } from '../../registry/store.js';
 import type { InstanceKey, StoredInstance } from '../../registry/types.js';
 import { DEFAULT_NAMESPACE } from '../../registry/validate.js';
-import { isLeaseLive, type LeaseView } from '../../registry/visibility.js';
+import { isServed, type LeaseView } from '../../registry/visibility.js';
 import {
   appNameOf,
   reconcileHashCode,
@@ -54,7 +54,7 @@ export function liveApps(store: InstanceStore, view: LeaseView, app?: string): E
     if (entries.namespace !== EUREKA_NAMESPACE) continue;
     const name = appNameOf(entries.service);
     for (const entry of entries.instances.values()) {
-      if (!isLeaseLive(entry, view)) continue;
+      if (!isServed(entry, view)) continue;
       let list = apps.get(name);
       if (!list) apps.set(name, (list = []));
       list.push(entry);
@@ -90,7 +90,7 @@ export function findLiveById(store: InstanceStore, id: string, view: LeaseView):
   for (const entries of store.allServices()) {
     if (entries.namespace !== EUREKA_NAMESPACE) continue;
     const entry = entries.instances.get(id);
-    if (entry && isLeaseLive(entry, view)) return entry;
+    if (entry && isServed(entry, view)) return entry;
   }
   return undefined;
 }
@@ -155,10 +155,10 @@ export function deltaDocument(
   for (const change of changes) {
     const current = context.store.get(change.record);
     let instance: EurekaInstanceJson;
-    if (current && isLeaseLive(current, context.view)) {
+    if (current && isServed(current, context.view)) {
       instance = toEurekaInstance(current, context.defaults, change.action === 'DELETED' ? 'ADDED' : change.action);
     } else {
-      const last = current ?? { record: change.record, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, revision: 0 };
+      const last = current ?? { record: change.record, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, revision: 0 };
       instance = toEurekaInstance(last, context.defaults, 'DELETED');
     }
     let list = apps.get(instance.app);

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock/clock.js';
 import type { InstanceStore, StoreChange } from '../../registry/store.js';
 import { instanceKeyString, type InstanceRecord } from '../../registry/types.js';
-import { isLeaseLive, type LeaseView } from '../../registry/visibility.js';
+import { isServed, type LeaseView } from '../../registry/visibility.js';
 import type { ActionType } from './instance-view.js';
 
 /** The last change of one instance within the window. */
@@ -63,7 +63,7 @@ export class RecentChanges {
   private record(change: StoreChange): void {
     const { entry } = change;
     if (entry.record.namespace !== this.init.namespace) return;
-    const visibleNow = isLeaseLive(entry, this.components.leaseView());
+    const visibleNow = isServed(entry, this.components.leaseView());
     // A write replaces the record: it was visible if it existed undeleted. A local change is
     // announced only when visibility flipped.
     const visibleBefore =

@@ -3,7 +3,7 @@ import { invalid, RegistryError } from '../../errors.js';
 import type { RegistryNode } from '../../node.js';
 import type { InstanceData, InstanceStatus } from '../../registry/types.js';
 import { parseInstanceId, parseMetadata, parseName } from '../../registry/validate.js';
-import { isLeaseLive } from '../../registry/visibility.js';
+import { isServed } from '../../registry/visibility.js';
 import {
   appDocument,
   deltaDocument,
@@ -137,7 +137,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
   app.get('/apps/:app/:id', async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const entry = findInApp(store, appName, id);
-    if (!entry || !isLeaseLive(entry, registry.leaseView())) return sendNotFound(reply);
+    if (!entry || !isServed(entry, registry.leaseView())) return sendNotFound(reply);
     return sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) });
   });
 

@@ -76,6 +76,11 @@ describe('resolveConfig', () => {
     [{ colour: 'blue' }, {}, {}, 'colour', 'not a known setting'],
     [[1, 2], {}, {}, 'config', 'JSON object'],
     [{ limits: { bodyMaxBytes: 1 } }, {}, {}, 'limits.bodyMaxBytes', 'from 1024'],
+    [{ cluster: { renewalThresholdRatio: 1.5 } }, {}, {}, 'cluster.renewalThresholdRatio', 'from 0 to 1'],
+    [{ services: [] }, {}, {}, 'services', 'keyed by service name'],
+    [{ services: { 'a/b/c': {} } }, {}, {}, 'services.a/b/c', 'namespace/service'],
+    [{ services: { orders: { protectThresholdRatio: 2 } } }, {}, {}, 'services.orders.protectThresholdRatio', 'from 0 to 1'],
+    [{ services: { orders: { weight: 2 } } }, {}, {}, 'services.orders.weight', 'not a known setting'],
   ])('refuses %j (env %j, flags %j) naming %s', (file, env, flags, field, problem) => {
     const caught = error(file, env, flags);
     expect(caught.field).toBe(field);

@@ -201,7 +201,7 @@ describe('GET /v1/services/{service}', () => {
     const { app } = await setup();
     const response = await app.inject({ url: '/v1/services/nothing' });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ namespace: 'default', service: 'nothing', revision: 0, instances: [] });
+    expect(response.json()).toEqual({ namespace: 'default', service: 'nothing', revision: 0, protected: false, instances: [] });
     expect(response.headers['x-registry-index']).toBe('0');
   });
 

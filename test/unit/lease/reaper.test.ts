@@ -77,7 +77,16 @@ describe('scanLeases', () => {
     downSinceMs: (id) => (up.includes(id) ? null : (downSince[id] ?? 0)),
     livePeerIds: () => up,
   });
-  const init = { tombstoneTtlMs: 60_000, orphanTimeoutMs: 50_000 };
+  const context = (up: MembershipView) => ({
+    nowMs,
+    selfId: 'a',
+    membership: up,
+    tombstoneTtlMs: 60_000,
+    orphanTimeoutMs: 50_000,
+    renewalWindowMs: 60_000,
+    heartbeatIntervalMs: 10_000,
+  });
+  const lists = ['expiredOwned', 'expiredForeign', 'orphans', 'expiredTombstones'] as const;
 
   it.each([
     ['own, lease live', stored(record({ peerId: 'a' }), { leaseExpiresAtMs: nowMs + 1 }), ['a'], 'none'],
@@ -90,15 +99,15 @@ describe('scanLeases', () => {
     ['tombstone within its TTL', stored(record({ peerId: 'a', wallMs: 50_000, deleted: 'cancel' })), ['a'], 'none'],
     ['tombstone past its TTL', stored(record({ peerId: 'a', wallMs: 40_000, deleted: 'cancel' })), ['a'], 'expiredTombstones'],
   ] as const)('%s', (_name, entry, up, bucket) => {
-    const scan = scanLeases([entry], nowMs, 'a', membership([...up]), init);
-    const found = Object.entries(scan).filter(([, list]) => list.length > 0).map(([name]) => name);
+    const scan = scanLeases([entry], context(membership([...up])));
+    const found = lists.filter((name) => scan[name].length > 0);
     expect(found).toEqual(bucket === 'none' ? [] : [bucket]);
   });
 
   it('waits for the orphan timeout', () => {
     const entry = stored(record({ peerId: 'b' }), { hidden: true });
-    expect(scanLeases([entry], nowMs, 'a', membership(['a'], { b: 60_000 }), init).orphans).toEqual([]);
-    expect(scanLeases([entry], nowMs, 'a', membership(['a'], { b: 50_000 }), init).orphans).toEqual([entry]);
+    expect(scanLeases([entry], context(membership(['a'], { b: 60_000 }))).orphans).toEqual([]);
+    expect(scanLeases([entry], context(membership(['a'], { b: 50_000 }))).orphans).toEqual([entry]);
   });
 
   it('chooses the lowest live id as the orphan sweeper', () => {

@@ -3,7 +3,7 @@ import { compareVersions } from '../../../src/clock/hlc.js';
 import { RegistryError } from '../../../src/errors.js';
 import type { StoreChange } from '../../../src/registry/store.js';
 import type { RegistrationInput } from '../../../src/registry/validate.js';
-import { isLeaseLive } from '../../../src/registry/visibility.js';
+import { isServed } from '../../../src/registry/visibility.js';
 import { record } from '../../support/records.js';
 import { createTestNode } from '../../support/node.js';
 
@@ -78,9 +78,9 @@ describe('Registry', () => {
     const { clock, registry, node, changes } = await setup();
     const { entry } = registry.register(input());
     await clock.advance(31_000);
-    expect(isLeaseLive(entry, registry.leaseView())).toBe(false);
+    expect(isServed(entry, registry.leaseView())).toBe(false);
     registry.heartbeat(input());
-    expect(isLeaseLive(entry, registry.leaseView())).toBe(true);
+    expect(isServed(entry, registry.leaseView())).toBe(true);
     expect(changes.at(-1)?.kind).toBe('local');
     expect(node.store.revision).toBe(2);
   });

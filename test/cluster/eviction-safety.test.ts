@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { listService } from '../../src/registry/queries.js';
+import { ClientFleet, startCluster, useClusterCleanup } from './helpers.js';
+import type { TestCluster } from '../support/cluster.js';
+
+useClusterCleanup();
+
+/** Every instance id a peer serves, over all services. */
+function served(cluster: TestCluster, peerId: string, services: string[]): string[] {
+  const node = cluster.node(peerId);
+  return services
+    .flatMap((service) => listService(node.store, 'default', service, node.registry.leaseView(), true).instances)
+    .map((instance) => instance.instanceId)
+    .sort();
+}
+
+const SERVICES = Array.from({ length: 10 }, (_, i) => `svc-${i}`);
+
+/** 10 services x 10 instances, spread over the peers; every client heartbeats its own peer. */
+function populate(cluster: TestCluster, fleet: ClientFleet, failover = false): void {
+  for (const [s, service] of SERVICES.entries()) {
+    for (let i = 0; i < 10; i++) fleet.add(`${service}-${i}`, cluster.ids[(s * 10 + i) % cluster.ids.length]!, service, { failover });
+  }
+}
+
+describe('eviction safety in a cluster', () => {
+  it('evicts nothing while a peer is cut off from all its clients, and evicts normally once it heals', async () => {
+    const c = await startCluster({ size: 3, seed: 41 });
+    const fleet = new ClientFleet(c);
+    populate(c, fleet);
+    await fleet.run(120_000);
+    const everyone = fleet.ids().sort();
+    expect(served(c, 'peer-a', SERVICES)).toEqual(everyone);
+
+    fleet.cutOff('peer-a', true);
+    await fleet.run(300_000, () => {
+      for (const id of c.ids) expect(served(c, id, SERVICES)).toEqual(everyone);
+    });
+    expect(c.node('peer-a').safety.status(c.clock.nowMs()).selfPreservation.active).toBe(true);
+    expect(c.node('peer-a').reaper.lastRun?.held.selfPreservation).toBeGreaterThan(0);
+
+    fleet.cutOff('peer-a', false);
+    await fleet.run(90_000);
+    expect(c.node('peer-a').safety.status(c.clock.nowMs()).selfPreservation.active).toBe(false);
+    // Now a real death on peer-a is evicted everywhere again.
+    const victim = fleet.ids((id) => c.node('peer-a').registry.find({ namespace: 'default', service: id.replace(/-\d+$/, ''), instanceId: id })?.record.owner === 'peer-a')[0]!;
+    fleet.kill(victim);
+    await fleet.run(40_000);
+    for (const id of c.ids) expect(served(c, id, SERVICES)).not.toContain(victim);
+  });
+
+  it('evicts a mass crash of 40% of one service within the per-service cap, and the rest once the window allows', async () => {
+    const c = await startCluster({ size: 3, seed: 42 });
+    const fleet = new ClientFleet(c);
+    for (const service of SERVICES) for (let i = 0; i < 10; i++) fleet.add(`${service}-${i}`, 'peer-a', service);
+    await fleet.run(120_000);
+    const dead = ['svc-0-0', 'svc-0-1', 'svc-0-2', 'svc-0-3'];
+    for (const id of dead) fleet.kill(id);
+    await fleet.run(40_000);
+    const left = served(c, 'peer-a', ['svc-0']);
+    // 30% of 10 = 3 evicted, the fourth held (still served, flagged) and logged.
+    expect(left.filter((id) => dead.includes(id))).toHaveLength(1);
+    const node = c.node('peer-a');
+    const heldView = listService(node.store, 'default', 'svc-0', node.registry.leaseView(), true).instances.find((i) => dead.includes(i.instanceId));
+    expect(heldView).toMatchObject({ evictionHeld: true, leaseLive: false });
+    expect(node.safety.status(c.clock.nowMs()).serviceCap.servicesAtCap).toEqual(['default/svc-0']);
+    expect(node.safety.status(c.clock.nowMs()).selfPreservation.active).toBe(false);
+    await fleet.run(70_000);
+    for (const id of c.ids) expect(served(c, id, ['svc-0']).filter((x) => dead.includes(x))).toEqual([]);
+    for (const id of c.ids) expect(served(c, id, ['svc-0'])).toHaveLength(6);
+  });
+
+  it('evicts no heartbeating instance anywhere during a 5-minute partition of one peer, and a crashed one within lease + 2 s otherwise', async () => {
+    const c = await startCluster({ size: 3, seed: 43 });
+    const fleet = new ClientFleet(c);
+    populate(c, fleet);
+    await fleet.run(120_000);
+    const everyone = fleet.ids().sort();
+
+    c.network.partition(['peer-a'], ['peer-b', 'peer-c']);
+    await fleet.run(300_000, () => {
+      for (const id of c.ids) expect(served(c, id, SERVICES)).toEqual(everyone);
+    });
+    expect(c.node('peer-b').safety.status(c.clock.nowMs()).partitionGuard.active).toBe(true);
+    expect(c.node('peer-a').safety.status(c.clock.nowMs()).partitionGuard.active).toBe(true);
+    c.network.heal();
+    await fleet.run(60_000);
+    for (const id of c.ids) expect(served(c, id, SERVICES)).toEqual(everyone);
+    expect(c.node('peer-b').safety.status(c.clock.nowMs()).partitionGuard.active).toBe(false);
+    expect(c.converged()).toBe(true);
+
+    // Nothing else wrong: a crashed instance disappears from every peer within lease + 2 s.
+    const victim = 'svc-3-3';
+    fleet.kill(victim);
+    const lastBeatMs = fleet.lastBeatAtMs(victim);
+    const goneAt = new Map<string, number>();
+    while (goneAt.size < 3 && c.clock.nowMs() - lastBeatMs < 60_000) {
+      await fleet.run(100);
+      for (const id of c.ids) if (!goneAt.has(id) && !served(c, id, ['svc-3']).includes(victim)) goneAt.set(id, c.clock.nowMs());
+    }
+    expect(goneAt.size).toBe(3);
+    for (const atMs of goneAt.values()) {
+      expect(atMs - lastBeatMs).toBeGreaterThanOrEqual(30_000);
+      expect(atMs - lastBeatMs).toBeLessThanOrEqual(32_000);
+    }
+  });
+
+  it('loses nothing through a rolling restart of every peer', async () => {
+    const c = await startCluster({ size: 3, seed: 44 });
+    const fleet = new ClientFleet(c);
+    populate(c, fleet, true);
+    await fleet.run(120_000);
+    const everyone = fleet.ids().sort();
+    for (const peer of c.ids) {
+      c.crash(peer);
+      await fleet.run(20_000);
+      await c.restart(peer);
+      await fleet.run(60_000);
+    }
+    await fleet.run(60_000);
+    for (const id of c.ids) expect(served(c, id, SERVICES)).toEqual(everyone);
+    expect(c.converged()).toBe(true);
+  });
+});

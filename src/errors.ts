@@ -26,6 +26,14 @@ export const errorCatalogue = {
   },
   REG_ERR_ROUTE_NOT_FOUND: { status: 404, summary: 'No route matches the method and path.' },
   REG_ERR_NOT_READY: { status: 503, summary: 'The peer has not finished its start-up sync yet.' },
+  REG_ERR_TOO_MANY_WATCHERS: {
+    status: 429,
+    summary: 'The peer already serves `cluster.watchMaxWatchers` watch streams and long polls.',
+  },
+  REG_ERR_WATCH_TOO_SLOW: {
+    status: 429,
+    summary: 'Sent as the `dropped` event of a watch stream whose reader fell too far behind; reconnect.',
+  },
   REG_ERR_INTERNAL: { status: 500, summary: 'An unexpected error; it is logged with the request id.' },
 } as const;
 
@@ -38,6 +46,8 @@ export class RegistryError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** For 429 and 503: when to try again, sent as `Retry-After`. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'RegistryError';

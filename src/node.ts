@@ -14,6 +14,7 @@ import { Inbox } from './replication/inbox.js';
 import { PeerService } from './replication/peer-service.js';
 import { Replicator } from './replication/replicator.js';
 import type { PeerDescriptor, PeerTransport } from './transport/transport.js';
+import { WatchHub } from './watch/hub.js';
 import { clusterStatus, type ClusterStatus } from './cluster-status.js';
 
 /** Collaborators a peer is built from: everything that touches time, chance or the outside. */
@@ -47,6 +48,8 @@ export class RegistryNode {
   readonly inbox: Inbox;
   readonly replicator: Replicator;
   readonly antiEntropy: AntiEntropy;
+  /** Watch streams and long polls. */
+  readonly watch: WatchHub;
   /** What the peer routes (and the simulated network) call. */
   readonly peerApi: PeerService;
   readonly startedAtMs: number;
@@ -136,6 +139,10 @@ export class RegistryNode {
       },
     );
     this.peerApi = new PeerService({ membership, inbox: this.inbox, antiEntropy: this.antiEntropy });
+    this.watch = new WatchHub(
+      { clock, rng, registry: this.registry, logger },
+      { coalesceMs: cluster.watchCoalesceMs, maxWatchers: cluster.watchMaxWatchers },
+    );
     membership.subscribe({
       joined: (peer) => this.replicator.addPeer(peer),
       down: (peerId) => this.registry.ownerDown(peerId),
@@ -173,6 +180,7 @@ export class RegistryNode {
   /** Stops every timer and waits for replication batches in flight. */
   async stop(): Promise<void> {
     this.readyFlag = false;
+    this.watch.closeAll();
     this.antiEntropy.stop();
     this.membership.stop();
     this.reaper.stop();

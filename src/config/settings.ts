@@ -156,6 +156,21 @@ export const clusterSettings = {
     180_000,
     'How far back `GET /eureka/apps/delta` reaches: the last change of every instance that changed this recently is kept in memory and served to Eureka clients, which fetch a delta every 30 s by default and fall back to a full fetch when the hash code disagrees. Longer tolerates clients that miss more fetches; it costs memory for every instance that changed within it. Never below 3 minutes (Eureka\'s own retention).',
   ),
+  watchCoalesceMs: ms(
+    0,
+    10_000,
+    50,
+    'Watch streams: changes within this window reach each subscriber as one event per service, so a burst is one push. Longer means fewer pushes under churn but later news.',
+  ),
+  watchMaxWatchers: count(1, 1_000_000, 10_000, 'Most watch streams plus long polls one peer serves at once; more are refused with 429.'),
+  watchKeepAliveMs: ms(1_000, 600_000, 15_000, 'Watch streams: how often an idle stream gets a keep-alive comment, so proxies do not cut it.'),
+  watchMaxBufferedBytes: bytes(
+    1_024,
+    1_024 * 1_024 * 1_024,
+    1_048_576,
+    'Watch streams: a subscriber whose unsent data exceeds this is dropped (with a `dropped` event) rather than buffered without bound.',
+  ),
+  longPollMaxWaitMs: ms(1_000, 3_600_000, 600_000, 'Longest `wait` a long poll may ask for; longer asks are cut to it.'),
   renewalThresholdRatio: ratio(
     0.85,
     'Self-preservation: when the renewals this peer received in the last `renewalWindowMs` fall below this share of the number expected from the instances it owns, it stops evicting until they recover (a network problem on its side, not a mass death). Higher protects sooner but also holds back real evictions sooner; 0 switches self-preservation off.',

@@ -4,7 +4,18 @@ import type { RegistryNode } from '../node.js';
 import { listService, listServices } from '../registry/queries.js';
 import { renewalIntervalMs } from '../registry/lease-terms.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
-import { parseInstanceId, parseName, parseNamespace, parseRegistration, parseStatus } from '../registry/validate.js';
+import {
+  parseCount,
+  parseDuration,
+  parseInstanceId,
+  parseName,
+  parseNamespace,
+  parseRegistration,
+  parseStatus,
+} from '../registry/validate.js';
+
+/** How long a long poll waits when it gives no `wait`. */
+const DEFAULT_WAIT_MS = 30_000;
 import { toInstanceView } from '../registry/view.js';
 
 type Query = Record<string, string | undefined>;
@@ -86,6 +97,14 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     const query = request.query as Query;
     if (query.status !== undefined && query.status !== 'all' && query.status !== 'up') {
       throw new RegistryError('REG_ERR_VALIDATION', 'status: must be "all" or "up"');
+    }
+    if (query.index !== undefined) {
+      // Long poll: answer as soon as the service's revision passes `index`, or after `wait`.
+      const index = parseCount('index', query.index);
+      const waitMs = Math.min(query.wait === undefined ? DEFAULT_WAIT_MS : parseDuration('wait', query.wait), cluster.longPollMaxWaitMs);
+      const abort = new AbortController();
+      reply.raw.on('close', () => abort.abort());
+      await node.watch.waitForChange(namespace, service, index, waitMs, abort.signal);
     }
     const threshold = node.config.services[`${namespace}/${service}`]?.protectThresholdRatio ?? cluster.protectThresholdRatio;
     const listing = listService(registry.store, namespace, service, view(), query.status === 'all', threshold);

@@ -39,6 +39,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
     } else {
       request.log.debug({ code: mapped.code, message: mapped.message }, 'request refused');
     }
+    if (mapped.retryAfterSeconds !== undefined) reply.header('Retry-After', String(mapped.retryAfterSeconds));
     return reply.code(mapped.status).send(mapped.toJSON());
   });
   app.setNotFoundHandler((request, reply) => {

@@ -6,6 +6,7 @@ import { EUREKA_PREFIXES, eurekaApi } from './eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
 import { opsRoutes } from './ops-routes.js';
 import { peerRoutes } from './peer-routes.js';
+import { watchRoutes } from './watch-routes.js';
 
 export interface ServerOptions {
   node: RegistryNode;
@@ -52,6 +53,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(clientRoutes, { node });
   await app.register(peerRoutes, { node });
   await app.register(adminRoutes, { node });
+  await app.register(watchRoutes, { node });
+  // Watch streams and long polls would hold a shutdown for minutes: end them first.
+  app.addHook('preClose', async () => node.watch.closeAll());
   await app.register(eurekaApi, { node, prefixes: EUREKA_PREFIXES });
   return app;
 }

@@ -181,3 +181,20 @@ export function parseRegistration(
     leaseDurationMs: parseLeaseDuration('leaseDurationMs', input.leaseDurationMs, bounds),
   };
 }
+
+const DURATION = /^(\d{1,9})(ms|s|m)?$/;
+
+/** A duration as `500ms`, `30s`, `5m` or plain seconds (`30`), in milliseconds. */
+export function parseDuration(field: string, value: unknown): number {
+  const match = typeof value === 'string' ? DURATION.exec(value) : null;
+  if (!match) throw invalid(field, 'must be a duration such as 500ms, 30s or 5m');
+  const amount = Number(match[1]);
+  const unit = match[2] ?? 's';
+  return unit === 'ms' ? amount : unit === 's' ? amount * 1_000 : amount * 60_000;
+}
+
+/** A non-negative integer from a query string (an index, a count). */
+export function parseCount(field: string, value: unknown): number {
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) throw invalid(field, 'must be a non-negative integer');
+  return Number(value);
+}

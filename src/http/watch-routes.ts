@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import { invalid } from '../errors.js';
+import type { RegistryNode } from '../node.js';
+import { parseName, parseNamespace } from '../registry/validate.js';
+import type { WatchEvent } from '../watch/hub.js';
+
+/** Most services one watch stream may name. */
+const MAX_WATCHED_SERVICES = 100;
+
+function parseServices(value: string | undefined): string[] | null {
+  if (value === undefined || value === '' || value === '*') return null;
+  const names = [...new Set(value.split(',').map((name) => name.trim()))];
+  if (names.length > MAX_WATCHED_SERVICES) throw invalid('services', `must name at most ${MAX_WATCHED_SERVICES} services`);
+  return names.map((name) => parseName('services', name));
+}
+
+/** One server-sent event: the type, the revision as id, and the payload as JSON. */
+function formatEvent(event: WatchEvent): string {
+  const { type, ...payload } = event;
+  const id = 'revision' in event ? `id: ${event.revision}\n` : '';
+  return `event: ${type}\n${id}data: ${JSON.stringify(payload)}\n\n`;
+}
+
+/**
+ * `GET /v1/watch?services=a,b&namespace=ns`: server-sent events. First one `snapshot` event
+ * per service, then `delta` events (added, changed, removed) coalesced over
+ * `cluster.watchCoalesceMs`; a keep-alive comment every `cluster.watchKeepAliveMs`; a reader
+ * whose unsent data passes `cluster.watchMaxBufferedBytes` gets a `dropped` event and is cut.
+ * Without `services` (or with `*`) every service of the namespace is watched.
+ */
+export async function watchRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
+  const { node } = options;
+  const { cluster } = node.config;
+  const clock = node.components.clock;
+
+  app.get('/v1/watch', async (request, reply) => {
+    const query = request.query as Record<string, string | undefined>;
+    const filter = { namespace: parseNamespace(query.namespace), services: parseServices(query.services) };
+    node.watch.admit();
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    const write = (text: string): boolean => {
+      if (raw.destroyed || raw.writableEnded) return false;
+      raw.write(text);
+      return raw.writableLength <= cluster.watchMaxBufferedBytes;
+    };
+    write(`retry: 1000\n: watching ${filter.services?.join(',') ?? '*'} in ${filter.namespace}\n\n`);
+    const keepAlive = clock.setInterval(() => {
+      if (!write(': keep-alive\n\n')) subscription.close();
+    }, cluster.watchKeepAliveMs);
+    const subscription = node.watch.subscribe(
+      filter,
+      (event) => write(formatEvent(event)),
+      () => {
+        keepAlive.cancel();
+        if (!raw.writableEnded) raw.end();
+      },
+    );
+    raw.on('close', () => subscription.close());
+  });
+}

@@ -1,0 +1,84 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { callJson } from '../support/http.js';
+import { startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
+
+const started: PeerProcess[] = [];
+afterEach(() => {
+  for (const peer of started.splice(0)) peer.kill('SIGKILL');
+});
+
+/** Reads a server-sent events stream into parsed events (and comments). */
+async function openStream(url: string) {
+  const events: { event: string; data: unknown }[] = [];
+  const comments: string[] = [];
+  const abort = new AbortController();
+  const response = await request(url, { signal: abort.signal });
+  let buffer = '';
+  const reading = (async () => {
+    try {
+      for await (const chunk of response.body) {
+        buffer += chunk.toString();
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let event = 'message';
+          let data = '';
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) comments.push(line.slice(1).trim());
+            else if (line.startsWith('event: ')) event = line.slice(7);
+            else if (line.startsWith('data: ')) data += line.slice(6);
+          }
+          if (data) events.push({ event, data: JSON.parse(data) });
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return { response, events, comments, close: async () => (abort.abort(), await reading) };
+}
+
+describe('watch stream over real HTTP', () => {
+  it('streams a snapshot, then coalesced deltas, and ends cleanly on shutdown', async () => {
+    const peer = await startPeerProcess(['--port', '0', '--profile', 'local']);
+    started.push(peer);
+    const stream = await openStream(`${peer.url}/v1/watch?services=orders`);
+    expect(stream.response.headers['content-type']).toContain('text/event-stream');
+    await waitFor(() => stream.events.length >= 1, 5_000, 'the snapshot');
+    expect(stream.events[0]).toEqual({ event: 'snapshot', data: { namespace: 'default', service: 'orders', revision: 0, instances: [] } });
+
+    await Promise.all(
+      ['a', 'b', 'c'].map((id) => callJson('POST', `${peer.url}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9000, instanceId: id })),
+    );
+    await waitFor(() => stream.events.some((e) => e.event === 'delta'), 5_000, 'the delta');
+    const added = stream.events
+      .filter((e) => e.event === 'delta')
+      .flatMap((e) => (e.data as { added: { instanceId: string }[] }).added.map((i) => i.instanceId));
+    expect(added.sort()).toEqual(['a', 'b', 'c']);
+
+    const stopped = peer.exited;
+    peer.kill('SIGTERM');
+    expect(await stopped).toBe(0);
+    await stream.close();
+  });
+
+  it('sends keep-alive comments on an idle stream', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'registry-watch-'));
+    const file = join(dir, 'peer.json');
+    await writeFile(file, JSON.stringify({ cluster: { watchKeepAliveMs: 1_000 } }));
+    try {
+      const peer = await startPeerProcess(['--port', '0', '--config', file]);
+      started.push(peer);
+      const stream = await openStream(`${peer.url}/v1/watch`);
+      await waitFor(() => stream.comments.includes('keep-alive'), 10_000, 'a keep-alive comment');
+      await stream.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import { RegistryError } from '../../../src/errors.js';
+import type { WatchEvent } from '../../../src/watch/hub.js';
+import { instance } from '../../support/cluster.js';
+import { createTestNode } from '../../support/node.js';
+import { record } from '../../support/records.js';
+
+function collector() {
+  const events: WatchEvent[] = [];
+  return { events, sink: (event: WatchEvent) => (events.push(event), true) };
+}
+
+const ids = (list: { instanceId: string }[]) => list.map((item) => item.instanceId);
+
+describe('WatchHub', () => {
+  it('sends a snapshot of each watched service first', async () => {
+    const { node } = await createTestNode();
+    node.registry.register(instance('a'));
+    node.registry.register(instance('b', { service: 'billing' }));
+    const { events, sink } = collector();
+    node.watch.subscribe({ namespace: 'default', services: ['orders', 'billing', 'nothing'] }, sink);
+    expect(events.map((e) => [e.type, 'service' in e ? e.service : '', 'instances' in e ? ids(e.instances) : []])).toEqual([
+      ['snapshot', 'orders', ['a']],
+      ['snapshot', 'billing', ['b']],
+      ['snapshot', 'nothing', []],
+    ]);
+  });
+
+  it('coalesces a burst of changes into one delta per service', async () => {
+    const { node, clock } = await createTestNode();
+    node.registry.register(instance('gone'));
+    const { events, sink } = collector();
+    node.watch.subscribe({ namespace: 'default', services: ['orders'] }, sink);
+    for (let i = 0; i < 20; i++) node.registry.register(instance(`i-${i}`));
+    node.registry.update(instance('i-3'), { status: 'DOWN' });
+    node.registry.cancel(instance('gone'));
+    node.registry.register(instance('brief'));
+    node.registry.cancel(instance('brief'));
+    await clock.advance(49);
+    expect(events).toHaveLength(1);
+    await clock.advance(1);
+    expect(events).toHaveLength(2);
+    const delta = events[1]!;
+    expect(delta.type).toBe('delta');
+    if (delta.type !== 'delta') return;
+    expect(ids(delta.added)).toHaveLength(20);
+    expect(delta.added.find((view) => view.instanceId === 'i-3')?.status).toBe('DOWN');
+    expect(delta.removed).toEqual([{ instanceId: 'gone' }]);
+    expect(delta.changed).toEqual([]);
+    expect(delta.revision).toBe(node.store.getService('default', 'orders')!.revision);
+  });
+
+  it('tells changed, then removed, in order, once each', async () => {
+    const { node, clock } = await createTestNode();
+    node.registry.register(instance('a'));
+    const { events, sink } = collector();
+    node.watch.subscribe({ namespace: 'default', services: ['orders'] }, sink);
+    node.registry.update(instance('a'), { status: 'OUT_OF_SERVICE' });
+    await clock.advance(100);
+    node.registry.heartbeat(instance('a'));
+    await clock.advance(100);
+    node.registry.cancel(instance('a'));
+    await clock.advance(100);
+    expect(events.map((e) => (e.type === 'delta' ? [ids(e.added), ids(e.changed), ids(e.removed)] : e.type))).toEqual([
+      'snapshot',
+      [[], ['a'], []],
+      [[], [], ['a']],
+    ]);
+  });
+
+  it('notifies changes that arrive by replication exactly like local ones', async () => {
+    const { node, clock } = await createTestNode();
+    const { events, sink } = collector();
+    node.watch.subscribe({ namespace: 'default', services: null }, sink);
+    node.registry.applyRemote(record({ wallMs: clock.nowMs(), peerId: 'peer-9', instanceId: 'remote', service: 'fresh' }), 30_000);
+    await clock.advance(50);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'delta', service: 'fresh', added: [expect.objectContaining({ instanceId: 'remote', owner: 'peer-9' })] });
+  });
+
+  it('drops a subscriber that cannot keep up, with a dropped event', async () => {
+    const { node, clock } = await createTestNode();
+    const events: WatchEvent[] = [];
+    let closed = false;
+    node.watch.subscribe(
+      { namespace: 'default', services: ['orders'] },
+      (event) => {
+        events.push(event);
+        return event.type === 'snapshot';
+      },
+      () => {
+        closed = true;
+      },
+    );
+    node.registry.register(instance('a'));
+    await clock.advance(50);
+    expect(events.map((e) => e.type)).toEqual(['snapshot', 'delta', 'dropped']);
+    expect(closed).toBe(true);
+    expect(node.watch.stats()).toMatchObject({ subscribers: 0, dropped: 1 });
+  });
+
+  it('refuses watchers beyond the limit with 429', async () => {
+    const { node } = await createTestNode({ file: { cluster: { watchMaxWatchers: 2 } } });
+    node.watch.subscribe({ namespace: 'default', services: null }, () => true);
+    const second = node.watch.subscribe({ namespace: 'default', services: null }, () => true);
+    expect(() => node.watch.subscribe({ namespace: 'default', services: null }, () => true)).toThrowError(RegistryError);
+    try {
+      node.watch.admit();
+    } catch (error) {
+      expect((error as RegistryError).status).toBe(429);
+      expect((error as RegistryError).retryAfterSeconds).toBe(5);
+    }
+    second.close();
+    expect(() => node.watch.admit()).not.toThrow();
+  });
+
+  describe('long poll', () => {
+    it('answers at once when the revision already passed the index', async () => {
+      const { node } = await createTestNode();
+      node.registry.register(instance('a'));
+      await expect(node.watch.waitForChange('default', 'orders', 0, 30_000)).resolves.toBe(true);
+    });
+
+    it('answers as soon as the service changes', async () => {
+      const { node, clock } = await createTestNode();
+      node.registry.register(instance('a'));
+      const revision = node.store.getService('default', 'orders')!.revision;
+      let answer: boolean | undefined;
+      void node.watch.waitForChange('default', 'orders', revision, 30_000).then((changed) => (answer = changed));
+      node.registry.register(instance('b', { service: 'other' }));
+      await clock.advance(1_000);
+      expect(answer).toBeUndefined();
+      node.registry.register(instance('c'));
+      await clock.advance(0);
+      expect(answer).toBe(true);
+      expect(node.watch.stats().longPolls).toBe(0);
+    });
+
+    it('times out after the wait plus at most 1/16 of it', async () => {
+      const { node, clock } = await createTestNode();
+      let answer: boolean | undefined;
+      void node.watch.waitForChange('default', 'orders', 0, 16_000).then((changed) => (answer = changed));
+      await clock.advance(15_999);
+      expect(answer).toBeUndefined();
+      await clock.advance(1_001);
+      expect(answer).toBe(false);
+    });
+
+    it('ends when the caller goes away, and on shutdown', async () => {
+      const { node, clock } = await createTestNode();
+      const abort = new AbortController();
+      let first: boolean | undefined;
+      let second: boolean | undefined;
+      void node.watch.waitForChange('default', 'orders', 0, 60_000, abort.signal).then((changed) => (first = changed));
+      void node.watch.waitForChange('default', 'orders', 0, 60_000).then((changed) => (second = changed));
+      abort.abort();
+      await clock.advance(0);
+      expect(first).toBe(false);
+      expect(node.watch.stats().longPolls).toBe(1);
+      node.watch.closeAll();
+      await clock.advance(0);
+      expect(second).toBe(false);
+    });
+  });
+});

@@ -19,6 +19,8 @@ export interface PeerStatus {
   lastContactMs: number | null;
   /** The outbound replication channel to this peer. */
   replication: ChannelStats | null;
+  /** Calls and bytes this peer sent to and received from that peer (all peer-API calls). */
+  traffic: { calls: number; bytesSent: number; bytesReceived: number } | null;
 }
 
 /** The body of `GET /v1/cluster`. */
@@ -58,6 +60,7 @@ export function clusterStatus(node: RegistryNode): ClusterStatus {
   const { config, registry, membership } = node;
   const view = registry.leaseView();
   const channels = node.replicator.stats();
+  const traffic = node.components.transport.trafficByPeer?.() ?? {};
   return {
     cluster: config.clusterName,
     profile: config.profile,
@@ -81,6 +84,7 @@ export function clusterStatus(node: RegistryNode): ClusterStatus {
         stateSinceMs: member.sinceMs,
         lastContactMs: member.lastContactMs,
         replication: channels[member.descriptor.id] ?? null,
+        traffic: traffic[member.descriptor.id] ?? null,
       }))
       .sort((a, b) => (a.id < b.id ? -1 : 1)),
     inbound: { ...node.inbox.stats, delayMs: node.inbox.delaySummary() },

@@ -112,6 +112,8 @@ export class RegistryNode {
         selfId: self.id,
         batchMaxRecords: cluster.replicationBatchMaxRecords,
         batchDelayMs: cluster.replicationBatchDelayMs,
+        selfRegion: self.region,
+        crossRegionBatchDelayMs: cluster.crossRegionBatchDelayMs,
         queueMaxRecords: cluster.replicationQueueMaxRecords,
         concurrency: cluster.replicationConcurrency,
         callTimeoutMs: cluster.peerCallTimeoutMs,
@@ -132,7 +134,9 @@ export class RegistryNode {
       },
       {
         selfId: self.id,
+        selfRegion: self.region,
         intervalMs: cluster.antiEntropyIntervalMs,
+        crossRegionIntervalMs: cluster.crossRegionAntiEntropyIntervalMs,
         callTimeoutMs: cluster.peerCallTimeoutMs,
         maxBucketsPerRound: cluster.antiEntropyMaxBucketsPerRound,
         pushBatchMaxRecords: cluster.replicationBatchMaxRecords,
@@ -186,6 +190,12 @@ export class RegistryNode {
     this.reaper.stop();
     await this.replicator.stop();
   }
+
+  /** The region of a zone, as the peers' configuration says (this peer and every peer it knows). */
+  readonly regionOfZone = (zone: string): string | undefined => {
+    if (zone === this.config.self.zone) return this.config.self.region;
+    return this.membership.list().find((member) => member.descriptor.zone === zone)?.descriptor.region;
+  };
 
   /** Everything `/v1/cluster` shows. */
   status(): ClusterStatus {

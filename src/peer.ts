@@ -27,7 +27,12 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
     throw error;
   }
   const logger = createPinoLogger(config.logLevel);
-  const transport = new HttpTransport({ connectionsPerPeer: 4, connectTimeoutMs: config.cluster.peerCallTimeoutMs });
+  const transport = new HttpTransport({
+    connectionsPerPeer: 4,
+    connectTimeoutMs: config.cluster.peerCallTimeoutMs,
+    selfRegion: config.self.region,
+    compressMinBytes: config.cluster.compressMinBytes,
+  });
   const node = new RegistryNode({ clock: systemClock, rng: seededRng(randomInt(2 ** 31)), logger, transport }, config);
   const app = await buildServer({ node, logger });
   try {

@@ -122,6 +122,12 @@ export const clusterSettings = {
     3_000,
     'Average time between two anti-entropy rounds (digest comparisons with a random live peer; jittered by up to +50%). An idle, converged cluster pays one small round trip per round.',
   ),
+  crossRegionAntiEntropyIntervalMs: ms(
+    100,
+    3_600_000,
+    15_000,
+    'Average time between two anti-entropy rounds with a peer in ANOTHER region (jittered by up to +50%); rounds within the region follow `antiEntropyIntervalMs`. Longer costs fewer cross-region bytes; shorter repairs cross-region drift sooner.',
+  ),
   antiEntropyMaxBucketsPerRound: count(
     1,
     4_096,
@@ -135,6 +141,12 @@ export const clusterSettings = {
     5,
     'How long the first write of a batch waits for others before it is sent. Longer batches better (fewer requests) but adds that much replication delay.',
   ),
+  crossRegionBatchDelayMs: ms(
+    0,
+    60_000,
+    100,
+    'How long the first write of a batch to a peer in ANOTHER region waits for others. Cross-region links are slow and costly: longer batches (and gzip) cut requests and bytes, at the cost of that much delay.',
+  ),
   replicationQueueMaxRecords: count(
     1,
     10_000_000,
@@ -144,6 +156,12 @@ export const clusterSettings = {
   replicationConcurrency: count(1, 64, 1, 'Replication batches in flight to one peer at once. Writes are versioned, so order does not matter for correctness.'),
   replicationRetryBaseMs: ms(1, 600_000, 100, 'First retry delay after a failed batch; doubles with each further failure (with jitter).'),
   replicationRetryMaxMs: ms(1, 3_600_000, 10_000, 'Longest retry delay for a failing peer.'),
+  compressMinBytes: bytes(
+    0,
+    1_024 * 1_024 * 1_024,
+    1_024,
+    'Calls to peers in another region whose body is at least this large are gzip-compressed (and their answers too). 0 compresses every cross-region call.',
+  ),
   peerCallTimeoutMs: ms(
     10,
     600_000,

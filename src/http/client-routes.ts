@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { RegistryError } from '../errors.js';
+import { invalid, RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
-import { listService, listServices } from '../registry/queries.js';
+import { listService, listServices, orderByProximity } from '../registry/queries.js';
 import { renewalIntervalMs } from '../registry/lease-terms.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import {
@@ -109,7 +109,9 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     const threshold = node.config.services[`${namespace}/${service}`]?.protectThresholdRatio ?? cluster.protectThresholdRatio;
     const listing = listService(registry.store, namespace, service, view(), query.status === 'all', threshold);
     reply.header('X-Registry-Index', String(listing.revision));
-    return listing;
+    if (query.near === undefined) return listing;
+    if (query.near.length === 0 || query.near.length > 64) throw invalid('near', 'must be a zone name of 1 to 64 characters');
+    return { ...listing, near: query.near, instances: orderByProximity(listing.instances, query.near, node.regionOfZone) };
   });
 
   app.get('/v1/services', async (request, reply) => {

@@ -21,6 +21,10 @@ export function toRegistryError(error: FastifyError | Error): RegistryError {
     const field = first?.instancePath ? `${where}${first.instancePath.replaceAll('/', '.')}` : where;
     return new RegistryError('REG_ERR_VALIDATION', `${field}: ${first?.message ?? 'is invalid'}`);
   }
+  if (fastifyError.code?.startsWith('Z_')) {
+    // zlib, inflating a `content-encoding: gzip` body (peer routes)
+    return new RegistryError('REG_ERR_VALIDATION', `body: is not valid gzip (${fastifyError.message})`);
+  }
   const mapped = fastifyError.code ? fastifyCodes[fastifyError.code] : undefined;
   if (mapped) return new RegistryError(mapped, fastifyError.message);
   // JSON.parse failures from the content-type parser carry status 400 but no code.

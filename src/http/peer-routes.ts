@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
+import { installPeerCompression } from './peer-compression.js';
 import { peerMethods, type PeerMethod } from '../transport/transport.js';
 
 /**
@@ -11,6 +12,7 @@ import { peerMethods, type PeerMethod } from '../transport/transport.js';
  */
 export async function peerRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
   const { node } = options;
+  installPeerCompression(app, node.config.cluster.compressMinBytes, node.config.limits.peerBodyMaxBytes);
   app.post('/v1/peer/:method', { bodyLimit: node.config.limits.peerBodyMaxBytes }, async (request) => {
     const method = (request.params as { method: string }).method;
     if (!(peerMethods as readonly string[]).includes(method)) {

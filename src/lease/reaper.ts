@@ -17,6 +17,8 @@ export interface MembershipView extends PeerLiveness {
   downSinceMs(peerId: string): number | null;
   /** Ids of the peers that are up, this one included. */
   livePeerIds(): string[];
+  /** True when `peerId` is in another region every known peer of which is down. */
+  wholeRegionDown?(peerId: string): boolean;
 }
 
 export interface ReaperComponents {
@@ -88,7 +90,7 @@ export function scanLeases(entries: Iterable<StoredInstance>, context: ScanConte
     expiredTombstones: [],
     expectedRenewals: 0,
     ownedInstances: 0,
-    ownership: { records: 0, downOwned: 0 },
+    ownership: { records: 0, downOwned: 0, downRegionOwned: 0 },
     serviceSizes: new Map(),
     served: 0,
   };
@@ -102,7 +104,10 @@ export function scanLeases(entries: Iterable<StoredInstance>, context: ScanConte
     const own = record.owner === selfId;
     const downSinceMs = own ? null : membership.downSinceMs(record.owner);
     scan.ownership.records += 1;
-    if (downSinceMs !== null) scan.ownership.downOwned += 1;
+    if (downSinceMs !== null) {
+      scan.ownership.downOwned += 1;
+      if (membership.wholeRegionDown?.(record.owner)) scan.ownership.downRegionOwned += 1;
+    }
     if (own) {
       scan.ownedInstances += 1;
       const intervalMs = renewalIntervalMs(record, context.heartbeatIntervalMs);

@@ -3,10 +3,12 @@ import { shuffled, type Rng } from '../clock/rng.js';
 import type { MembershipView } from '../lease/reaper.js';
 import type { Logger } from '../log/logger.js';
 import {
+  membersHash,
   parsePingResponse,
   type PingReqRequest,
   type PingReqResponse,
   type PingRequest,
+  type PingResponse,
 } from './messages.js';
 import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
 import { nextState, type PeerState, type ProbeOutcome } from './state.js';
@@ -62,6 +64,9 @@ export class Membership implements MembershipView {
   private readonly listeners: MembershipListener[] = [];
   private readonly probing = new Set<string>();
   private round: string[] = [];
+  /** The peer-list hash each peer answered last: its list need not be sent again while equal. */
+  private readonly knownHashes = new Map<string, string>();
+  private cachedHash: string | undefined;
   private timer: TimerHandle | undefined;
   private readonly startedAtMs: number;
   private readonly log: Logger;
@@ -106,6 +111,15 @@ export class Membership implements MembershipView {
     return member.state === 'down' ? member.sinceMs : null;
   }
 
+  wholeRegionDown(peerId: string): boolean {
+    const region = this.members.get(peerId)?.descriptor.region;
+    if (region === undefined || region === this.init.self.region) return false;
+    for (const member of this.members.values()) {
+      if (member.descriptor.region === region && member.state !== 'down') return false;
+    }
+    return true;
+  }
+
   livePeerIds(): string[] {
     return [this.init.self.id, ...[...this.members.values()].filter((m) => m.state !== 'down').map((m) => m.descriptor.id)];
   }
@@ -134,14 +148,15 @@ export class Membership implements MembershipView {
     this.observe(peerId, 'ack');
   }
 
-  handlePing(request: PingRequest): { id: string; members: PeerDescriptor[] } {
+  handlePing(request: PingRequest): PingResponse {
     this.updateSelfDescribed(request.from);
-    this.learn(request.members);
+    if (request.members) this.learn(request.members);
     // A peer we hold for suspect or down is talking to us: check it now rather than at its
     // turn in the probe round, so a healed partition is noticed within one round trip.
     const caller = this.members.get(request.from.id);
     if (caller && caller.state !== 'up') void this.probe(caller);
-    return { id: this.init.self.id, members: this.descriptors() };
+    const hash = this.currentMembersHash();
+    return { id: this.init.self.id, membersHash: hash, ...(request.membersHash === hash ? {} : { members: this.descriptors() }) };
   }
 
   async handlePingReq(request: PingReqRequest): Promise<PingReqResponse> {
@@ -179,13 +194,16 @@ export class Membership implements MembershipView {
   }
 
   private async ping(target: PeerDescriptor): Promise<boolean> {
-    const request: PingRequest = { from: this.init.self, members: this.descriptors() };
+    const hash = this.currentMembersHash();
+    const theirs = this.knownHashes.get(target.id);
+    const request: PingRequest = { from: this.init.self, membersHash: hash, ...(theirs === hash ? {} : { members: this.descriptors() }) };
     try {
       const response = parsePingResponse(
         await this.components.transport.call(target, 'ping', request, { timeoutMs: this.init.probeTimeoutMs }),
       );
       if (response?.id !== target.id) return false;
-      this.learn(response.members);
+      if (response.members) this.learn(response.members);
+      this.knownHashes.set(target.id, response.membersHash);
       return true;
     } catch {
       return false;
@@ -239,8 +257,14 @@ export class Membership implements MembershipView {
     return this.members.get(this.round.pop()!);
   }
 
+  private currentMembersHash(): string {
+    this.cachedHash ??= membersHash(this.descriptors());
+    return this.cachedHash;
+  }
+
   private add(descriptor: PeerDescriptor, fromConfig: boolean): void {
     if (descriptor.id === this.init.self.id || this.members.has(descriptor.id)) return;
+    this.cachedHash = undefined;
     this.members.set(descriptor.id, {
       descriptor,
       state: 'up',
@@ -256,6 +280,9 @@ export class Membership implements MembershipView {
   private updateSelfDescribed(descriptor: PeerDescriptor): void {
     const member = this.members.get(descriptor.id);
     if (!member) return this.add(descriptor, false);
-    if (!member.fromConfig) member.descriptor = descriptor;
+    if (!member.fromConfig) {
+      member.descriptor = descriptor;
+      this.cachedHash = undefined;
+    }
   }
 }

@@ -1,14 +1,22 @@
+import { createHash } from 'node:crypto';
 import { RegistryError } from '../errors.js';
 import type { PeerDescriptor } from '../transport/transport.js';
 
-/** `ping`: "are you alive?", carrying the sender and every peer it knows. */
+/**
+ * `ping`: "are you alive?", carrying the sender, a hash of the peer list it knows, and the
+ * list itself only when the receiver's last known hash differs (peer lists rarely change, and
+ * pings cross slow, costly links between regions every second or two).
+ */
 export interface PingRequest {
   from: PeerDescriptor;
-  members: PeerDescriptor[];
+  membersHash: string;
+  members?: PeerDescriptor[];
 }
 export interface PingResponse {
   id: string;
-  members: PeerDescriptor[];
+  membersHash: string;
+  /** Only when the caller's hash differs from the responder's. */
+  members?: PeerDescriptor[];
 }
 /** `ping-req`: "please ping `target` for me" (SWIM's indirect probe). */
 export interface PingReqRequest {
@@ -59,9 +67,19 @@ export function parseDescriptors(field: string, value: unknown): PeerDescriptor[
   return value.map((item, index) => parseDescriptor(`${field}[${index}]`, item));
 }
 
+function parseHash(field: string, value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value !== 'string' || value.length > 64) throw bad(`${field}: must be a short string`);
+  return value;
+}
+
 export function parsePingRequest(body: unknown): PingRequest {
   if (!isObject(body)) throw bad('body: must be a JSON object');
-  return { from: parseDescriptor('from', body.from), members: parseDescriptors('members', body.members) };
+  return {
+    from: parseDescriptor('from', body.from),
+    membersHash: parseHash('membersHash', body.membersHash),
+    ...(body.members === undefined ? {} : { members: parseDescriptors('members', body.members) }),
+  };
 }
 
 export function parsePingReqRequest(body: unknown): PingReqRequest {
@@ -73,8 +91,18 @@ export function parsePingReqRequest(body: unknown): PingReqRequest {
 export function parsePingResponse(body: unknown): PingResponse | undefined {
   try {
     if (!isObject(body)) return undefined;
-    return { id: parsePeerId('id', body.id), members: parseDescriptors('members', body.members) };
+    return {
+      id: parsePeerId('id', body.id),
+      membersHash: parseHash('membersHash', body.membersHash),
+      ...(body.members === undefined ? {} : { members: parseDescriptors('members', body.members) }),
+    };
   } catch {
     return undefined;
   }
+}
+
+/** A short hash of a peer list, independent of its order. */
+export function membersHash(descriptors: readonly PeerDescriptor[]): string {
+  const lines = descriptors.map((d) => `${d.id}|${d.url}|${d.region}|${d.zone}`).sort();
+  return createHash('sha1').update(lines.join('\n')).digest('hex').slice(0, 16);
 }

@@ -85,3 +85,25 @@ export function listServices(store: InstanceStore, namespace: string, view: Leas
   }
   return out.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
 }
+
+/**
+ * Orders instances nearest first for a reader in `nearZone`: same zone, then zones of the
+ * same region, then the rest; by instance id within each group. `regionOfZone` maps a zone to
+ * its region (from the peers' configuration); unknown zones are "the rest".
+ */
+export function orderByProximity<T extends { zone: string; instanceId: string }>(
+  instances: readonly T[],
+  nearZone: string,
+  regionOfZone: (zone: string) => string | undefined,
+): T[] {
+  const nearRegion = regionOfZone(nearZone);
+  const rank = (instance: T): number => {
+    if (instance.zone === nearZone) return 0;
+    const region = regionOfZone(instance.zone);
+    return region !== undefined && region === nearRegion ? 1 : 2;
+  };
+  return instances
+    .map((instance) => ({ instance, rank: rank(instance) }))
+    .sort((a, b) => a.rank - b.rank || (a.instance.instanceId < b.instance.instanceId ? -1 : a.instance.instanceId > b.instance.instanceId ? 1 : 0))
+    .map((item) => item.instance);
+}

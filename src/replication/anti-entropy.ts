@@ -35,7 +35,11 @@ export interface AntiEntropyComponents {
 
 export interface AntiEntropyInit {
   selfId: string;
+  selfRegion: string;
+  /** Rounds with peers of this peer's region (or any peer, when it is alone in its region). */
   intervalMs: number;
+  /** Rounds with peers of other regions, on their own slower schedule. */
+  crossRegionIntervalMs: number;
   callTimeoutMs: number;
   /** Most differing buckets reconciled in one round; the rest wait for the next. */
   maxBucketsPerRound: number;
@@ -88,8 +92,8 @@ export function diffEntries(
 }
 
 /**
- * Gossip anti-entropy. Every `intervalMs` (jittered) this peer picks a random live peer and
- * compares digests: one root hash first (equal replicas cost one small round trip), then the
+ * Gossip anti-entropy. Every `intervalMs` (jittered) this peer picks a random live peer of its
+ * own region, and every `crossRegionIntervalMs` one of another region, and compares digests: one root hash first (equal replicas cost one small round trip), then the
  * bucket hashes, then `[key, version]` lists of the differing buckets only; each side ends
  * up with the newer record of every key. This heals partitions and lost batches, and catches
  * up a restarted peer.
@@ -105,6 +109,7 @@ export class AntiEntropy {
     lastRepairAtMs: null,
   };
   private timer: TimerHandle | undefined;
+  private crossTimer: TimerHandle | undefined;
   private stopped = true;
   private readonly syncing = new Set<string>();
   private readonly log: Logger;
@@ -118,19 +123,35 @@ export class AntiEntropy {
 
   start(): void {
     this.stopped = false;
-    this.scheduleNext();
+    this.scheduleLocal();
+    this.scheduleCrossRegion();
   }
 
   stop(): void {
     this.stopped = true;
     this.timer?.cancel();
     this.timer = undefined;
+    this.crossTimer?.cancel();
+    this.crossTimer = undefined;
   }
 
-  /** One round with a random live peer (none when alone). */
+  /**
+   * One round with a random live peer of this peer's region; when it is alone in its region,
+   * with any live peer (so a region of one still converges).
+   */
   async runRound(): Promise<RoundResult | undefined> {
-    const peers = this.components.livePeers();
-    if (peers.length === 0) return undefined;
+    const live = this.components.livePeers();
+    const local = live.filter((peer) => peer.region === this.init.selfRegion);
+    return this.syncWithOneOf(local.length > 0 ? local : live);
+  }
+
+  /** One round with a random live peer of another region (none when there is no other region). */
+  async runCrossRegionRound(): Promise<RoundResult | undefined> {
+    return this.syncWithOneOf(this.components.livePeers().filter((peer) => peer.region !== this.init.selfRegion));
+  }
+
+  private syncWithOneOf(peers: PeerDescriptor[]): Promise<RoundResult | undefined> {
+    if (peers.length === 0) return Promise.resolve(undefined);
     return this.syncWith(peers[randomInt(this.components.rng, peers.length)]!);
   }
 
@@ -245,11 +266,19 @@ export class AntiEntropy {
     }
   }
 
-  private scheduleNext(): void {
+  private scheduleLocal(): void {
     if (this.stopped) return;
     const delayMs = withJitter(this.components.rng, this.init.intervalMs, 0.5);
     this.timer = this.components.clock.setTimeout(() => {
-      void this.runRound().finally(() => this.scheduleNext());
+      void this.runRound().finally(() => this.scheduleLocal());
+    }, delayMs);
+  }
+
+  private scheduleCrossRegion(): void {
+    if (this.stopped) return;
+    const delayMs = withJitter(this.components.rng, this.init.crossRegionIntervalMs, 0.5);
+    this.crossTimer = this.components.clock.setTimeout(() => {
+      void this.runCrossRegionRound().finally(() => this.scheduleCrossRegion());
     }, delayMs);
   }
 }

@@ -17,10 +17,15 @@ export interface ReplicatorComponents {
   reportContact(peerId: string): void;
 }
 
-export type ReplicatorInit = ChannelInit;
+export interface ReplicatorInit extends ChannelInit {
+  /** This peer's region: channels to peers elsewhere batch over `crossRegionBatchDelayMs`. */
+  selfRegion: string;
+  crossRegionBatchDelayMs: number;
+}
 
 /**
- * Fans every local write out to one outbound channel per known peer. Only writes accepted
+ * Fans every local write out to one outbound channel per known peer (eager to peers of the
+ * same region, batched over a longer delay to other regions). Only writes accepted
  * here (`origin: 'local'`) are sent: a write applied from another peer is never replicated
  * again, so there are no loops and no echo. Heartbeats never reach the change feed as
  * writes, so they cost nothing here.
@@ -61,7 +66,11 @@ export class Replicator {
         isUp: (peerId) => this.components.isUp(peerId),
         reportContact: (peerId) => this.components.reportContact(peerId),
       },
-      this.init,
+      {
+        ...this.init,
+        // Eager inside the region; batched over a longer delay across slow, costly links.
+        batchDelayMs: peer.region === this.init.selfRegion ? this.init.batchDelayMs : this.init.crossRegionBatchDelayMs,
+      },
     );
     this.channels.set(peer.id, channel);
   }

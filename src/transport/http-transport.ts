@@ -1,3 +1,5 @@
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
 import { Agent, request } from 'undici';
 import { classifyFailure, PeerCallError, type CallOptions, type PeerDescriptor, type PeerMethod, type PeerTransport } from './transport.js';
 
@@ -6,14 +8,21 @@ export interface HttpTransportOptions {
   connectionsPerPeer: number;
   /** How long opening a connection may take. */
   connectTimeoutMs: number;
+  /** This peer's region: calls to peers of other regions are gzip-compressed. */
+  selfRegion: string;
+  /** Cross-region bodies at least this large are compressed. */
+  compressMinBytes: number;
 }
 
-/** Bytes and calls to one peer, counted on the request and answer bodies. */
+/** Bytes and calls to one peer, counted on the request and answer bodies as sent (compressed or not). */
 export interface PeerTraffic {
   calls: number;
   bytesSent: number;
   bytesReceived: number;
 }
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
 
 /**
  * The production transport: `POST {peer.url}/v1/peer/{method}` with a JSON body, through
@@ -24,7 +33,7 @@ export class HttpTransport implements PeerTransport {
   private readonly agent: Agent;
   private readonly traffic = new Map<string, PeerTraffic>();
 
-  constructor(options: HttpTransportOptions) {
+  constructor(private readonly options: HttpTransportOptions) {
     this.agent = new Agent({
       connections: options.connectionsPerPeer,
       connect: { timeout: options.connectTimeoutMs },
@@ -33,7 +42,16 @@ export class HttpTransport implements PeerTransport {
   }
 
   async call(peer: PeerDescriptor, method: PeerMethod, body: unknown, options: CallOptions): Promise<unknown> {
-    const payload = JSON.stringify(body);
+    const json = JSON.stringify(body);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    let payload: string | Buffer = json;
+    if (peer.region !== this.options.selfRegion) {
+      headers['accept-encoding'] = 'gzip';
+      if (Buffer.byteLength(json) >= this.options.compressMinBytes) {
+        payload = await gzipAsync(json);
+        headers['content-encoding'] = 'gzip';
+      }
+    }
     const counters = this.countersFor(peer.id);
     counters.calls += 1;
     counters.bytesSent += Buffer.byteLength(payload);
@@ -43,19 +61,20 @@ export class HttpTransport implements PeerTransport {
       const response = await request(`${peer.url}/v1/peer/${method}`, {
         method: 'POST',
         body: payload,
-        headers: { 'content-type': 'application/json' },
+        headers,
         dispatcher: this.agent,
         headersTimeout: options.timeoutMs,
         bodyTimeout: options.timeoutMs,
         signal: AbortSignal.timeout(options.timeoutMs),
       });
       statusCode = response.statusCode;
-      text = await response.body.text();
+      const raw = Buffer.from(await response.body.arrayBuffer());
+      counters.bytesReceived += raw.length;
+      text = (response.headers['content-encoding'] === 'gzip' ? await gunzipAsync(raw) : raw).toString('utf8');
     } catch (error) {
       const code = (error as { code?: string }).code;
       throw new PeerCallError(`${method} to ${peer.id} failed: ${(error as Error).message}`, 'transient', undefined, code);
     }
-    counters.bytesReceived += Buffer.byteLength(text);
     if (statusCode >= 300) {
       let code: string | undefined;
       try {

@@ -25,6 +25,8 @@ export interface PeerTransport {
   call(peer: PeerDescriptor, method: PeerMethod, body: unknown, options: CallOptions): Promise<unknown>;
   /** Releases sockets (HTTP) or registrations (simulated). */
   close?(): Promise<void>;
+  /** Calls and bytes exchanged with each peer so far, when the transport counts them. */
+  trafficByPeer?(): Record<string, { calls: number; bytesSent: number; bytesReceived: number }>;
 }
 
 /** The receiving side of the peer API: what the HTTP peer routes and the simulated network call. */

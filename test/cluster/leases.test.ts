@@ -161,6 +161,7 @@ describe('peers that restart or join', () => {
     await c.advance(100);
     const joiner = await c.restart('peer-d', {
       cluster: { name: 'sim' },
+      region: 'sim',
       peers: [{ id: 'peer-a', url: 'http://peer-a.sim:8761', region: 'sim', zone: 'z0' }],
     });
     expect(visibleIds(c, 'peer-d')).toEqual(['old']);

@@ -30,7 +30,8 @@ describe('one peer as a real process', () => {
       10_000,
       'the eviction',
     );
-    expect(peer.logs.some((line) => line.msg === 'instance evicted')).toBe(true);
+    // The log line travels through a pipe: it may arrive just after the answer.
+    await waitFor(() => peer.logs.some((line) => line.msg === 'instance evicted'), 5_000, 'the eviction log line');
     expect((await callJson('PUT', `${peer.url}/v1/services/orders/instances/127.0.0.1:9001/heartbeat`)).status).toBe(404);
 
     const bad = await callJson('POST', `${peer.url}/v1/instances`, { service: 'orders', host: 'x y', port: 1 });

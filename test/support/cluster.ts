@@ -24,6 +24,8 @@ export interface ClusterOptions {
   /** Settings of the `cluster` object (on top of the lan profile). */
   cluster?: Record<string, unknown>;
   latencyMs?: number;
+  /** Region of each peer (default `sim` for all). */
+  regions?: string[];
   logger?: Logger;
 }
 
@@ -63,9 +65,14 @@ export class TestCluster {
     this.ids = peerIds(options.size);
     this.file = {
       cluster: { name: 'sim', ...options.cluster },
-      peers: this.ids.map((id, i) => ({ id, url: `http://${id}.sim:${8761 + i}`, region: 'sim', zone: `z${i}` })),
+      peers: this.ids.map((id, i) => ({ id, url: `http://${id}.sim:${8761 + i}`, region: this.regionOf(i), zone: `z${i}` })),
     };
+    for (const [i, id] of this.ids.entries()) this.network.regions.set(id, this.regionOf(i));
     for (const id of this.ids) this.build(id);
+  }
+
+  regionOf(index: number): string {
+    return this.options.regions?.[index] ?? 'sim';
   }
 
   node(id: string): RegistryNode {

@@ -11,6 +11,8 @@ export interface RealClusterOptions {
   cluster?: Record<string, unknown>;
   /** Extra flags for every peer. */
   args?: string[];
+  /** Region of each peer (default `local` for all). */
+  regions?: string[];
 }
 
 /**
@@ -45,6 +47,10 @@ export class RealCluster {
   /** The client URL of a peer (no proxy in between). */
   url(id: string): string {
     return `http://127.0.0.1:${this.ports.get(id)}`;
+  }
+
+  regionOf(id: string): string {
+    return this.options.regions?.[this.ids.indexOf(id)] ?? 'local';
   }
 
   proxy(from: string, to: string): FaultProxy {
@@ -125,7 +131,7 @@ export class RealCluster {
         peers: this.ids.map((id, i) => ({
           id,
           url: id === self ? this.url(id) : this.proxy(self, id).url,
-          region: 'local',
+          region: this.regionOf(id),
           zone: `z${i}`,
         })),
       };

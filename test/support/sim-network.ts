@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import type { Clock } from '../../src/clock/clock.js';
 import type { Rng } from '../../src/clock/rng.js';
 import { RegistryError } from '../../src/errors.js';
@@ -30,6 +31,9 @@ export class SimNetwork {
   private readonly linkStats = new Map<string, LinkStats>();
   lossRatio = 0;
   jitterMs = 0;
+  /** Region of each peer: messages between regions are counted at their gzip size, as the HTTP transport sends them. */
+  readonly regions = new Map<string, string>();
+  compressMinBytes = 1_024;
 
   constructor(
     private readonly clock: Clock,
@@ -49,7 +53,18 @@ export class SimNetwork {
 
   /** The transport a peer uses to call the others. */
   transportFor(fromId: string): PeerTransport {
-    return { call: (peer, method, body, options) => this.call(fromId, peer, method, body, options) };
+    return {
+      call: (peer, method, body, options) => this.call(fromId, peer, method, body, options),
+      trafficByPeer: () => {
+        const out: Record<string, { calls: number; bytesSent: number; bytesReceived: number }> = {};
+        for (const to of this.apis.keys()) {
+          if (to === fromId) continue;
+          const sent = this.stats(fromId, to);
+          out[to] = { calls: sent.messages, bytesSent: sent.bytes, bytesReceived: this.stats(to, fromId).bytes };
+        }
+        return out;
+      },
+    };
   }
 
   /** Cuts every link between the groups (both ways); links inside a group stay. */
@@ -123,7 +138,8 @@ export class SimNetwork {
     const text = JSON.stringify(payload ?? null);
     const stats = this.linkStats.get(link(from, to)) ?? { messages: 0, bytes: 0 };
     stats.messages += 1;
-    stats.bytes += text.length;
+    const crossRegion = (this.regions.get(from) ?? '') !== (this.regions.get(to) ?? '');
+    stats.bytes += crossRegion && text.length >= this.compressMinBytes ? gzipSync(text).length : text.length;
     this.linkStats.set(link(from, to), stats);
     if (this.cuts.has(link(from, to))) return undefined;
     if (this.lossRatio > 0 && this.rng.next() < this.lossRatio) return undefined;

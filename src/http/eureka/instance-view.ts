@@ -11,6 +11,15 @@ import { DEFAULT_DATA_CENTER_CLASS } from './instance-input.js';
 
 export type ActionType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
+/**
+ * The instance's metadata as Eureka clients read it. Spring Cloud's zone preference reads the
+ * zone from `metadata.zone`, so an instance's zone goes there when its metadata has none.
+ */
+function eurekaMetadata(metadata: Record<string, string>, zone: string): Record<string, string> {
+  const withZone = zone !== '' && metadata.zone === undefined ? { ...metadata, zone } : metadata;
+  return Object.keys(withZone).length === 0 ? { '@class': EMPTY_MAP_CLASS } : withZone;
+}
+
 /** Java's type hint for an empty metadata map, which Eureka clients expect. */
 const EMPTY_MAP_CLASS = 'java.util.Collections$EmptyMap';
 const DEFAULT_SECURE_PORT = 443;
@@ -122,7 +131,7 @@ export function toEurekaInstance(entry: StoredInstance, defaults: ViewDefaults, 
       evictionTimestamp: 0,
       serviceUpTimestamp: record.registeredAtMs,
     },
-    metadata: Object.keys(data.metadata).length === 0 ? { '@class': EMPTY_MAP_CLASS } : data.metadata,
+    metadata: eurekaMetadata(data.metadata, data.zone),
     ...optionalFields({
       homePageUrl: eureka?.homePageUrl,
       statusPageUrl: eureka?.statusPageUrl,

@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { peerMethods } from '../../../src/transport/transport.js';
@@ -58,6 +59,53 @@ describe('POST /v1/peer/{method}', () => {
       { numRuns: 500 },
     );
     expect(server.node.store.revision).toBe(revision);
+  });
+});
+
+describe('gzip on the peer routes', () => {
+  it('inflates a gzip request body and deflates a large answer for a caller that accepts gzip', async () => {
+    server = await createTestServer();
+    const records = Array.from({ length: 30 }, (_, i) => ({
+      ...record({ wallMs: server.clock.nowMs(), peerId: 'peer-x', instanceId: `i-${i}` }),
+      leaseRemainingMs: 5_000,
+    }));
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/v1/peer/replicate',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: gzipSync(JSON.stringify({ from: 'peer-x', records })),
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ applied: 30, ignored: 0, invalid: 0 });
+    const snapshot = await server.app.inject({
+      method: 'POST',
+      url: '/v1/peer/snapshot',
+      headers: { 'accept-encoding': 'gzip' },
+      payload: { from: 'peer-x', fromBucket: 0, bucketSpan: 4096 },
+    });
+    expect(snapshot.headers['content-encoding']).toBe('gzip');
+    expect(JSON.parse(gunzipSync(snapshot.rawPayload).toString()).records).toHaveLength(30);
+    const small = await server.app.inject({ method: 'POST', url: '/v1/peer/ping', headers: { 'accept-encoding': 'gzip' }, payload: { from: peerA, membersHash: 'x' } });
+    expect(small.headers['content-encoding']).toBeUndefined();
+  });
+
+  it('refuses a gzip body that is not gzip with 400, and one that inflates past the limit with 413', async () => {
+    server = await createTestServer({ file: { limits: { peerBodyMaxBytes: 65_536 } } });
+    const garbage = await server.app.inject({
+      method: 'POST',
+      url: '/v1/peer/replicate',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: 'not gzip at all',
+    });
+    expect(garbage.statusCode).toBe(400);
+    expect(garbage.json()).toMatchObject({ code: 'REG_ERR_VALIDATION', message: expect.stringMatching(/^body: is not valid gzip/) });
+    const bomb = await server.app.inject({
+      method: 'POST',
+      url: '/v1/peer/replicate',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: gzipSync(JSON.stringify({ from: 'peer-x', records: [], pad: 'x'.repeat(1_000_000) })),
+    });
+    expect(bomb.statusCode).toBe(413);
   });
 });
 

@@ -38,9 +38,8 @@ export class BucketDigest {
     this.low = new Uint32Array(bucketCount);
   }
 
-  /** XORs an entry in or out (the same call does both). */
-  toggle(key: string, version: string, deleted: boolean): void {
-    const bucket = bucketOf(key, this.bucketCount);
+  /** XORs an entry in or out (the same call does both); `bucket` is `bucketOf(key)`. */
+  toggle(key: string, bucket: number, version: string, deleted: boolean): void {
     const [h1, h2] = hash64(`${key}\u0000${version}\u0000${deleted ? 1 : 0}`);
     this.high[bucket] = ((this.high[bucket] ?? 0) ^ h1) >>> 0;
     this.low[bucket] = ((this.low[bucket] ?? 0) ^ h2) >>> 0;

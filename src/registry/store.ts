@@ -1,4 +1,4 @@
-import { BucketDigest } from './digest.js';
+import { BucketDigest, bucketOf } from './digest.js';
 import {
   instanceKeyString,
   serviceKeyString,
@@ -82,13 +82,14 @@ export class InstanceStore {
     const service = this.serviceFor(record.namespace, record.service);
     const previous = service.instances.get(record.instanceId);
     const keyString = instanceKeyString(record);
+    const bucket = previous?.bucket ?? bucketOf(keyString, this.digest.bucketCount);
     if (previous) {
-      this.digest.toggle(keyString, previous.record.version, previous.record.deleted !== null);
+      this.digest.toggle(keyString, bucket, previous.record.version, previous.record.deleted !== null);
     } else {
       this.recordCount += 1;
     }
-    this.digest.toggle(keyString, record.version, record.deleted !== null);
-    const entry: StoredInstance = { record, ...lease, revision: this.bump(service) };
+    this.digest.toggle(keyString, bucket, record.version, record.deleted !== null);
+    const entry: StoredInstance = { record, ...lease, revision: this.bump(service), bucket };
     service.instances.set(record.instanceId, entry);
     this.emit({ kind: 'write', origin, before: previous?.record ?? null, entry });
     return entry;
@@ -112,7 +113,7 @@ export class InstanceStore {
     const service = this.services.get(serviceKey);
     const entry = service?.instances.get(key.instanceId);
     if (!service || !entry) return;
-    this.digest.toggle(instanceKeyString(key), entry.record.version, entry.record.deleted !== null);
+    this.digest.toggle(instanceKeyString(key), entry.bucket, entry.record.version, entry.record.deleted !== null);
     service.instances.delete(key.instanceId);
     this.recordCount -= 1;
     if (service.instances.size === 0) this.services.delete(serviceKey);

@@ -65,6 +65,8 @@ export interface StoredInstance {
   ownedSinceMs: number;
   /** Local revision of the last change to this instance. */
   revision: number;
+  /** The anti-entropy digest bucket of its key (computed once, when first stored). */
+  bucket: number;
 }
 
 /** The separator inside a key; namespace and service names never contain it. */

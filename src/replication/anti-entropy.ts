@@ -2,7 +2,6 @@ import type { Clock, TimerHandle } from '../clock/clock.js';
 import { randomInt, shuffled, withJitter, type Rng } from '../clock/rng.js';
 import { compareVersions } from '../clock/hlc.js';
 import type { Logger } from '../log/logger.js';
-import { bucketOf } from '../registry/digest.js';
 import type { Registry } from '../registry/registry.js';
 import { instanceKeyString, type StoredInstance } from '../registry/types.js';
 import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
@@ -241,11 +240,9 @@ export class AntiEntropy {
   }
 
   private entriesIn(buckets: Set<number>): StoredInstance[] {
-    const { store } = this.components.registry;
-    const bucketCount = store.digest.bucketCount;
     const out: StoredInstance[] = [];
-    for (const entry of store.entries()) {
-      if (buckets.has(bucketOf(instanceKeyString(entry.record), bucketCount))) out.push(entry);
+    for (const service of this.components.registry.store.allServices()) {
+      for (const entry of service.instances.values()) if (buckets.has(entry.bucket)) out.push(entry);
     }
     return out;
   }

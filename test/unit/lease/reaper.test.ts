@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { orphanSweeper, scanLeases, type MembershipView } from '../../../src/lease/reaper.js';
+import type { ServiceEntries } from '../../../src/registry/store.js';
+import type { StoredInstance } from '../../../src/registry/types.js';
 import type { RegistrationInput } from '../../../src/registry/validate.js';
 import { createTestNode } from '../../support/node.js';
 import { record, stored } from '../../support/records.js';
@@ -70,6 +72,18 @@ describe('Reaper on one peer', () => {
   });
 });
 
+/** Stored instances grouped as the store holds them. */
+function asServices(entries: StoredInstance[]): ServiceEntries[] {
+  const byService = new Map<string, ServiceEntries>();
+  for (const entry of entries) {
+    const key = `${entry.record.namespace}/${entry.record.service}`;
+    let service = byService.get(key);
+    if (!service) byService.set(key, (service = { namespace: entry.record.namespace, service: entry.record.service, revision: 0, instances: new Map() }));
+    service.instances.set(entry.record.instanceId, entry);
+  }
+  return [...byService.values()];
+}
+
 describe('scanLeases', () => {
   const nowMs = 100_000;
   const membership = (up: string[], downSince: Record<string, number> = {}): MembershipView => ({
@@ -99,15 +113,15 @@ describe('scanLeases', () => {
     ['tombstone within its TTL', stored(record({ peerId: 'a', wallMs: 50_000, deleted: 'cancel' })), ['a'], 'none'],
     ['tombstone past its TTL', stored(record({ peerId: 'a', wallMs: 40_000, deleted: 'cancel' })), ['a'], 'expiredTombstones'],
   ] as const)('%s', (_name, entry, up, bucket) => {
-    const scan = scanLeases([entry], context(membership([...up])));
+    const scan = scanLeases(asServices([entry]), context(membership([...up])));
     const found = lists.filter((name) => scan[name].length > 0);
     expect(found).toEqual(bucket === 'none' ? [] : [bucket]);
   });
 
   it('waits for the orphan timeout', () => {
     const entry = stored(record({ peerId: 'b' }), { hidden: true });
-    expect(scanLeases([entry], context(membership(['a'], { b: 60_000 }))).orphans).toEqual([]);
-    expect(scanLeases([entry], context(membership(['a'], { b: 50_000 }))).orphans).toEqual([entry]);
+    expect(scanLeases(asServices([entry]), context(membership(['a'], { b: 60_000 }))).orphans).toEqual([]);
+    expect(scanLeases(asServices([entry]), context(membership(['a'], { b: 50_000 }))).orphans).toEqual([entry]);
   });
 
   it('chooses the lowest live id as the orphan sweeper', () => {

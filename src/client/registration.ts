@@ -122,16 +122,19 @@ export class RegistrationLoop implements Registration {
     this.timer?.cancel();
     this.stop.abort(closedError('this registration'));
     this.onClosed(this);
-    if (!this.current) return;
+    // Closed while the first register was in flight: it may have landed all the same, so
+    // cancel the id it asked for (the peer's default is host:port); a 404 is fine.
+    const { registration } = this.init;
+    const instanceId = this.current?.instanceId ?? registration.instanceId ?? `${registration.host}:${registration.port}`;
     try {
       const answer = await this.components.caller.call(
-        { method: 'DELETE', path: `${this.instancePath()}?namespace=${encode(this.init.namespace)}` },
+        { method: 'DELETE', path: `${this.instancePathOf(instanceId)}?namespace=${encode(this.init.namespace)}` },
         { budgetMs: this.init.closeTimeoutMs },
       );
-      if (answer.status === 200 || answer.status === 404) this.log.info({ instanceId: this.instanceId, peer: answer.peer }, 'cancelled');
-      else this.log.warn({ instanceId: this.instanceId, status: answer.status }, 'cancel refused; the lease will run out');
+      if (answer.status === 200 || answer.status === 404) this.log.info({ instanceId, peer: answer.peer }, 'cancelled');
+      else this.log.warn({ instanceId, status: answer.status }, 'cancel refused; the lease will run out');
     } catch (error) {
-      this.log.warn({ instanceId: this.instanceId, err: error }, 'cancel failed; the lease will run out');
+      this.log.warn({ instanceId, err: error }, 'cancel failed; the lease will run out');
     }
   }
 
@@ -182,7 +185,11 @@ export class RegistrationLoop implements Registration {
   }
 
   private instancePath(): string {
-    return `/v1/services/${encode(this.service)}/instances/${encode(this.instanceId)}`;
+    return this.instancePathOf(this.instanceId);
+  }
+
+  private instancePathOf(instanceId: string): string {
+    return `/v1/services/${encode(this.service)}/instances/${encode(instanceId)}`;
   }
 
   /** Takes a peer's answer: the instance, and the interval to heartbeat at (if it says one). */

@@ -133,6 +133,21 @@ describe('registration loop', () => {
     expect(other.clock.pendingTimers).toBe(0);
   });
 
+  it('closed while its first register is in flight, still cancels the id it asked for', async () => {
+    const { clock, http, client, states } = build(1_000);
+    // The register lands on the peer, but its answer never comes back.
+    const handler = fakeRegistryPeer('http://a', states.get('http://a')!);
+    http.peer('http://a', (request) => (request.method === 'POST' ? (handler(request), 'hang') : handler(request)));
+    const registering = client.register({ ...orders, instanceId: undefined }).catch((e: unknown) => e);
+    await clock.advance(100);
+    expect(states.get('http://a')!.instances.has('10.0.0.5:8080')).toBe(true);
+    await settled(clock, client.close());
+    expect(await registering).toMatchObject({ code: 'REG_CLIENT_ERR_CLOSED' });
+    expect(http.seen('http://a', 'DELETE', '/v1/services/orders/instances/10.0.0.5%3A8080')).toHaveLength(1);
+    expect(states.get('http://a')!.instances.size).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
   it('passes a peer refusal of the instance through, and leaves no timer behind', async () => {
     const { clock, http, client } = build();
     http.peer('http://a', () => ({ status: 400, body: { code: 'REG_ERR_VALIDATION', message: 'port: must be between 1 and 65535' } }));

@@ -4,6 +4,7 @@ import { adminRoutes } from './admin-routes.js';
 import { clientRoutes } from './client-routes.js';
 import { EUREKA_PREFIXES, eurekaApi } from './eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
+import { installReadinessGate } from './readiness-gate.js';
 import { opsRoutes } from './ops-routes.js';
 import { peerRoutes } from './peer-routes.js';
 import { watchRoutes } from './watch-routes.js';
@@ -41,6 +42,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     });
   }
   installErrorHandlers(app);
+  installReadinessGate(app, node);
   // JSON only: a text body would otherwise reach the routes as a string.
   app.removeContentTypeParser('text/plain');
   app.addHook('onResponse', async (request, reply) => {

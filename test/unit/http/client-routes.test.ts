@@ -260,3 +260,23 @@ describe('ops routes', () => {
     expect(response.json()).toEqual({ code: 'REG_ERR_ROUTE_NOT_FOUND', message: 'no route GET /v2/nothing' });
   });
 });
+
+describe('before the start-up sync is done', () => {
+  it('answers client routes with 503 and Retry-After, but keeps probes, the peer API and /v1/cluster open', async () => {
+    server = await createTestServer({ start: false });
+    const { app } = server;
+    for (const url of ['/v1/services/orders', '/v1/services', '/v1/watch', '/eureka/apps', '/eureka/v2/apps/ORDERS']) {
+      const response = await app.inject({ url });
+      expect(response.statusCode, url).toBe(503);
+      expect(response.headers['retry-after']).toBe('1');
+    }
+    const register = await app.inject({ method: 'POST', url: '/v1/instances', payload: body });
+    expect(register.statusCode).toBe(503);
+    expect(register.json().code).toBe('REG_ERR_NOT_READY');
+    expect(server.node.store.size).toBe(0);
+    expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/v1/cluster' })).statusCode).toBe(200);
+    const ping = await app.inject({ method: 'POST', url: '/v1/peer/ping', payload: { from: { id: 'p', url: 'http://127.0.0.1:1', region: 'r', zone: 'z' }, membersHash: '' } });
+    expect(ping.statusCode).toBe(200);
+  });
+});

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import { RegistryError } from '../errors.js';
+import type { RegistryNode } from '../node.js';
+
+/**
+ * Until its start-up sync is done, a peer's registry is incomplete: a list would miss
+ * instances (a watcher would see false removals) and a heartbeat would get a 404 for an
+ * instance registered elsewhere. So the client-facing routes (the native `/v1` API and the
+ * Eureka API) answer 503 `REG_ERR_NOT_READY` with `Retry-After` until then, and clients move
+ * to another peer. Probes, the peer API (others must reach us while we sync), `/v1/cluster`
+ * and the operator routes stay open.
+ */
+export function isGatedUntilReady(routeUrl: string): boolean {
+  if (routeUrl.startsWith('/eureka')) return true;
+  if (!routeUrl.startsWith('/v1/')) return false;
+  return !routeUrl.startsWith('/v1/peer/') && routeUrl !== '/v1/cluster' && !routeUrl.startsWith('/v1/admin/');
+}
+
+export function installReadinessGate(app: FastifyInstance, node: RegistryNode): void {
+  app.addHook('onRequest', async (request) => {
+    if (node.ready) return;
+    const url = request.routeOptions.url;
+    if (url !== undefined && isGatedUntilReady(url)) {
+      throw new RegistryError('REG_ERR_NOT_READY', 'this peer is still syncing with the cluster; try another peer', 1);
+    }
+  });
+}

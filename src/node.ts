@@ -4,6 +4,10 @@ import type { Rng } from './clock/rng.js';
 import type { RegistryConfig } from './config/load.js';
 import { Reaper, type MembershipView } from './lease/reaper.js';
 import type { Logger } from './log/logger.js';
+import { nodeDisk, type Disk } from './persistence/disk.js';
+import { inMemoryDurability, type Durability } from './persistence/durability.js';
+import type { LockIdentity } from './persistence/lock.js';
+import { Persistence } from './persistence/persistence.js';
 import { Registry } from './registry/registry.js';
 import { InstanceStore } from './registry/store.js';
 
@@ -12,6 +16,10 @@ export interface NodeComponents {
   clock: Clock;
   rng: Rng;
   logger: Logger;
+  /** The file system under the data dir; tests pass a simulated one. */
+  disk?: Disk;
+  /** Who holds the data dir lock; defaults to this process (tests play several processes in one). */
+  processIdentity?: LockIdentity;
 }
 
 /** Number of anti-entropy digest buckets (see DESIGN.md, Replication). */
@@ -37,6 +45,10 @@ export class RegistryNode {
   readonly registry: Registry;
   readonly reaper: Reaper;
   readonly membership: MembershipView;
+  /** The data dir (null without one: purely in memory). */
+  readonly persistence: Persistence | null;
+  /** What the write routes wait on before answering. */
+  readonly durability: Durability;
   private readyFlag = false;
 
   constructor(
@@ -60,6 +72,21 @@ export class RegistryNode {
         orphanTimeoutMs: config.cluster.orphanTimeoutMs,
       },
     );
+    this.persistence =
+      config.dataDir === null
+        ? null
+        : new Persistence(
+            {
+              clock,
+              logger: log,
+              store: this.store,
+              hlc: this.hlc,
+              disk: components.disk ?? nodeDisk,
+              ...(components.processIdentity ? { identity: components.processIdentity } : {}),
+            },
+            { ...config.storage, dataDir: config.dataDir, peerId: config.self.id, tombstoneTtlMs: config.cluster.tombstoneTtlMs },
+          );
+    this.durability = this.persistence ?? inMemoryDurability;
   }
 
   /** True once the start-up sync is done and the peer may serve (see `/readyz`). */
@@ -68,6 +95,8 @@ export class RegistryNode {
   }
 
   async start(): Promise<void> {
+    // The data dir is loaded (restored instances get a grace lease) before the reaper looks at anything.
+    await this.persistence?.open();
     this.reaper.start();
     this.readyFlag = true;
   }
@@ -75,5 +104,6 @@ export class RegistryNode {
   async stop(): Promise<void> {
     this.readyFlag = false;
     this.reaper.stop();
+    await this.persistence?.close();
   }
 }

@@ -29,6 +29,27 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
   const { limits, cluster } = node.config;
   const heartbeatIntervalMs = cluster.heartbeatIntervalMs;
   const view = () => registry.leaseView();
+  const { durability } = node;
+
+  /**
+   * Runs a registry write and returns once it is durable under the sync policy, so the answer
+   * never acknowledges a write the data dir does not hold. `refuseWhenFailed` answers
+   * REG_ERR_STORAGE before touching the store while the data dir refuses writes (heartbeats
+   * skip it: they only renew a lease, unless they take an instance over).
+   */
+  async function durably<T>(write: () => T, refuseWhenFailed = true): Promise<T> {
+    if (refuseWhenFailed) durability.assertWritable();
+    const mark = durability.mark();
+    const result = write();
+    await durability.barrier(mark);
+    return result;
+  }
+
+  // Until the data dir is loaded the store is incomplete: a heartbeat would get a false 404.
+  app.addHook('onRequest', (_request, _reply, done) => {
+    if (durability.restored) done();
+    else done(new RegistryError('REG_ERR_NOT_READY', 'the peer is still loading its data dir'));
+  });
 
   app.post('/v1/instances', async (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
@@ -42,12 +63,13 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     }
     const namespace = parseNamespace(queryNamespace ?? bodyNamespace);
     const input = parseRegistration(body, namespace, limits, cluster);
-    const { entry, created } = registry.register(input);
+    const { entry, created } = await durably(() => registry.register(input));
     return reply.code(created ? 201 : 200).send({ ...toInstanceView(entry, view()), heartbeatIntervalMs });
   });
 
   app.put('/v1/services/:service/instances/:id/heartbeat', async (request) => {
-    const entry = registry.heartbeat(instanceKey(request));
+    const key = instanceKey(request);
+    const entry = await durably(() => registry.heartbeat(key), false);
     return { ...toInstanceView(entry, view()), heartbeatIntervalMs };
   });
 
@@ -58,11 +80,12 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
       throw new RegistryError('REG_ERR_VALIDATION', 'body: must be a JSON object {"status": ...}');
     }
     const status = parseStatus('status', body.status);
-    return toInstanceView(registry.update(key, { status }), view());
+    return toInstanceView(await durably(() => registry.update(key, { status })), view());
   });
 
   app.delete('/v1/services/:service/instances/:id', async (request) => {
-    const entry = registry.cancel(instanceKey(request));
+    const key = instanceKey(request);
+    const entry = await durably(() => registry.cancel(key));
     const { namespace, service, instanceId, version } = entry.record;
     return { namespace, service, instanceId, version, cancelled: true };
   });

@@ -69,17 +69,27 @@ function damageFile(path: string, damage: { truncate: boolean; at: number; xor: 
   return offset;
 }
 
-async function restart(dir: string, clock: FakeClock): Promise<DurablePeer> {
-  return startDurablePeer(nodeDisk, new FakeClock(clock.nowMs() + 1_000), { dataDir: dir });
+/** A peer on a new data dir under the temp dir. */
+async function freshPeer(prefix: string): Promise<{ dir: string; clock: FakeClock; peer: DurablePeer }> {
+  const dir = join(base, `${prefix}-${runs++}`);
+  const clock = new FakeClock();
+  return { dir, clock, peer: await startDurablePeer(nodeDisk, clock, { dataDir: dir }) };
+}
+
+/** Starts the next process on the damaged dir, checks it is ready, runs `check`, stops it and removes the dir. */
+async function restartAndCheck(dir: string, clock: FakeClock, check: (after: DurablePeer) => void): Promise<void> {
+  const after = await startDurablePeer(nodeDisk, new FakeClock(clock.nowMs() + 1_000), { dataDir: dir });
+  expect(after.node.ready).toBe(true);
+  check(after);
+  await after.node.stop();
+  rmSync(dir, { recursive: true, force: true });
 }
 
 describe('damage at random offsets', () => {
   it('in the log: the peer starts, keeps every write before the damage and reports the cut', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 25 }), damageArb, async (ops, damage) => {
-        const dir = join(base, `log-${runs++}`);
-        const clock = new FakeClock();
-        const peer = await startDurablePeer(nodeDisk, clock, { dataDir: dir });
+        const { dir, clock, peer } = await freshPeer('log');
         const segment = join(dir, segmentFileName(1));
         const headerEnd = statSync(segment).size;
         const history: { endOffset: number; state: Map<string, string> }[] = [{ endOffset: headerEnd, state: new Map() }];
@@ -91,21 +101,18 @@ describe('damage at random offsets', () => {
         await peer.node.stop();
 
         const offset = damageFile(segment, damage);
-        const after = await restart(dir, clock);
-        expect(after.node.ready).toBe(true);
-        const kept = history.filter((step) => step.endOffset <= offset).at(-1);
-        expect(stateOf(after)).toEqual(kept?.state ?? new Map());
-        const cut = after.logs.find((line) => line.msg === 'log segment damaged: cut at offset');
-        const onBoundary = damage.truncate && history.some((step) => step.endOffset === offset);
-        if (onBoundary) {
-          expect(cut).toBeUndefined(); // a log cut between two frames is just a shorter log
-        } else {
+        await restartAndCheck(dir, clock, (after) => {
+          const kept = history.filter((step) => step.endOffset <= offset).at(-1);
+          expect(stateOf(after)).toEqual(kept?.state ?? new Map());
+          const cut = after.logs.find((line) => line.msg === 'log segment damaged: cut at offset');
+          if (damage.truncate && history.some((step) => step.endOffset === offset)) {
+            expect(cut).toBeUndefined(); // a log cut between two frames is just a shorter log
+            return;
+          }
           const expectedOffset = offset < headerEnd ? 0 : kept!.endOffset;
           expect(cut?.fields).toMatchObject({ file: segmentFileName(1), offset: expectedOffset });
           expect(cut?.fields.droppedBytes).toBe((damage.truncate ? offset : history.at(-1)!.endOffset) - expectedOffset);
-        }
-        await after.node.stop();
-        rmSync(dir, { recursive: true, force: true });
+        });
       }),
       { numRuns: 60, seed },
     );
@@ -117,9 +124,7 @@ describe('damage at random offsets', () => {
         fc.array(fc.array(opArb, { minLength: 1, maxLength: 8 }), { minLength: 2, maxLength: 3 }),
         damageArb,
         async (phases, damage) => {
-          const dir = join(base, `snap-${runs++}`);
-          const clock = new FakeClock();
-          const peer = await startDurablePeer(nodeDisk, clock, { dataDir: dir });
+          const { dir, clock, peer } = await freshPeer('snap');
           const snapshots: number[] = [];
           for (const [index, phase] of phases.entries()) {
             for (const op of phase) {
@@ -136,15 +141,13 @@ describe('damage at random offsets', () => {
 
           const newest = snapshotFileName(snapshots.at(-1)!);
           const offset = damageFile(join(dir, newest), damage);
-          const after = await restart(dir, clock);
-          expect(after.node.ready).toBe(true);
-          expect(stateOf(after)).toEqual(final);
-          const report = after.logs.find((line) => line.msg === 'snapshot damaged: falling back to the previous one');
-          expect(report?.fields.file).toBe(newest);
-          expect(report?.fields.offset as number).toBeLessThanOrEqual(Math.max(offset, MAGIC_BYTES));
-          expect(report?.fields.fallback).toBe(snapshots.length > 1 ? snapshotFileName(snapshots.at(-2)!) : 'the log alone');
-          await after.node.stop();
-          rmSync(dir, { recursive: true, force: true });
+          await restartAndCheck(dir, clock, (after) => {
+            expect(stateOf(after)).toEqual(final);
+            const report = after.logs.find((line) => line.msg === 'snapshot damaged: falling back to the previous one');
+            expect(report?.fields.file).toBe(newest);
+            expect(report?.fields.offset as number).toBeLessThanOrEqual(Math.max(offset, MAGIC_BYTES));
+            expect(report?.fields.fallback).toBe(snapshots.length > 1 ? snapshotFileName(snapshots.at(-2)!) : 'the log alone');
+          });
         },
       ),
       { numRuns: 40, seed },
@@ -157,9 +160,7 @@ describe('damage at random offsets', () => {
         fc.array(opArb, { minLength: 1, maxLength: 20 }),
         fc.array(fc.record({ file: fc.nat(), damage: damageArb }), { minLength: 1, maxLength: 3 }),
         async (ops, damages) => {
-          const dir = join(base, `any-${runs++}`);
-          const clock = new FakeClock();
-          const peer = await startDurablePeer(nodeDisk, clock, { dataDir: dir });
+          const { dir, clock, peer } = await freshPeer('any');
           const written = new Set<string>();
           peer.node.store.onChange((change) => written.add(JSON.stringify(change.entry.record)));
           for (const [index, op] of ops.entries()) {
@@ -173,11 +174,9 @@ describe('damage at random offsets', () => {
             const files = nodeDisk.list(dir).filter((name) => name.endsWith('.seg') || name.endsWith('.snap')).sort();
             damageFile(join(dir, files[file % files.length]!), damage);
           }
-          const after = await restart(dir, clock);
-          expect(after.node.ready).toBe(true);
-          for (const entry of after.node.store.entries()) expect(written.has(JSON.stringify(entry.record))).toBe(true);
-          await after.node.stop();
-          rmSync(dir, { recursive: true, force: true });
+          await restartAndCheck(dir, clock, (after) => {
+            for (const entry of after.node.store.entries()) expect(written.has(JSON.stringify(entry.record))).toBe(true);
+          });
         },
       ),
       { numRuns: 40, seed },

@@ -1,20 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { request } from 'undici';
+import { requestJson as json } from '../support/http.js';
 import { runPeerToExit, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 
 const started: PeerProcess[] = [];
 afterEach(() => {
   for (const peer of started.splice(0)) peer.kill('SIGKILL');
 });
-
-async function json(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown) {
-  const response = await request(url, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.statusCode, body: (await response.body.json()) as Record<string, any> };
-}
 
 describe('one peer as a real process', () => {
   it('serves the client API over HTTP and stops cleanly on SIGTERM', async () => {

@@ -1,5 +1,5 @@
 import type { InstanceRecord } from '../registry/types.js';
-import { encodeFrame, scanFrames, type DecodedFrame } from './frame.js';
+import { encodeFrame, encodeTextFrame, scanFrames, type DecodedFrame } from './frame.js';
 import { checkRecord } from './record-codec.js';
 
 /**
@@ -59,7 +59,7 @@ export function encodeFileStart(header: FileHeader): Buffer {
 
 /** One record frame; the string is built by hand to spare a wrapper object on the hot path. */
 export function encodeRecordFrame(record: InstanceRecord): Buffer {
-  return encodeFrame(Buffer.from(`{"type":"put","record":${JSON.stringify(record)}}`));
+  return encodeTextFrame(`{"type":"put","record":${JSON.stringify(record)}}`);
 }
 
 /** The trailer that closes a snapshot: a snapshot without it was not written to the end. */

@@ -11,7 +11,7 @@ import { FORMAT_VERSION } from './format.js';
 import { DataDirLock, isPidAlive, LOCK_REFRESH_MS, processIdentity, type LockIdentity } from './lock.js';
 import { recoverDataDir, type FileReport } from './recovery.js';
 import { restoreRecords } from './restore.js';
-import { SegmentLog } from './segment-log.js';
+import { RESOLVED as RESOLVED_BY_LOG, SegmentLog } from './segment-log.js';
 import { writeSnapshot } from './snapshot.js';
 import { periodicSyncMs, snapshotDue } from './sync-policy.js';
 
@@ -107,7 +107,9 @@ export class Persistence implements Durability {
 
   barrier(mark: number): Promise<void> {
     if (this.log.mark() === mark) return RESOLVED;
-    return this.log.barrier(mark).catch((error: unknown) => {
+    const pending = this.log.barrier(mark);
+    if (pending === RESOLVED_BY_LOG) return RESOLVED;
+    return pending.catch((error: unknown) => {
       throw storageError(error);
     });
   }

@@ -20,7 +20,8 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
-const RESOLVED = Promise.resolve();
+/** What `barrier` answers when there is nothing to wait for (callers may compare against it). */
+export const RESOLVED = Promise.resolve();
 
 /**
  * The write-ahead log: one segment file open for appending. Records are encoded at once and

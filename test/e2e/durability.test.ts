@@ -1,12 +1,12 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { compareVersions } from '../../src/clock/hlc.js';
 import { requestJson as call } from '../support/http.js';
-import { projectRoot, runPeerToExit, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
+import { mainScript, projectRoot, runPeerToExit, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 
 const inspectScript = fileURLToPath(new URL('../../dist/cli/inspect-data.js', import.meta.url));
 const base = mkdtempSync(join(tmpdir(), 'registry-e2e-durable-'));
@@ -188,6 +188,40 @@ describe('a durable peer as a real process', () => {
     const notDir = await runPeerToExit(['--port', '0', '--data-dir', join(file, 'data')]);
     expect(notDir.code).toBe(2);
     expect(notDir.stderr).toContain(`cannot create the data dir: a path component is not a directory (ENOTDIR)`);
+  });
+});
+
+/**
+ * Permissions only bind a process that is not root: as root, the peer is started as `nobody`
+ * through runuser (when it is there and can read the build); otherwise as ourselves.
+ */
+function unprivilegedPeer(): ((args: string[]) => { code: number | null; stderr: string }) | null {
+  const run = (command: string, args: string[]) => {
+    const result = spawnSync(command, args, { cwd: projectRoot, encoding: 'utf8', timeout: 20_000 });
+    return { code: result.status, stderr: result.stderr };
+  };
+  if (process.getuid?.() !== 0) return (args) => run(process.execPath, [mainScript, ...args]);
+  if (!existsSync('/usr/sbin/runuser') && !existsSync('/sbin/runuser')) return null;
+  if (run('runuser', ['-u', 'nobody', '--', process.execPath, '-e', `require('fs').accessSync(${JSON.stringify(mainScript)})`]).code !== 0) {
+    return null;
+  }
+  return (args) => run('runuser', ['-u', 'nobody', '--', process.execPath, mainScript, ...args]);
+}
+
+describe('a data dir without write permission', () => {
+  const runPeer = unprivilegedPeer();
+  it.skipIf(runPeer === null)('exits with code 2 naming the problem, whether the dir exists or must be created', () => {
+    chmodSync(base, 0o755);
+    const readOnly = join(base, 'read-only');
+    mkdirSync(readOnly);
+    chmodSync(readOnly, 0o555);
+    const existing = runPeer!(['--port', '0', '--data-dir', readOnly]);
+    expect(existing.code).toBe(2);
+    expect(existing.stderr).toContain(`registry: cannot use the data dir ${readOnly}: cannot write the lock file: permission denied (EACCES)`);
+    const toCreate = runPeer!(['--port', '0', '--data-dir', join(readOnly, 'sub')]);
+    expect(toCreate.code).toBe(2);
+    expect(toCreate.stderr).toContain('cannot create the data dir: permission denied (EACCES)');
+    chmodSync(readOnly, 0o755);
   });
 });
 

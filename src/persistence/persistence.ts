@@ -92,11 +92,6 @@ export class Persistence implements Durability {
     return this.state === 'open';
   }
 
-  /** Why writes are refused, or null while they are accepted. */
-  get failed(): string | null {
-    return this.failure ? describeDiskError(this.failure.error) : null;
-  }
-
   assertWritable(): void {
     if (this.failure) throw storageError(this.failure.error);
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compareVersions } from '../../../src/clock/hlc.js';
-import { parseFileName, segmentFileName } from '../../../src/persistence/files.js';
+import { parseFileName, segmentFileName, snapshotFileName } from '../../../src/persistence/files.js';
 import { decodeSegment } from '../../../src/persistence/format.js';
 import type { StoreChange } from '../../../src/registry/store.js';
 import { DATA_DIR, simulatedDisk, startDurablePeer, type DurablePeer } from '../../support/durable-node.js';
@@ -144,6 +144,24 @@ describe('snapshots', () => {
     expect(again.node.store.size).toBe(801);
     expect(again.logs.find((line) => line.msg === 'data dir loaded')?.fields).toMatchObject({ instances: 801, damagedFiles: 0 });
     await again.node.stop();
+  });
+
+  it('survive a power loss in the middle of one: the next start removes the leftover and loses nothing', async () => {
+    const { clock, disk } = simulatedDisk();
+    const peer = await startDurablePeer(disk, clock, { storage: { syncPolicy: 'always' } });
+    for (let i = 0; i < 5; i++) expect((await peer.register(`i-${i}`)).status).toBe(201);
+    disk.holdSyncs = true; // the snapshot's fsync never completes
+    void peer.node.persistence!.snapshotNow('test');
+    await clock.advance(10);
+    expect(disk.list(DATA_DIR)).toContain(`${snapshotFileName(2)}.tmp`);
+    disk.syncDir(DATA_DIR); // its directory entry made it to disk, its content did not
+    disk.powerLoss();
+
+    const after = await startDurablePeer(disk, new FakeClock(clock.nowMs() + 1_000));
+    expect(after.node.store.size).toBe(5);
+    expect(disk.list(DATA_DIR).some((name) => name.endsWith('.tmp'))).toBe(false);
+    expect(after.logs.filter((line) => line.level === 'warn' && line.msg !== 'data dir lock taken over')).toEqual([]);
+    await after.node.stop();
   });
 
   it('are written every snapshotIntervalMs while there are writes, not when idle', async () => {

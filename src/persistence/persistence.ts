@@ -140,6 +140,7 @@ export class Persistence implements Durability {
       this.state = 'closed';
       throw error;
     }
+    if (this.state !== 'opening') return; // closed while the recovery snapshot was written
     this.startTimers();
     this.state = 'open';
   }
@@ -168,6 +169,7 @@ export class Persistence implements Durability {
   /** Writes a snapshot now (also used by tests and the benchmark); shares one already under way. */
   snapshotNow(reason: string): Promise<void> {
     if (this.snapshotting) return this.snapshotting;
+    if (this.state !== 'open' && this.state !== 'opening') return Promise.reject(new Error('the data dir is not open'));
     this.snapshotting = this.writeSnapshot(reason).finally(() => {
       this.snapshotting = null;
     });

@@ -164,6 +164,33 @@ describe('snapshots', () => {
     await after.node.stop();
   });
 
+  it('are refused once the data dir is closed, and a close during the start-up snapshot leaves nothing running', async () => {
+    const { clock, disk } = simulatedDisk();
+    const first = await startDurablePeer(disk, clock);
+    await first.register('a');
+    await first.node.stop();
+    await expect(first.node.persistence!.snapshotNow('late')).rejects.toThrow('the data dir is not open');
+    const segment = `${DATA_DIR}/${segmentFileName(1)}`;
+    disk.setBytes(segment, disk.readFile(segment).subarray(0, -3)); // damage: the start writes a snapshot
+
+    const clock2 = new FakeClock(clock.nowMs() + 1_000);
+    const second = await startDurablePeer(disk, clock2, { start: false });
+    disk.holdSyncs = true;
+    const starting = second.node.start();
+    await clock2.advance(10);
+    const stopping = second.node.stop();
+    disk.releaseSyncs();
+    disk.holdSyncs = false;
+    await Promise.all([starting, stopping]);
+    expect(second.node.durability.restored).toBe(false);
+    const files = disk.list(DATA_DIR).sort();
+    expect(files).not.toContain('LOCK');
+    const linesAtClose = second.logs.length;
+    await clock2.advance(700_000); // past every persistence timer: none may run
+    expect(disk.list(DATA_DIR).sort()).toEqual(files);
+    expect(second.logs.slice(linesAtClose).filter((line) => line.fields.component === 'persistence')).toEqual([]);
+  });
+
   it('are written every snapshotIntervalMs while there are writes, not when idle', async () => {
     const { clock, disk } = simulatedDisk();
     const peer = await startDurablePeer(disk, clock, { storage: { snapshotIntervalMs: 60_000 } });

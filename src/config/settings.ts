@@ -152,9 +152,9 @@ export const storageSettings = {
   ),
   snapshotLogBytes: bytes(
     64 * 1024,
-    16 * 1024 * MIB,
+    1024 * MIB,
     64 * MIB,
-    'A snapshot is also written as soon as this many bytes of log have been written since the last one. Bounds the disk the log takes and the replay time at start (about 1 s per 100 MiB).',
+    'A snapshot is also written as soon as this many bytes of log have been written since the last one. Bounds the disk the log takes and the replay time at start (about 1 s per 40 MiB, i.e. 100,000 records). At most 1 GiB, so that a segment always stays readable in one piece (files are read whole, up to 2 GiB).',
   ),
   retryIntervalMs: ms(
     100,

@@ -44,8 +44,9 @@ export interface RecoveryOptions {
 /**
  * Reads a data dir: the newest snapshot that is whole, then every log segment from it on.
  * A damaged file is used up to its damage and reported; a damaged snapshot makes recovery
- * fall back to the one before it (whose segments are kept for this). Reads only; throws only
- * when the directory itself cannot be listed.
+ * fall back to the one before it (whose segments are kept for this). Reads only. Throws when
+ * the directory cannot be listed or a file it needs cannot be read at all (an I/O error, no
+ * permission, too large): that is not damage to cut, and guessing past it could lose data.
  */
 export function recoverDataDir(disk: Disk, dir: string, options: RecoveryOptions = {}): Recovery {
   const recovery: Recovery = {
@@ -71,7 +72,7 @@ export function recoverDataDir(disk: Disk, dir: string, options: RecoveryOptions
   }
 
   const read = (kind: DataFileKind, seq: number, name: string, use: boolean): void => {
-    const decoded = readDecoded(disk, pathIn(dir, name), kind);
+    const decoded = readDecoded(disk, dir, name, kind);
     if (decoded.unsupportedFormat !== null && recovery.unsupported === null) {
       recovery.unsupported = { name, format: decoded.unsupportedFormat };
     }
@@ -113,18 +114,20 @@ export function mergeRecords(into: Map<string, InstanceRecord>, records: readonl
   }
 }
 
-function readDecoded(disk: Disk, path: string, kind: DataFileKind): DecodedFile {
+/** A file of the data dir that cannot be read at all. */
+export class UnreadableFileError extends Error {
+  constructor(name: string, cause: unknown) {
+    super(`cannot read ${name}: ${describeDiskError(cause)}`);
+    this.name = 'UnreadableFileError';
+  }
+}
+
+function readDecoded(disk: Disk, dir: string, name: string, kind: DataFileKind): DecodedFile {
   let buffer: Buffer;
   try {
-    buffer = disk.readFile(path);
+    buffer = disk.readFile(pathIn(dir, name));
   } catch (error) {
-    return {
-      header: null,
-      records: [],
-      sizeBytes: 0,
-      damage: { offset: 0, reason: `cannot read the file: ${describeDiskError(error)}`, droppedBytes: 0 },
-      unsupportedFormat: null,
-    };
+    throw new UnreadableFileError(name, error);
   }
   return kind === 'snapshot' ? decodeSnapshot(buffer) : decodeSegment(buffer);
 }

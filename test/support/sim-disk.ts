@@ -37,6 +37,8 @@ export class SimDisk implements Disk {
   readOnly = false;
   syncFault: Fault | null = null;
   holdSyncs = false;
+  /** Paths whose reads fail with EIO (a bad sector). */
+  readonly unreadable = new Set<string>();
   /** Fsyncs of files (async and blocking) so far. */
   syncCount = 0;
 
@@ -104,6 +106,7 @@ export class SimDisk implements Disk {
   readFile(path: string): Buffer {
     const inode = this.entries.get(path);
     if (!inode) throw systemError('ENOENT', 'open', path);
+    if (this.unreadable.has(path)) throw systemError('EIO', 'read', path);
     return Buffer.from(inode.data);
   }
 

@@ -112,6 +112,21 @@ describe('a data dir the peer cannot start with', () => {
     expect((error as Error).message).toBe(`${DATA_DIR}: ${message}`);
   });
 
+  it('a file that cannot be read at all: start fails naming it, rather than taking it for damage', async () => {
+    const { clock, disk } = simulatedDisk();
+    const first = await startDurablePeer(disk, clock);
+    await first.register('a');
+    await first.node.persistence!.snapshotNow('test');
+    await first.node.stop();
+    disk.unreadable.add(`${DATA_DIR}/${snapshotFileName(2)}`);
+    const second = await startDurablePeer(disk, new FakeClock(clock.nowMs() + 1_000), { start: false });
+    await expect(second.node.start()).rejects.toThrow(
+      `${DATA_DIR}: cannot read the data dir: cannot read ${snapshotFileName(2)}: an I/O error (the disk may be failing) (EIO)`,
+    );
+    expect(disk.list(DATA_DIR)).toContain(snapshotFileName(2));
+    expect(disk.list(DATA_DIR)).toContain(segmentFileName(1));
+  });
+
   it('a dir locked by another running peer: start fails and the lock stays theirs', async () => {
     const { clock, disk } = simulatedDisk();
     disk.makeDir(DATA_DIR);

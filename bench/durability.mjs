@@ -111,7 +111,7 @@ async function startPeer(args) {
 
 /** Fills a data dir through the real write path (registry -> log), optionally with a snapshot. */
 async function fillDataDir(dataDir, withSnapshot) {
-  const config = resolveConfig({ dataDir, storage: { snapshotLogBytes: 16 * 1024 ** 3 } }, {}, {});
+  const config = resolveConfig({ dataDir, storage: { snapshotLogBytes: 1024 ** 3 } }, {}, {});
   const node = new RegistryNode({ clock: systemClock, rng: seededRng(1), logger: silentLogger }, config);
   await node.start();
   for (let i = 0; i < INSTANCES; i++) {
@@ -173,7 +173,15 @@ async function loadRun(url, prefix, count) {
         method: 'POST',
         path: '/v1/instances',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ service: `svc-${i % 100}`, host: '127.0.0.1', port: 1 + (i % 60_000), instanceId: `${prefix}-${i}`, metadata: metadataFor(i) }),
+        // A long lease: no eviction (itself a write) may happen during the measurement.
+        body: JSON.stringify({
+          service: `svc-${i % 100}`,
+          host: '127.0.0.1',
+          port: 1 + (i % 60_000),
+          instanceId: `${prefix}-${i}`,
+          metadata: metadataFor(i),
+          leaseDurationMs: 600_000,
+        }),
       });
       await response.body.dump();
       if (response.statusCode === 201) ok += 1;

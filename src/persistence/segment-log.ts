@@ -15,6 +15,7 @@ export interface SegmentLogInit {
 }
 
 interface Waiter {
+  /** The `appended` count the waiter needs written (or durable, under `always`). */
   target: number;
   resolve: () => void;
   reject: (error: unknown) => void;
@@ -25,10 +26,12 @@ export const RESOLVED = Promise.resolve();
 
 /**
  * The write-ahead log: one segment file open for appending. Records are encoded at once and
- * written to the file (one write() for everything appended in the same tick) before anyone
- * waits on them; fsyncs run off the event loop, and every waiter whose records were written
- * when an fsync started is released by it (group commit). Counters are in records appended
- * since the log was created: `appended` >= `written` >= `durable`.
+ * written to the file in the check phase of the event loop (`setImmediate`): the requests
+ * that libuv handed over in one turn share one write(). A waiter is released once its
+ * records are written (`interval`, `never`) or fsynced (`always`); fsyncs run off the event
+ * loop, and each releases every waiter whose records were written when it started (group
+ * commit). Counters are in records appended since the log was created:
+ * `appended` >= `written` >= `durable`.
  */
 export class SegmentLog {
   private fd = -1;
@@ -42,13 +45,17 @@ export class SegmentLog {
   private durable = 0;
   private totalBytes = 0;
   private syncing: Promise<void> | null = null;
+  /** Released when their records are durable under the policy (written, or fsynced for `always`). */
   private waiters: Waiter[] = [];
+  private readonly waitsForSync: boolean;
   private failure: unknown = null;
 
   constructor(
     private readonly disk: Disk,
     private readonly init: SegmentLogInit,
-  ) {}
+  ) {
+    this.waitsForSync = barrierWaitsForSync(init.syncPolicy);
+  }
 
   /** The number of the segment being written. */
   get segmentSeq(): number {
@@ -93,7 +100,7 @@ export class SegmentLog {
     }
   }
 
-  /** Queues a record; it reaches the file before the current tick ends, or at the next `barrier`. */
+  /** Queues a record; it reaches the file in this turn's check phase, or at a roll or close. */
   append(record: InstanceRecord): void {
     this.appended += 1;
     if (this.failure !== null) return;
@@ -103,13 +110,20 @@ export class SegmentLog {
     this.totalBytes += frame.length;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      queueMicrotask(() => this.flush());
+      setImmediate(() => this.flushQueued());
     }
+  }
+
+  /** The scheduled flush: writes what the turn queued, then releases or fsyncs for its waiters. */
+  private flushQueued(): void {
+    this.flushScheduled = false;
+    this.flush();
+    if (this.waitsForSync) this.startSync();
+    else this.release(this.written);
   }
 
   /** Writes what is queued to the file, in one write(). */
   flush(): void {
-    this.flushScheduled = false;
     if (this.pending.length === 0 || this.failure !== null) return;
     const data = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
     const count = this.pending.length;
@@ -137,12 +151,13 @@ export class SegmentLog {
    */
   barrier(mark: number): Promise<void> {
     if (this.appended === mark) return RESOLVED;
-    this.flush();
     if (this.failure !== null) return Promise.reject(this.failure);
-    if (!barrierWaitsForSync(this.init.syncPolicy) || this.durable >= this.written) return RESOLVED;
+    const target = this.appended;
+    if ((this.waitsForSync ? this.durable : this.written) >= target) return RESOLVED;
     return new Promise((resolve, reject) => {
-      this.waiters.push({ target: this.written, resolve, reject });
-      this.startSync();
+      this.waiters.push({ target, resolve, reject });
+      // Written already but not fsynced (a roll flushed it): only the fsync is missing.
+      if (this.waitsForSync && this.written >= target) this.startSync();
     });
   }
 
@@ -164,6 +179,7 @@ export class SegmentLog {
     try {
       this.disk.syncNow(this.fd);
       this.markDurable(this.written);
+      this.release(this.written);
       this.disk.close(this.fd);
       this.fd = -1;
       this.open(seq);
@@ -212,6 +228,7 @@ export class SegmentLog {
       if (this.failure === null) {
         this.disk.syncNow(fd);
         this.markDurable(this.written);
+        this.release(this.written);
       }
     } finally {
       this.disk.close(fd);
@@ -245,9 +262,15 @@ export class SegmentLog {
 
   private markDurable(count: number): void {
     this.durable = Math.max(this.durable, count);
+    if (this.waitsForSync) this.release(this.durable);
+  }
+
+  /** Resolves every waiter whose records are within the first `count`. */
+  private release(count: number): void {
+    if (this.waiters.length === 0) return;
     const still: Waiter[] = [];
     for (const waiter of this.waiters) {
-      if (waiter.target <= this.durable) waiter.resolve();
+      if (waiter.target <= count) waiter.resolve();
       else still.push(waiter);
     }
     this.waiters = still;

@@ -41,6 +41,8 @@ export class SimDisk implements Disk {
   readonly unreadable = new Set<string>();
   /** Fsyncs of files (async and blocking) so far. */
   syncCount = 0;
+  /** Appends (write calls) so far. */
+  appendCount = 0;
 
   constructor(private readonly nowMs: () => number = () => 0) {}
 
@@ -129,6 +131,7 @@ export class SimDisk implements Disk {
   append(fd: number, data: Buffer): void {
     const file = this.file(fd, 'write');
     this.refuseIfReadOnly('write', file.path);
+    this.appendCount += 1;
     const room = Math.max(0, this.capacityBytes - this.usedBytes());
     const fits = Math.min(room, data.length);
     file.inode.data = Buffer.concat([file.inode.data, data.subarray(0, fits)]);

@@ -207,6 +207,7 @@ export class Persistence implements Durability {
     } catch (error) {
       throw new DataDirError(dir, `cannot write to the data dir: ${describeDiskError(error)}`);
     }
+    this.removeEmptySegments(recovery.files);
     this.unsubscribe = store.onChange((change) => this.onStoreChange(change));
     this.lastSnapshot = { atMs: clock.nowMs(), bytes: this.log.bytesAppended, records: this.log.mark() };
     this.logger.info(
@@ -223,6 +224,21 @@ export class Persistence implements Durability {
       },
       'data dir loaded',
     );
+  }
+
+  /**
+   * Every start opens a new segment; one left empty (a start with no write after it) holds
+   * nothing, so it goes rather than pile up over restarts. Best effort.
+   */
+  private removeEmptySegments(files: readonly FileReport[]): void {
+    for (const file of files) {
+      if (file.kind !== 'segment' || file.role !== 'used' || file.records > 0 || file.damage !== null) continue;
+      try {
+        this.components.disk.remove(pathIn(this.init.dataDir, file.name));
+      } catch {
+        // Harmless: it is read (as empty) again at the next start.
+      }
+    }
   }
 
   private reportDamage(files: readonly FileReport[], snapshotSeq: number | null): void {

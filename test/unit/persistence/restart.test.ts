@@ -66,6 +66,19 @@ describe('restart with a data dir', () => {
     await later.node.stop();
   });
 
+  it('does not pile up empty segments over restarts without writes', async () => {
+    const { clock, disk } = simulatedDisk();
+    const first = await startDurablePeer(disk, clock);
+    await first.register('a');
+    await first.node.stop();
+    for (let i = 1; i <= 3; i++) {
+      const again = await startDurablePeer(disk, new FakeClock(clock.nowMs() + i * 1_000));
+      expect(again.node.store.size).toBe(1);
+      await again.node.stop();
+    }
+    expect(filesOf(disk)).toEqual(['segment:1', 'segment:4']);
+  });
+
   it('keeps an instance whose client heartbeats through the restart and evicts one whose client stopped', async () => {
     const { clock, disk } = simulatedDisk();
     const first = await startDurablePeer(disk, clock);

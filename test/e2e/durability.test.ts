@@ -3,13 +3,17 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { compareVersions } from '../../src/clock/hlc.js';
 import { requestJson as call } from '../support/http.js';
 import { mainScript, projectRoot, runPeerToExit, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 
 const inspectScript = fileURLToPath(new URL('../../dist/cli/inspect-data.js', import.meta.url));
-const base = mkdtempSync(join(tmpdir(), 'registry-e2e-durable-'));
+// Made in beforeAll: a run that skips every test here runs no hook and must leave nothing behind.
+let base = '';
+beforeAll(() => {
+  base = mkdtempSync(join(tmpdir(), 'registry-e2e-durable-'));
+});
 const started: PeerProcess[] = [];
 afterEach(() => {
   for (const peer of started.splice(0)) peer.kill('SIGKILL');

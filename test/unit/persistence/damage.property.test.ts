@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeDisk } from '../../../src/persistence/disk.js';
 import { segmentFileName, snapshotFileName } from '../../../src/persistence/files.js';
 import { MAGIC_BYTES } from '../../../src/persistence/format.js';
@@ -15,7 +15,11 @@ import { FakeClock } from '../../support/fake-clock.js';
  * peer always starts, keeps every write whose frame lies before the damage, and logs what it
  * dropped. Real files in a temp dir, removed afterwards.
  */
-const base = mkdtempSync(join(tmpdir(), 'registry-damage-'));
+// Made in beforeAll: a run that skips every test here runs no hook and must leave nothing behind.
+let base = '';
+beforeAll(() => {
+  base = mkdtempSync(join(tmpdir(), 'registry-damage-'));
+});
 /** Fixed so the suite is deterministic; `FC_SEED=<n> npx vitest run ...` explores other cases. */
 const seed = Number(process.env.FC_SEED ?? 20_260_101);
 let runs = 0;

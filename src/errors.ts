@@ -25,7 +25,7 @@ export const errorCatalogue = {
     summary: 'This peer does not know the instance (never registered, cancelled or evicted); register again.',
   },
   REG_ERR_ROUTE_NOT_FOUND: { status: 404, summary: 'No route matches the method and path.' },
-  REG_ERR_NOT_READY: { status: 503, summary: 'The peer has not finished its start-up sync yet.' },
+  REG_ERR_NOT_READY: { status: 503, summary: 'The peer has not finished its start-up sync (or loading its data dir) yet.' },
   REG_ERR_TOO_MANY_WATCHERS: {
     status: 429,
     summary: 'The peer already serves `cluster.watchMaxWatchers` watch streams and long polls.',
@@ -33,6 +33,11 @@ export const errorCatalogue = {
   REG_ERR_WATCH_TOO_SLOW: {
     status: 429,
     summary: 'Sent as the `dropped` event of a watch stream whose reader fell too far behind; reconnect.',
+  },
+  REG_ERR_STORAGE: {
+    status: 503,
+    summary:
+      'The peer cannot make writes durable in its data dir (disk full, read-only, I/O error); writes are refused until it can, reads still work.',
   },
   REG_ERR_INTERNAL: { status: 500, summary: 'An unexpected error; it is logged with the request id.' },
 } as const;

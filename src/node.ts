@@ -6,6 +6,10 @@ import { EvictionSafety } from './lease/eviction-safety.js';
 import { Reaper } from './lease/reaper.js';
 import type { Logger } from './log/logger.js';
 import { Membership } from './membership/membership.js';
+import { nodeDisk, type Disk } from './persistence/disk.js';
+import { inMemoryDurability, type Durability } from './persistence/durability.js';
+import type { LockIdentity } from './persistence/lock.js';
+import { Persistence } from './persistence/persistence.js';
 import { Registry } from './registry/registry.js';
 import { InstanceStore } from './registry/store.js';
 import { AntiEntropy } from './replication/anti-entropy.js';
@@ -24,6 +28,10 @@ export interface NodeComponents {
   logger: Logger;
   /** How this peer calls the others. */
   transport: PeerTransport;
+  /** The file system under the data dir; tests pass a simulated one. */
+  disk?: Disk;
+  /** Who holds the data dir lock; defaults to this process (tests play several processes in one). */
+  processIdentity?: LockIdentity;
 }
 
 /** Number of anti-entropy digest buckets; the same on every peer (see DESIGN.md, Replication). */
@@ -52,6 +60,10 @@ export class RegistryNode {
   readonly watch: WatchHub;
   /** What the peer routes (and the simulated network) call. */
   readonly peerApi: PeerService;
+  /** The data dir (null without one: purely in memory). */
+  readonly persistence: Persistence | null;
+  /** What the write routes wait on before answering. */
+  readonly durability: Durability;
   readonly startedAtMs: number;
   bootstrapResult: BootstrapResult | undefined;
   private readyFlag = false;
@@ -147,6 +159,21 @@ export class RegistryNode {
       { clock, rng, registry: this.registry, logger },
       { coalesceMs: cluster.watchCoalesceMs, maxWatchers: cluster.watchMaxWatchers },
     );
+    this.persistence =
+      config.dataDir === null
+        ? null
+        : new Persistence(
+            {
+              clock,
+              logger,
+              store: this.store,
+              hlc: this.hlc,
+              disk: components.disk ?? nodeDisk,
+              ...(components.processIdentity ? { identity: components.processIdentity } : {}),
+            },
+            { ...config.storage, dataDir: config.dataDir, peerId: self.id, tombstoneTtlMs: cluster.tombstoneTtlMs },
+          );
+    this.durability = this.persistence ?? inMemoryDurability;
     membership.subscribe({
       joined: (peer) => this.replicator.addPeer(peer),
       down: (peerId) => this.registry.ownerDown(peerId),
@@ -161,6 +188,9 @@ export class RegistryNode {
 
   /** Starts probing and replicating, syncs from a live peer, then starts the reaper and anti-entropy. */
   async start(): Promise<void> {
+    // The data dir is loaded first (restored instances get a grace lease), then the peer
+    // syncs with the others: anti-entropy brings it up to date.
+    await this.persistence?.open();
     this.membership.start();
     this.replicator.start();
     this.bootstrapResult = await bootstrap(
@@ -189,6 +219,7 @@ export class RegistryNode {
     this.membership.stop();
     this.reaper.stop();
     await this.replicator.stop();
+    await this.persistence?.close();
   }
 
   /** The region of a zone, as the peers' configuration says (this peer and every peer it knows). */

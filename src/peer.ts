@@ -3,6 +3,7 @@ import { seededRng } from './clock/rng.js';
 import { randomInt } from 'node:crypto';
 import { ConfigError, loadConfig, type ConfigFlags } from './config/load.js';
 import { buildServer } from './http/server.js';
+import { DataDirError } from './persistence/disk.js';
 import { createPinoLogger } from './log/pino.js';
 import { RegistryNode } from './node.js';
 import { HttpTransport } from './transport/http-transport.js';
@@ -43,7 +44,17 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
     process.exit(2);
   }
   // Listen first (so peers and probes reach us while we sync), then sync; /readyz says when done.
-  await node.start();
+  try {
+    await node.start();
+  } catch (error) {
+    if (error instanceof DataDirError) {
+      logger.fatal({ dataDir: error.dataDir, problem: error.message }, 'cannot use the data dir');
+      logger.flush();
+      process.stderr.write(`registry: cannot use the data dir ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
   const address = app.server.address();
   logger.info(
     {

@@ -4,9 +4,13 @@ import {
   clusterSettings,
   defaultsOf,
   limitSettings,
+  storageSettings,
   type ClusterSettings,
   type LimitSettings,
   type NumericSetting,
+  type Setting,
+  type SettingValues,
+  type StorageSettings,
 } from './settings.js';
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -27,7 +31,10 @@ export interface RegistryConfig {
   /** Address the HTTP server listens on. */
   host: string;
   port: number;
+  /** Where the peer keeps its log and snapshots; null keeps it purely in memory. */
   dataDir: string | null;
+  /** How the data dir is written (ignored without one). */
+  storage: StorageSettings;
   logLevel: LogLevel;
   clusterName: string;
   profile: ProfileName;
@@ -52,6 +59,7 @@ export interface ConfigFlags {
   host?: string;
   port?: string | number;
   dataDir?: string;
+  syncPolicy?: string;
   logLevel?: string;
   profile?: string;
   url?: string;
@@ -66,6 +74,7 @@ export const envNames: Record<keyof ConfigFlags, string> = {
   host: 'REGISTRY_HOST',
   port: 'REGISTRY_PORT',
   dataDir: 'REGISTRY_DATA_DIR',
+  syncPolicy: 'REGISTRY_SYNC_POLICY',
   logLevel: 'REGISTRY_LOG_LEVEL',
   profile: 'REGISTRY_PROFILE',
   url: 'REGISTRY_URL',
@@ -77,7 +86,21 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8761;
 export const DEFAULT_PEER_ID = 'peer-1';
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-const FILE_FIELDS = new Set(['cluster', 'peers', 'id', 'host', 'port', 'url', 'dataDir', 'logLevel', 'region', 'zone', 'limits', 'services']);
+const FILE_FIELDS = new Set([
+  'cluster',
+  'peers',
+  'id',
+  'host',
+  'port',
+  'url',
+  'dataDir',
+  'storage',
+  'logLevel',
+  'region',
+  'zone',
+  'limits',
+  'services',
+]);
 const SERVICE_KEY = /^(?:([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\/)?([A-Za-z0-9][A-Za-z0-9._:-]{0,127})$/;
 const CLUSTER_FIELDS = new Set(['name', 'profile', ...Object.keys(clusterSettings)]);
 const PEER_FIELDS = new Set(['id', 'url', 'region', 'zone']);
@@ -167,17 +190,21 @@ export function readSetting(field: string, value: unknown, setting: NumericSetti
   return value as number;
 }
 
-function readSettings<T extends Record<string, NumericSetting>>(
+function readSettings<T extends Record<string, Setting>>(
   table: T,
-  base: Record<keyof T, number>,
+  base: SettingValues<T>,
   input: Json,
   prefix: string,
-): Record<keyof T, number> {
-  const out = { ...base };
-  for (const name of Object.keys(table) as (keyof T & string)[]) {
-    if (input[name] !== undefined) out[name] = readSetting(`${prefix}${name}`, input[name], table[name] as NumericSetting);
+): SettingValues<T> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [name, setting] of Object.entries(table)) {
+    if (input[name] === undefined) continue;
+    out[name] =
+      setting.kind === 'enum'
+        ? readEnum(`${prefix}${name}`, input[name], setting.values)
+        : readSetting(`${prefix}${name}`, input[name], setting);
   }
-  return out;
+  return out as SettingValues<T>;
 }
 
 function readPeers(value: unknown): PeerConfig[] {
@@ -257,6 +284,11 @@ export function resolveConfig(
   const cluster = readSettings(clusterSettings, base, clusterDoc, 'cluster.');
   checkClusterConsistency(cluster);
   const limits = readSettings(limitSettings, defaultsOf(limitSettings), limitsDoc, 'limits.');
+  const storageDoc: Json = doc.storage === undefined ? {} : isObject(doc.storage) ? doc.storage : fail('storage', 'must be an object');
+  rejectUnknown(storageDoc, new Set(Object.keys(storageSettings)), 'storage.');
+  const [syncField, syncValue] = source('syncPolicy', storageDoc.syncPolicy, 'storage.syncPolicy');
+  const storage = readSettings(storageSettings, defaultsOf(storageSettings), { ...storageDoc, syncPolicy: undefined }, 'storage.');
+  storage.syncPolicy = readEnum(syncField, syncValue, storageSettings.syncPolicy.values) ?? storage.syncPolicy;
 
   const peers = readPeers(doc.peers);
   const explicitId = readId(...source('id', doc.id));
@@ -295,6 +327,7 @@ export function resolveConfig(
     host,
     port,
     dataDir,
+    storage,
     logLevel,
     clusterName,
     profile,

@@ -1,15 +1,20 @@
 import { envNames } from './load.js';
 import { profileNames, profiles } from './profiles.js';
-import { clusterSettings, limitSettings, type NumericSetting } from './settings.js';
+import { clusterSettings, limitSettings, storageSettings, type Setting } from './settings.js';
 
-function unitOf(setting: NumericSetting): string {
+function unitOf(setting: Setting): string {
+  if (setting.kind === 'enum') return 'name';
   return setting.kind === 'ratio' ? 'ratio' : setting.unit;
 }
 
-function table(prefix: string, settings: Record<string, NumericSetting>): string {
+function rangeOf(setting: Setting): string {
+  return setting.kind === 'enum' ? setting.values.map((value) => `\`${value}\``).join(', ') : `${setting.min} to ${setting.max}`;
+}
+
+function table(prefix: string, settings: Record<string, Setting>): string {
   const lines = ['| setting | unit | default | range | what it does |', '| --- | --- | --- | --- | --- |'];
   for (const [name, setting] of Object.entries(settings)) {
-    lines.push(`| \`${prefix}${name}\` | ${unitOf(setting)} | ${setting.default} | ${setting.min} to ${setting.max} | ${setting.doc} |`);
+    lines.push(`| \`${prefix}${name}\` | ${unitOf(setting)} | ${setting.default} | ${rangeOf(setting)} | ${setting.doc} |`);
   }
   return lines.join('\n');
 }
@@ -67,14 +72,17 @@ the peer is \`peer-1\` on \`127.0.0.1:8761\`, a cluster of one.
   ],
   "limits": { "bodyMaxBytes": 65536 },
   "logLevel": "info",
-  "dataDir": null
+  "dataDir": null,
+  "storage": { "syncPolicy": "interval", "syncIntervalMs": 200 }
 }
 \`\`\`
 
 Top-level fields: \`cluster\`, \`peers\` (each \`{id, url, region, zone}\`), \`limits\`,
 \`services\` (per-service settings, below), and the
 per-peer fields \`id\`, \`host\`, \`port\`, \`url\`, \`region\`, \`zone\`, \`dataDir\`, \`logLevel\`
-(the same as the flags). \`cluster.name\` names the cluster; \`cluster.profile\` picks the
+(the same as the flags) and \`storage\` (below; \`storage.syncPolicy\` is also \`--sync-policy\`).
+\`dataDir\` (\`--data-dir\`) makes the peer durable: it keeps a log and snapshots there and
+reloads them at start (see docs/durability.md); without it the peer keeps everything in memory. \`cluster.name\` names the cluster; \`cluster.profile\` picks the
 profile (\`${profileNames.join('`, `')}\`).
 
 ## Cluster settings
@@ -96,6 +104,12 @@ own settings; today one: \`protectThresholdRatio\` (ratio, 0 to 1), which overri
 ## Limits
 
 ${table('limits.', limitSettings)}
+
+## Storage
+
+Per peer, and only used with a data dir. What each sync policy risks is in docs/durability.md.
+
+${table('storage.', storageSettings)}
 
 ## Profiles
 

@@ -3,6 +3,7 @@ import { invalid, RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
 import { listService, listServices, orderByProximity } from '../registry/queries.js';
 import { renewalIntervalMs } from '../registry/lease-terms.js';
+import { durableWrite } from './durable-write.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import {
   parseCount,
@@ -45,6 +46,7 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     ...toInstanceView(entry, view()),
     heartbeatIntervalMs: renewalIntervalMs(entry.record, cluster.heartbeatIntervalMs),
   });
+  const durably = <T>(write: () => T, refuseWhenFailed = true) => durableWrite(node.durability, write, refuseWhenFailed);
 
   app.post('/v1/instances', async (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
@@ -58,12 +60,13 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     }
     const namespace = parseNamespace(queryNamespace ?? bodyNamespace);
     const input = parseRegistration(body, namespace, limits, cluster);
-    const { entry, created } = registry.register(input);
+    const { entry, created } = await durably(() => registry.register(input));
     return reply.code(created ? 201 : 200).send(withInterval(entry));
   });
 
   app.put('/v1/services/:service/instances/:id/heartbeat', async (request) => {
-    return withInterval(registry.heartbeat(instanceKey(request)));
+    const key = instanceKey(request);
+    return withInterval(await durably(() => registry.heartbeat(key), false));
   });
 
   app.put('/v1/services/:service/instances/:id/status', async (request) => {
@@ -73,11 +76,12 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
       throw new RegistryError('REG_ERR_VALIDATION', 'body: must be a JSON object {"status": ...}');
     }
     const status = parseStatus('status', body.status);
-    return toInstanceView(registry.update(key, { status }), view());
+    return toInstanceView(await durably(() => registry.update(key, { status })), view());
   });
 
   app.delete('/v1/services/:service/instances/:id', async (request) => {
-    const entry = registry.cancel(instanceKey(request));
+    const key = instanceKey(request);
+    const entry = await durably(() => registry.cancel(key));
     const { namespace, service, instanceId, version } = entry.record;
     return { namespace, service, instanceId, version, cancelled: true };
   });

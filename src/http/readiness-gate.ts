@@ -21,7 +21,7 @@ export function installReadinessGate(app: FastifyInstance, node: RegistryNode): 
     if (node.ready) return;
     const url = request.routeOptions.url;
     if (url !== undefined && isGatedUntilReady(url)) {
-      throw new RegistryError('REG_ERR_NOT_READY', 'this peer is still syncing with the cluster; try another peer', 1);
+      throw new RegistryError('REG_ERR_NOT_READY', 'this peer is still starting (loading its data dir, syncing with the cluster); try another peer', 1);
     }
   });
 }

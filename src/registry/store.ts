@@ -7,8 +7,12 @@ import {
   type StoredInstance,
 } from './types.js';
 
-/** Where a change came from: a write accepted here, or one applied from another peer. */
-export type ChangeOrigin = 'local' | 'remote';
+/**
+ * Where a change came from: a write accepted here, one applied from another peer, or a record
+ * reloaded from this peer's data dir at start (already durable, and not a new write: it must
+ * be neither logged nor replicated again).
+ */
+export type ChangeOrigin = 'local' | 'remote' | 'restore';
 
 /**
  * One change to the store, emitted synchronously after it is applied:

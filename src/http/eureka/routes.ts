@@ -4,6 +4,7 @@ import type { RegistryNode } from '../../node.js';
 import type { InstanceData, InstanceStatus } from '../../registry/types.js';
 import { parseInstanceId, parseMetadata, parseName } from '../../registry/validate.js';
 import { isServed } from '../../registry/visibility.js';
+import { durableWrite } from '../durable-write.js';
 import {
   appDocument,
   deltaDocument,
@@ -95,6 +96,8 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
   const { limits, cluster } = node.config;
   const defaults = { renewalIntervalSecs: Math.max(1, Math.round(cluster.heartbeatIntervalMs / 1000)) };
   const read = (): ReadContext => ({ store, view: registry.leaseView(), defaults });
+  /** Registry writes are answered only once durable (see src/http/durable-write.ts). */
+  const durably = <T>(write: () => T, refuseWhenFailed = true) => durableWrite(node.durability, write, refuseWhenFailed);
   installWire(app);
 
   const fullRegistry = async (request: FastifyRequest, reply: FastifyReply) =>
@@ -121,15 +124,17 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     if (parsed.app !== appName) {
       throw new RegistryError('REG_ERR_EUREKA_APP_MISMATCH', `instance.app: the body says ${parsed.app} but the URL says ${appName}`);
     }
-    // Synchronous from here on: read, decide, write (nothing can change in between).
-    const key = registrationKey(store, appName, parsed.instanceId);
-    const current = registry.find(key);
-    const plan = planRegistration(
-      parsed,
-      current && { data: current.record.data, leaseDurationMs: current.record.leaseDurationMs },
-      node.components.clock.nowMs(),
-    );
-    registry.register({ ...key, ...plan });
+    // Synchronous inside the write: read, decide, write (nothing can change in between).
+    await durably(() => {
+      const key = registrationKey(store, appName, parsed.instanceId);
+      const current = registry.find(key);
+      const plan = planRegistration(
+        parsed,
+        current && { data: current.record.data, leaseDurationMs: current.record.leaseDurationMs },
+        node.components.clock.nowMs(),
+      );
+      registry.register({ ...key, ...plan });
+    });
     // 204, not 200: Eureka clients take anything else for a failed registration.
     return reply.code(204).send();
   });
@@ -146,10 +151,14 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     const query = renewalQuery(request.query as Query);
     const found = findInApp(store, appName, id);
     if (!found) return sendNotFound(reply);
-    const entry = registry.heartbeat(found.record);
-    const decision = decideRenewal(entry.record.data, query);
-    if (decision.kind === 'register-again') return sendNotFound(reply);
-    if (decision.patch) registry.update(entry.record, decision.patch);
+    const registerAgain = await durably(() => {
+      const entry = registry.heartbeat(found.record);
+      const decision = decideRenewal(entry.record.data, query);
+      if (decision.kind === 'register-again') return true;
+      if (decision.patch) registry.update(entry.record, decision.patch);
+      return false;
+    }, false);
+    if (registerAgain) return sendNotFound(reply);
     return reply.code(200).send();
   });
 
@@ -157,7 +166,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     const { app: appName, id } = instanceOf(request);
     const found = findInApp(store, appName, id);
     if (!found) return sendNotFound(reply);
-    registry.cancel(found.record);
+    await durably(() => registry.cancel(found.record));
     return reply.code(200).send();
   });
 
@@ -173,7 +182,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
       const found = findInApp(store, appName, id);
       if (!found) return sendNotFound(reply);
       const patch = plan(found.record.data, value, lastDirtyTimestampMs);
-      if (patch) registry.update(found.record, patch);
+      if (patch) await durably(() => registry.update(found.record, patch));
       return reply.code(200).send();
     };
   app.put(
@@ -188,7 +197,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     const found = findInApp(store, appName, id);
     if (!found) return sendNotFound(reply);
     const metadata = parseMetadata('metadata', { ...found.record.data.metadata, ...Object.fromEntries(pairs) }, limits);
-    registry.update(found.record, { metadata });
+    await durably(() => registry.update(found.record, { metadata }));
     return reply.code(200).send();
   });
 

@@ -49,6 +49,20 @@ describe('resolveConfig', () => {
     expect(resolveConfig({}, { REGISTRY_DATA_DIR: '/data' }, {}).dataDir).toBe('/data');
   });
 
+  it('keeps the peer in memory by default and reads the storage settings, the sync policy layered', () => {
+    expect(resolveConfig(undefined, {}, {}).storage).toEqual({
+      syncPolicy: 'interval',
+      syncIntervalMs: 200,
+      snapshotIntervalMs: 600_000,
+      snapshotLogBytes: 64 * 1024 * 1024,
+      retryIntervalMs: 5_000,
+    });
+    const file = { dataDir: '/var/lib/registry', storage: { syncPolicy: 'never', syncIntervalMs: 50 } };
+    expect(resolveConfig(file, {}, {})).toMatchObject({ dataDir: '/var/lib/registry', storage: { syncPolicy: 'never', syncIntervalMs: 50 } });
+    expect(resolveConfig(file, { REGISTRY_SYNC_POLICY: 'always' }, {}).storage.syncPolicy).toBe('always');
+    expect(resolveConfig(file, { REGISTRY_SYNC_POLICY: 'always' }, { syncPolicy: 'interval' }).storage.syncPolicy).toBe('interval');
+  });
+
   it('lets a peer that is not in the file join with the file as seeds', () => {
     const config = resolveConfig(exampleCluster, {}, { id: 'peer-d', port: '8764' });
     expect(config.self.url).toBe('http://127.0.0.1:8764');
@@ -81,6 +95,13 @@ describe('resolveConfig', () => {
     [{ services: { 'a/b/c': {} } }, {}, {}, 'services.a/b/c', 'namespace/service'],
     [{ services: { orders: { protectThresholdRatio: 2 } } }, {}, {}, 'services.orders.protectThresholdRatio', 'from 0 to 1'],
     [{ services: { orders: { weight: 2 } } }, {}, {}, 'services.orders.weight', 'not a known setting'],
+    [{ storage: { syncPolicy: 'sometimes' } }, {}, {}, 'storage.syncPolicy', 'always, interval, never'],
+    [{}, { REGISTRY_SYNC_POLICY: 'fast' }, {}, 'REGISTRY_SYNC_POLICY', 'always, interval, never'],
+    [{}, {}, { syncPolicy: 'x' }, '--sync-policy', 'always, interval, never'],
+    [{ storage: { syncIntervalMs: 0 } }, {}, {}, 'storage.syncIntervalMs', 'from 1'],
+    [{ storage: { snapshotLogBytes: 10 } }, {}, {}, 'storage.snapshotLogBytes', 'from 65536'],
+    [{ storage: { fsync: true } }, {}, {}, 'storage.fsync', 'not a known setting'],
+    [{ storage: 'fast' }, {}, {}, 'storage', 'must be an object'],
   ])('refuses %j (env %j, flags %j) naming %s', (file, env, flags, field, problem) => {
     const caught = error(file, env, flags);
     expect(caught.field).toBe(field);

@@ -1,0 +1,133 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The file operations persistence needs, as an interface: production uses the real file
+ * system (`nodeDisk`); tests use a simulated disk that can fill up, turn read-only, fail an
+ * fsync, or "lose power" (drop everything not fsynced). Appends are synchronous (a write()
+ * into the page cache takes microseconds and keeps the order of writes simple); fsyncs that a
+ * request waits for are asynchronous, so concurrent requests share them (group commit).
+ */
+export interface Disk {
+  /** Creates the directory and its parents (no error when it exists). */
+  makeDir(dir: string): void;
+  /** Names in a directory. */
+  list(dir: string): string[];
+  readFile(path: string): Buffer;
+  /** Size and last modification time, or null when the file does not exist. */
+  stat(path: string): { sizeBytes: number; mtimeMs: number } | null;
+  /** Creates a new file for writing; fails when it exists. */
+  create(path: string): number;
+  /** Writes all of `data` at the end of what was written through `fd`. */
+  append(fd: number, data: Buffer): void;
+  /** Cuts the file back to `sizeBytes` (undoing a partial append). */
+  truncate(fd: number, sizeBytes: number): void;
+  /** fdatasync, off the event loop. */
+  sync(fd: number): Promise<void>;
+  /** fdatasync, blocking (segment rolls and shutdown only). */
+  syncNow(fd: number): void;
+  close(fd: number): void;
+  /** Atomically replaces `to` with `from`. */
+  rename(from: string, to: string): void;
+  /** Creates `to` as a second name of `from`; fails when `to` exists (atomic create-with-content). */
+  link(from: string, to: string): void;
+  /** Removes a file; no error when it is already gone. */
+  remove(path: string): void;
+  /** fsyncs a directory so that files created, renamed or removed in it stay so after a power loss. */
+  syncDir(dir: string): void;
+  /** Sets a file's modification time to now (the lock's liveness signal). */
+  touch(path: string): void;
+}
+
+/** The real file system. */
+export const nodeDisk: Disk = {
+  makeDir: (dir) => void fs.mkdirSync(dir, { recursive: true }),
+  list: (dir) => fs.readdirSync(dir),
+  readFile: (path) => fs.readFileSync(path),
+  stat(path) {
+    try {
+      const stats = fs.statSync(path);
+      return { sizeBytes: stats.size, mtimeMs: stats.mtimeMs };
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return null;
+      throw error;
+    }
+  },
+  create: (path) => fs.openSync(path, 'wx'),
+  append(fd, data) {
+    let written = 0;
+    while (written < data.length) written += fs.writeSync(fd, data, written, data.length - written);
+  },
+  truncate: (fd, sizeBytes) => fs.ftruncateSync(fd, sizeBytes),
+  sync: (fd) =>
+    new Promise((resolve, reject) => {
+      fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()));
+    }),
+  syncNow: (fd) => fs.fdatasyncSync(fd),
+  close: (fd) => fs.closeSync(fd),
+  rename: (from, to) => fs.renameSync(from, to),
+  link: (from, to) => fs.linkSync(from, to),
+  remove(path) {
+    try {
+      fs.unlinkSync(path);
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw error;
+    }
+  },
+  syncDir(dir) {
+    const fd = fs.openSync(dir, 'r');
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  },
+  touch(path) {
+    const now = new Date();
+    fs.utimesSync(path, now, now);
+  },
+};
+
+/** `ENOSPC`, `EROFS`, ... of a Node.js system error, or undefined. */
+export function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+const explanations: Record<string, string> = {
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is exhausted',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EIO: 'an I/O error (the disk may be failing)',
+  ENOTDIR: 'a path component is not a directory',
+  ENOENT: 'no such file or directory',
+  EMFILE: 'too many open files',
+};
+
+/** A one-line description of a file system error for logs and answers: "the disk is full (ENOSPC)". */
+export function describeDiskError(error: unknown): string {
+  const code = errorCode(error);
+  const explanation = code ? explanations[code] : undefined;
+  if (explanation) return `${explanation} (${code})`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A data dir the peer cannot start with: not creatable, read-only, full, locked by another
+ * running peer, or written in a format this version does not read. The process exits with
+ * code 2 and this message, as for a bad configuration.
+ */
+export class DataDirError extends Error {
+  constructor(
+    readonly dataDir: string,
+    problem: string,
+  ) {
+    super(`${dataDir}: ${problem}`);
+    this.name = 'DataDirError';
+  }
+}
+
+/** `join`, re-exported so that callers build every path the same way. */
+export const pathIn = (dir: string, name: string): string => join(dir, name);

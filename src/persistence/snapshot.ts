@@ -1,0 +1,76 @@
+import type { InstanceRecord } from '../registry/types.js';
+import { pathIn, type Disk } from './disk.js';
+import { snapshotFileName } from './files.js';
+import { encodeFileStart, encodeRecordFrame, encodeTrailer, FORMAT_VERSION } from './format.js';
+
+/** Records encoded between two yields to the event loop, so a big snapshot never stalls requests for long. */
+const RECORDS_PER_CHUNK = 2_000;
+
+export interface SnapshotMeta {
+  /** The first segment to replay after this snapshot. */
+  seq: number;
+  peerId: string;
+  createdAtMs: number;
+}
+
+export interface WrittenSnapshot {
+  name: string;
+  records: number;
+  sizeBytes: number;
+}
+
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Writes a snapshot of `records` the crash-safe way: into `NAME.tmp`, fsynced, renamed to
+ * `NAME`, directory fsynced. Until the rename the previous snapshots stand; after it the new
+ * one is whole on disk. Records are immutable, so the array may be taken in one tick and
+ * written over many. On failure the temp file is removed and the error thrown.
+ */
+export async function writeSnapshot(
+  disk: Disk,
+  dir: string,
+  meta: SnapshotMeta,
+  records: readonly InstanceRecord[],
+): Promise<WrittenSnapshot> {
+  const name = snapshotFileName(meta.seq);
+  const temp = pathIn(dir, `${name}.tmp`);
+  const fd = disk.create(temp);
+  let sizeBytes = 0;
+  let open = true;
+  try {
+    const start = encodeFileStart({ type: 'snapshot', format: FORMAT_VERSION, ...meta, records: records.length });
+    disk.append(fd, start);
+    sizeBytes += start.length;
+    for (let from = 0; from < records.length; from += RECORDS_PER_CHUNK) {
+      const frames = records.slice(from, from + RECORDS_PER_CHUNK).map(encodeRecordFrame);
+      const chunk = Buffer.concat(frames);
+      disk.append(fd, chunk);
+      sizeBytes += chunk.length;
+      await yieldToEventLoop();
+    }
+    const trailer = encodeTrailer(records.length);
+    disk.append(fd, trailer);
+    sizeBytes += trailer.length;
+    await disk.sync(fd);
+    open = false;
+    disk.close(fd);
+    disk.rename(temp, pathIn(dir, name));
+    disk.syncDir(dir);
+    return { name, records: records.length, sizeBytes };
+  } catch (error) {
+    if (open) {
+      try {
+        disk.close(fd);
+      } catch {
+        // Already unusable.
+      }
+    }
+    try {
+      disk.remove(temp);
+    } catch {
+      // Removed at the next start.
+    }
+    throw error;
+  }
+}

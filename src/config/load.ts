@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { profileNames, profiles, type ProfileName } from './profiles.js';
+import { readSecurity, SecurityConfigError, type SecurityConfig, type TlsConfig } from './security.js';
 import {
   clusterSettings,
   defaultsOf,
@@ -33,6 +34,10 @@ export interface RegistryConfig {
   profile: ProfileName;
   cluster: ClusterSettings;
   limits: LimitSettings;
+  /** Client tokens, peer authentication, the Eureka namespace (docs/security.md). */
+  security: SecurityConfig;
+  /** Certificate files; all null for plain HTTP. */
+  tls: TlsConfig;
   /** The other peers known at start (seeds); more are learnt from them. Never includes `self`. */
   seeds: PeerConfig[];
   /** Per-service settings, keyed `namespace/service`. */
@@ -57,6 +62,11 @@ export interface ConfigFlags {
   url?: string;
   region?: string;
   zone?: string;
+  /** Start on a non-loopback address even with no authentication (a warning at every start). */
+  insecure?: boolean | string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsCa?: string;
 }
 
 /** The environment variable of each flag. */
@@ -71,13 +81,17 @@ export const envNames: Record<keyof ConfigFlags, string> = {
   url: 'REGISTRY_URL',
   region: 'REGISTRY_REGION',
   zone: 'REGISTRY_ZONE',
+  insecure: 'REGISTRY_INSECURE',
+  tlsCert: 'REGISTRY_TLS_CERT',
+  tlsKey: 'REGISTRY_TLS_KEY',
+  tlsCa: 'REGISTRY_TLS_CA',
 };
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8761;
 export const DEFAULT_PEER_ID = 'peer-1';
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-const FILE_FIELDS = new Set(['cluster', 'peers', 'id', 'host', 'port', 'url', 'dataDir', 'logLevel', 'region', 'zone', 'limits', 'services']);
+const FILE_FIELDS = new Set(['cluster', 'peers', 'id', 'host', 'port', 'url', 'dataDir', 'logLevel', 'region', 'zone', 'limits', 'services', 'security', 'tls']);
 const SERVICE_KEY = /^(?:([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\/)?([A-Za-z0-9][A-Za-z0-9._:-]{0,127})$/;
 const CLUSTER_FIELDS = new Set(['name', 'profile', ...Object.keys(clusterSettings)]);
 const PEER_FIELDS = new Set(['id', 'url', 'region', 'zone']);
@@ -222,6 +236,13 @@ function readServices(value: unknown, cluster: ClusterSettings): Record<string, 
   return out;
 }
 
+function checkLimitsConsistency(limits: LimitSettings): void {
+  // Node refuses a server whose headers timeout exceeds its request timeout.
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError('limits.headersTimeoutMs', 'must not exceed limits.requestTimeoutMs');
+  }
+}
+
 function checkClusterConsistency(cluster: ClusterSettings): void {
   if (cluster.minLeaseDurationMs > cluster.maxLeaseDurationMs) {
     throw new ConfigError('cluster.minLeaseDurationMs', 'must not exceed cluster.maxLeaseDurationMs');
@@ -257,6 +278,7 @@ export function resolveConfig(
   const cluster = readSettings(clusterSettings, base, clusterDoc, 'cluster.');
   checkClusterConsistency(cluster);
   const limits = readSettings(limitSettings, defaultsOf(limitSettings), limitsDoc, 'limits.');
+  checkLimitsConsistency(limits);
 
   const peers = readPeers(doc.peers);
   const explicitId = readId(...source('id', doc.id));
@@ -272,13 +294,34 @@ export function resolveConfig(
     readString(...source('host', doc.host)) ??
     listedUrl?.hostname.replace(/^\[|\]$/g, '') ??
     DEFAULT_HOST;
+  const tlsDoc = isObject(doc.tls) ? doc.tls : {};
+  let secured: { security: SecurityConfig; tls: TlsConfig };
+  try {
+    secured = readSecurity(doc.security, doc.tls, {
+      env,
+      insecure: source('insecure', undefined),
+      tls: {
+        certFile: source('tlsCert', tlsDoc.certFile, 'tls.certFile'),
+        keyFile: source('tlsKey', tlsDoc.keyFile, 'tls.keyFile'),
+        caFile: source('tlsCa', tlsDoc.caFile, 'tls.caFile'),
+      },
+    });
+  } catch (error) {
+    if (error instanceof SecurityConfigError) throw new ConfigError(error.field, error.problem);
+    throw error;
+  }
+  const serving = secured.tls.certFile === null ? 'http' : 'https';
   const port =
     readPort(...source('port', doc.port)) ??
     (listedUrl ? Number(listedUrl.port || (listedUrl.protocol === 'https:' ? 443 : 80)) : DEFAULT_PORT);
   const url =
     readUrl(...source('url', doc.url)) ??
     listed?.url ??
-    `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    `${serving}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (serving === 'https' && !url.startsWith('https:')) {
+    // Other peers would speak plain HTTP to a TLS port.
+    throw new ConfigError('url', `must use https when this peer serves TLS (tls.certFile is set; got ${url})`);
+  }
   const self: PeerConfig = {
     id,
     url,
@@ -300,6 +343,7 @@ export function resolveConfig(
     profile,
     cluster,
     limits,
+    ...secured,
     seeds: peers.filter((peer) => peer.id !== id),
     services: readServices(doc.services, cluster),
   };

@@ -7,7 +7,6 @@ import { isServed } from '../../registry/visibility.js';
 import {
   appDocument,
   deltaDocument,
-  EUREKA_NAMESPACE,
   findInApp,
   findLiveById,
   registrationKey,
@@ -79,7 +78,7 @@ export async function eurekaApi(app: FastifyInstance, options: EurekaApiOptions)
   const { node } = options;
   const recent = new RecentChanges(
     { clock: node.components.clock, store: node.store, leaseView: () => node.registry.leaseView() },
-    { windowMs: node.config.cluster.eurekaDeltaWindowMs, namespace: EUREKA_NAMESPACE },
+    { windowMs: node.config.cluster.eurekaDeltaWindowMs, namespace: node.config.security.eurekaNamespace },
   );
   recent.start();
   app.addHook('onClose', async () => recent.stop());
@@ -93,8 +92,9 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
   const { registry } = node;
   const { store } = registry;
   const { limits, cluster } = node.config;
+  const namespace = node.config.security.eurekaNamespace;
   const defaults = { renewalIntervalSecs: Math.max(1, Math.round(cluster.heartbeatIntervalMs / 1000)) };
-  const read = (): ReadContext => ({ store, view: registry.leaseView(), defaults });
+  const read = (): ReadContext => ({ store, namespace, view: registry.leaseView(), defaults });
   installWire(app);
 
   const fullRegistry = async (request: FastifyRequest, reply: FastifyReply) =>
@@ -122,7 +122,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
       throw new RegistryError('REG_ERR_EUREKA_APP_MISMATCH', `instance.app: the body says ${parsed.app} but the URL says ${appName}`);
     }
     // Synchronous from here on: read, decide, write (nothing can change in between).
-    const key = registrationKey(store, appName, parsed.instanceId);
+    const key = registrationKey(store, namespace, appName, parsed.instanceId);
     const current = registry.find(key);
     const plan = planRegistration(
       parsed,
@@ -136,7 +136,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
 
   app.get('/apps/:app/:id', async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
-    const entry = findInApp(store, appName, id);
+    const entry = findInApp(store, namespace, appName, id);
     if (!entry || !isServed(entry, registry.leaseView())) return sendNotFound(reply);
     return sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) });
   });
@@ -144,7 +144,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
   app.put('/apps/:app/:id', async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const query = renewalQuery(request.query as Query);
-    const found = findInApp(store, appName, id);
+    const found = findInApp(store, namespace, appName, id);
     if (!found) return sendNotFound(reply);
     const entry = registry.heartbeat(found.record);
     const decision = decideRenewal(entry.record.data, query);
@@ -155,7 +155,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
 
   app.delete('/apps/:app/:id', async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
-    const found = findInApp(store, appName, id);
+    const found = findInApp(store, namespace, appName, id);
     if (!found) return sendNotFound(reply);
     registry.cancel(found.record);
     return reply.code(200).send();
@@ -170,7 +170,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
       const value = queryStatus(query, 'value') ?? undefined;
       if (valueRequired && value === undefined) throw invalid('value', 'is required: UP, DOWN, STARTING or OUT_OF_SERVICE');
       const lastDirtyTimestampMs = queryDirtyTimestamp(query);
-      const found = findInApp(store, appName, id);
+      const found = findInApp(store, namespace, appName, id);
       if (!found) return sendNotFound(reply);
       const patch = plan(found.record.data, value, lastDirtyTimestampMs);
       if (patch) registry.update(found.record, patch);
@@ -185,7 +185,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
   app.put('/apps/:app/:id/metadata', async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const pairs = Object.entries(request.query as Query).map(([key, value]) => [key, first(value) ?? ''] as const);
-    const found = findInApp(store, appName, id);
+    const found = findInApp(store, namespace, appName, id);
     if (!found) return sendNotFound(reply);
     const metadata = parseMetadata('metadata', { ...found.record.data.metadata, ...Object.fromEntries(pairs) }, limits);
     registry.update(found.record, { metadata });
@@ -194,7 +194,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
 
   app.get('/instances/:id', async (request, reply) => {
     const id = parseInstanceId('id', (request.params as { id: string }).id);
-    const entry = findLiveById(store, id, registry.leaseView());
+    const entry = findLiveById(store, namespace, id, registry.leaseView());
     return entry ? sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) }) : sendNotFound(reply);
   });
 

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, type ConfigFlags, type RegistryConfig } from '
 import { buildServer, type ServerTls } from './http/server.js';
 import { createPinoLogger } from './log/pino.js';
 import { RegistryNode } from './node.js';
-import { decideStartup } from './security/startup-policy.js';
+import { decideStartup, startupFacts } from './security/startup-policy.js';
 import { HttpTransport } from './transport/http-transport.js';
 
 /** How long a clean shutdown may take before the process exits anyway. */
@@ -52,13 +52,7 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
     throw error;
   }
   const { security } = config;
-  const decision = decideStartup({
-    host: config.host,
-    clientAuth: security.tokens.length > 0,
-    peerAuth: security.clusterSecret !== null || security.peerMtls,
-    tls: tls.server !== undefined,
-    insecure: security.insecure,
-  });
+  const decision = decideStartup(startupFacts(config));
   if (!decision.start) {
     process.stderr.write(`registry: ${decision.reason}\n`);
     process.exit(2);

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { RegistryConfig } from '../config/load.js';
 
 /**
  * Safe by default: what a peer does at start given where it listens and what authentication
@@ -24,6 +25,18 @@ export interface StartupFacts {
 export type StartupDecision =
   | { start: true; warnings: string[] }
   | { start: false; reason: string };
+
+/** The facts of a configuration. */
+export function startupFacts(config: RegistryConfig): StartupFacts {
+  const { security } = config;
+  return {
+    host: config.host,
+    clientAuth: security.tokens.length > 0,
+    peerAuth: security.clusterSecret !== null || security.peerMtls,
+    tls: config.tls.certFile !== null,
+    insecure: security.insecure,
+  };
+}
 
 /** True for 127.0.0.0/8, ::1 (also IPv4-mapped) and `localhost`. */
 export function isLoopback(host: string): boolean {

@@ -93,5 +93,15 @@ describe('the README walk-through: two peers on 0.0.0.0 with TLS, mTLS, signing 
     // Plain HTTP to a TLS port gets nowhere; the health probe needs nothing.
     expect(bash(`curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:${portA}/healthz || true`)).not.toBe('200');
     expect(curl(`${urlA}/healthz`)).toBe('200');
+
+    // The Docker health check finds the peer from the same configuration, over HTTPS.
+    const healthcheck = (port: number) =>
+      spawnSync(process.execPath, [join(projectRoot, 'dist/cli/healthcheck.js')], {
+        cwd: dir,
+        env: { ...process.env, ...env, REGISTRY_CONFIG: 'secure-cluster.json', REGISTRY_ID: 'peer-a', REGISTRY_PORT: String(port), REGISTRY_TLS_CERT: 'tls/peer-a.crt', REGISTRY_TLS_KEY: 'tls/peer-a.key' },
+        timeout: 10_000,
+      }).status;
+    expect(healthcheck(portA)).toBe(0);
+    expect(healthcheck(await freePort())).toBe(1);
   }, 90_000);
 });

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { signedHeaders } from '../../src/security/peer-signature.js';
 import { callJson } from '../support/http.js';
 import { RealCluster } from '../support/real-cluster.js';
-import { runPeerToExit, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
+import { projectRoot, runPeerToExit, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 import { bearer, CLUSTER_SECRET, securedFile, TOKENS } from '../support/security.js';
 
 let cluster: RealCluster | undefined;
@@ -90,6 +91,12 @@ describe('safe by default at start', () => {
     const warnings = peer.logs.filter((line) => line.level === 40);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.msg).toMatch(/^dev mode: no authentication on 127\.0\.0\.1/);
+    // The Docker health check, over plain HTTP here.
+    const probe = spawnSync(process.execPath, [join(projectRoot, 'dist/cli/healthcheck.js')], {
+      env: { ...process.env, REGISTRY_PORT: new URL(peer.url).port },
+      timeout: 10_000,
+    });
+    expect(probe.status).toBe(0);
   });
 });
 

@@ -181,7 +181,8 @@ export async function fuzzRoutes(target: FuzzTarget, numRuns: number, seed?: num
         throw new Error(`${request.method} ${request.url} was refused (${response.statusCode}) but changed the store`);
       }
     }),
-    { numRuns, ...(seed === undefined ? {} : { seed }) },
+    // A request that never answers fails its case (with the counterexample) instead of hanging.
+    { numRuns, timeout: 10_000, ...(seed === undefined ? {} : { seed }) },
   );
   return { statuses };
 }

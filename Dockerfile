@@ -21,7 +21,11 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8761
+# The probe reads the peer's own configuration, so it follows its port and speaks HTTPS when
+# the peer serves TLS (REGISTRY_TLS_CERT / tls.certFile). /healthz needs no token.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.REGISTRY_PORT || 8761) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "dist/cli/healthcheck.js"]
+# It listens on 0.0.0.0, so it starts only with client tokens and peer authentication
+# (REGISTRY_TOKENS, REGISTRY_CLUSTER_SECRET; docs/security.md) or REGISTRY_INSECURE=true.
 # Same command as `npm start`, without npm in between so signals reach the peer directly.
 CMD ["node", "dist/main.js"]

@@ -8,6 +8,9 @@
  * Run: npm run build && npx tsx bench/multi-region.ts [--quick]
  */
 import { RealCluster } from '../test/support/real-cluster.js';
+
+/** One load generator is one client: the rate limit would measure itself, not the registry. */
+const UNLIMITED = { limits: { rateLimitPerSecond: 0 } };
 import { getJson, percentile, pool, progress, quick, round, runAtRate, runBounded, send, sleep, table, writeResult } from './lib.js';
 
 const INSTANCES = quick ? 10_000 : 100_000;
@@ -24,7 +27,7 @@ interface ClusterBody {
 async function main(): Promise<void> {
   progress(`starting 2 regions x 3 peers, +${DELAY_MS} ms each way between regions (${quick ? 'quick' : 'full'} run)`);
   const regions = ['eu', 'eu', 'eu', 'us', 'us', 'us'];
-  const cluster = await RealCluster.start({ size: 6, regions, cluster: { profile: 'wan' }, args: ['--log-level', 'warn'] });
+  const cluster = await RealCluster.start({ size: 6, file: UNLIMITED, regions, cluster: { profile: 'wan' }, args: ['--log-level', 'warn'] });
   const eu = cluster.ids.slice(0, 3);
   const us = cluster.ids.slice(3);
   const crossLinks = [...cluster.proxies].filter(([link]) => {

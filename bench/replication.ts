@@ -9,6 +9,9 @@
  * Run: npm run build && npx tsx bench/replication.ts [--quick]
  */
 import { RealCluster } from '../test/support/real-cluster.js';
+
+/** One load generator is one client: the rate limit would measure itself, not the registry. */
+const UNLIMITED = { limits: { rateLimitPerSecond: 0 } };
 import { getJson, percentile, pool, progress, quick, round, runAtRate, runBounded, send, sleep, table, writeResult } from './lib.js';
 
 const INSTANCES = quick ? 10_000 : 100_000;
@@ -33,7 +36,7 @@ const registerBody = (i: number, leaseDurationMs: number) => ({
 
 async function main(): Promise<void> {
   progress(`starting 3 peers (${quick ? 'quick' : 'full'} run)`);
-  const cluster = await RealCluster.start({ size: 3, cluster: { profile: 'lan' }, args: ['--log-level', 'warn'] });
+  const cluster = await RealCluster.start({ size: 3, file: UNLIMITED, cluster: { profile: 'lan' }, args: ['--log-level', 'warn'] });
   const [a, b, c] = cluster.ids as [string, string, string];
   const pools = new Map(cluster.ids.map((id) => [id, pool(cluster.url(id))]));
   const status = (id: string) => getJson<ClusterBody>(`${cluster.url(id)}/v1/cluster`);

@@ -20,6 +20,23 @@ export const errorCatalogue = {
     summary: 'The request body has a content type this route does not accept (send application/json).',
   },
   REG_ERR_BODY_TOO_LARGE: { status: 413, summary: 'The request body is larger than `limits.bodyMaxBytes`.' },
+  REG_ERR_UNAUTHORIZED: {
+    status: 401,
+    summary:
+      'No credentials, or credentials that match no token (client routes); a peer request that is unsigned, badly signed, replayed or outside the replay window (peer routes).',
+  },
+  REG_ERR_FORBIDDEN: {
+    status: 403,
+    summary: 'The token is valid but lacks the scope or the namespace the request needs, or the route has no access policy.',
+  },
+  REG_ERR_RATE_LIMITED: {
+    status: 429,
+    summary: 'This token (or address, when the request has no token) sent more than `limits.rateLimitPerSecond` requests; see `Retry-After`.',
+  },
+  REG_ERR_QUOTA_EXCEEDED: {
+    status: 409,
+    summary: 'A new instance would pass `limits.instancesPerServiceMax` or `limits.instancesPerNamespaceMax`.',
+  },
   REG_ERR_INSTANCE_NOT_FOUND: {
     status: 404,
     summary: 'This peer does not know the instance (never registered, cancelled or evicted); register again.',
@@ -51,7 +68,7 @@ export class RegistryError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    /** For 429 and 503: when to try again, sent as `Retry-After`. */
+    /** For 429 and 503: when to try again, sent as `Retry-After` (seconds). */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);

@@ -17,6 +17,10 @@ const program = new Command()
   .option('--profile <name>', 'timing profile: lan, wan or local (env REGISTRY_PROFILE)')
   .option('--region <name>', "this peer's region (env REGISTRY_REGION)")
   .option('--zone <name>', "this peer's zone (env REGISTRY_ZONE)")
+  .option('--tls-cert <file>', "this peer's TLS certificate, PEM (env REGISTRY_TLS_CERT)")
+  .option('--tls-key <file>', 'its private key, PEM (env REGISTRY_TLS_KEY)')
+  .option('--tls-ca <file>', "the CA of the peers' certificates, PEM (env REGISTRY_TLS_CA)")
+  .option('--insecure', 'start on a non-loopback address even without authentication (env REGISTRY_INSECURE)')
   .showHelpAfterError();
 
 program.parse(process.argv);

@@ -105,7 +105,14 @@ export class RegistryNode {
         guards: () => safety.guards(),
         renewals: safety.renewals,
       },
-      { peerId: self.id, tombstoneTtlMs: cluster.tombstoneTtlMs },
+      {
+        peerId: self.id,
+        tombstoneTtlMs: cluster.tombstoneTtlMs,
+        quota: {
+          instancesPerServiceMax: config.limits.instancesPerServiceMax,
+          instancesPerNamespaceMax: config.limits.instancesPerNamespaceMax,
+        },
+      },
     );
     this.reaper = new Reaper(
       { clock, rng, registry: this.registry, membership, safety, logger },

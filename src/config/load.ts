@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { profileNames, profiles, type ProfileName } from './profiles.js';
+import { readSecurity, SecurityConfigError, type SecurityConfig, type TlsConfig } from './security.js';
 import {
   clusterSettings,
   defaultsOf,
@@ -40,6 +41,10 @@ export interface RegistryConfig {
   profile: ProfileName;
   cluster: ClusterSettings;
   limits: LimitSettings;
+  /** Client tokens, peer authentication, the Eureka namespace (docs/security.md). */
+  security: SecurityConfig;
+  /** Certificate files; all null for plain HTTP. */
+  tls: TlsConfig;
   /** The other peers known at start (seeds); more are learnt from them. Never includes `self`. */
   seeds: PeerConfig[];
   /** Per-service settings, keyed `namespace/service`. */
@@ -65,6 +70,11 @@ export interface ConfigFlags {
   url?: string;
   region?: string;
   zone?: string;
+  /** Start on a non-loopback address even with no authentication (a warning at every start). */
+  insecure?: boolean | string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsCa?: string;
 }
 
 /** The environment variable of each flag. */
@@ -80,6 +90,10 @@ export const envNames: Record<keyof ConfigFlags, string> = {
   url: 'REGISTRY_URL',
   region: 'REGISTRY_REGION',
   zone: 'REGISTRY_ZONE',
+  insecure: 'REGISTRY_INSECURE',
+  tlsCert: 'REGISTRY_TLS_CERT',
+  tlsKey: 'REGISTRY_TLS_KEY',
+  tlsCa: 'REGISTRY_TLS_CA',
 };
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -100,6 +114,8 @@ const FILE_FIELDS = new Set([
   'zone',
   'limits',
   'services',
+  'security',
+  'tls',
 ]);
 const SERVICE_KEY = /^(?:([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\/)?([A-Za-z0-9][A-Za-z0-9._:-]{0,127})$/;
 const CLUSTER_FIELDS = new Set(['name', 'profile', ...Object.keys(clusterSettings)]);
@@ -249,6 +265,13 @@ function readServices(value: unknown, cluster: ClusterSettings): Record<string, 
   return out;
 }
 
+function checkLimitsConsistency(limits: LimitSettings): void {
+  // Node refuses a server whose headers timeout exceeds its request timeout.
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError('limits.headersTimeoutMs', 'must not exceed limits.requestTimeoutMs');
+  }
+}
+
 function checkClusterConsistency(cluster: ClusterSettings): void {
   if (cluster.minLeaseDurationMs > cluster.maxLeaseDurationMs) {
     throw new ConfigError('cluster.minLeaseDurationMs', 'must not exceed cluster.maxLeaseDurationMs');
@@ -289,6 +312,7 @@ export function resolveConfig(
   const [syncField, syncValue] = source('syncPolicy', storageDoc.syncPolicy, 'storage.syncPolicy');
   const storage = readSettings(storageSettings, defaultsOf(storageSettings), { ...storageDoc, syncPolicy: undefined }, 'storage.');
   storage.syncPolicy = readEnum(syncField, syncValue, storageSettings.syncPolicy.values) ?? storage.syncPolicy;
+  checkLimitsConsistency(limits);
 
   const peers = readPeers(doc.peers);
   const explicitId = readId(...source('id', doc.id));
@@ -304,13 +328,34 @@ export function resolveConfig(
     readString(...source('host', doc.host)) ??
     listedUrl?.hostname.replace(/^\[|\]$/g, '') ??
     DEFAULT_HOST;
+  const tlsDoc = isObject(doc.tls) ? doc.tls : {};
+  let secured: { security: SecurityConfig; tls: TlsConfig };
+  try {
+    secured = readSecurity(doc.security, doc.tls, {
+      env,
+      insecure: source('insecure', undefined),
+      tls: {
+        certFile: source('tlsCert', tlsDoc.certFile, 'tls.certFile'),
+        keyFile: source('tlsKey', tlsDoc.keyFile, 'tls.keyFile'),
+        caFile: source('tlsCa', tlsDoc.caFile, 'tls.caFile'),
+      },
+    });
+  } catch (error) {
+    if (error instanceof SecurityConfigError) throw new ConfigError(error.field, error.problem);
+    throw error;
+  }
+  const serving = secured.tls.certFile === null ? 'http' : 'https';
   const port =
     readPort(...source('port', doc.port)) ??
     (listedUrl ? Number(listedUrl.port || (listedUrl.protocol === 'https:' ? 443 : 80)) : DEFAULT_PORT);
   const url =
     readUrl(...source('url', doc.url)) ??
     listed?.url ??
-    `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    `${serving}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (serving === 'https' && !url.startsWith('https:')) {
+    // Other peers would speak plain HTTP to a TLS port.
+    throw new ConfigError('url', `must use https when this peer serves TLS (tls.certFile is set; got ${url})`);
+  }
   const self: PeerConfig = {
     id,
     url,
@@ -333,6 +378,7 @@ export function resolveConfig(
     profile,
     cluster,
     limits,
+    ...secured,
     seeds: peers.filter((peer) => peer.id !== id),
     services: readServices(doc.services, cluster),
   };

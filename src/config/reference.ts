@@ -1,6 +1,7 @@
 import { envNames } from './load.js';
 import { profileNames, profiles } from './profiles.js';
-import { clusterSettings, limitSettings, storageSettings, type Setting } from './settings.js';
+import { SECURITY_ENV } from './security.js';
+import { clusterSettings, limitSettings, securitySettings, storageSettings, type Setting } from './settings.js';
 
 function unitOf(setting: Setting): string {
   if (setting.kind === 'enum') return 'name';
@@ -57,6 +58,14 @@ Unknown fields are refused too, so a typo never passes silently.
 | --- | --- |
 ${flags}
 
+Secrets are read from the environment (or the file), never from flags, which every user of
+the machine can see:
+
+| environment | what it holds |
+| --- | --- |
+| \`${SECURITY_ENV.tokens}\` | the client tokens, as the JSON array of \`security.tokens\` (replaces the file's list) |
+| \`${SECURITY_ENV.clusterSecret}\` | the cluster secret that signs peer calls (beats \`security.clusterSecret\`) |
+
 \`--id\` picks this peer in the file's \`peers\` list; the peer then listens on the host and port of
 its \`url\` unless \`--host\`/\`--port\` say otherwise. An id that is not in the list joins the
 listed peers as seeds and advertises \`--url\` (default \`http://HOST:PORT\`). With no file at all
@@ -78,7 +87,7 @@ the peer is \`peer-1\` on \`127.0.0.1:8761\`, a cluster of one.
 \`\`\`
 
 Top-level fields: \`cluster\`, \`peers\` (each \`{id, url, region, zone}\`), \`limits\`,
-\`services\` (per-service settings, below), and the
+\`services\` (per-service settings, below), \`security\` and \`tls\` (below), and the
 per-peer fields \`id\`, \`host\`, \`port\`, \`url\`, \`region\`, \`zone\`, \`dataDir\`, \`logLevel\`
 (the same as the flags) and \`storage\` (below; \`storage.syncPolicy\` is also \`--sync-policy\`).
 \`dataDir\` (\`--data-dir\`) makes the peer durable: it keeps a log and snapshots there and
@@ -103,6 +112,8 @@ own settings; today one: \`protectThresholdRatio\` (ratio, 0 to 1), which overri
 
 ## Limits
 
+What one client may send and hold, and how long it may take (docs/security.md, abuse limits).
+
 ${table('limits.', limitSettings)}
 
 ## Storage
@@ -110,6 +121,23 @@ ${table('limits.', limitSettings)}
 Per peer, and only used with a data dir. What each sync policy risks is in docs/durability.md.
 
 ${table('storage.', storageSettings)}
+
+## Security
+
+Who may call what (docs/security.md has the walk-through). With no token and no peer
+authentication a peer runs open, which it only does on a loopback address unless started with
+\`--insecure\`.
+
+| field | type | default | what it does |
+| --- | --- | --- | --- |
+| \`security.tokens\` | array | \`[]\` | client tokens: \`{name, sha256 or token, namespaces, scopes}\`; \`sha256\` is the hex SHA-256 of the token (preferred: the file then holds no secret), \`token\` the token itself (16 to 4,096 characters); \`namespaces\` is \`["*"]\` or a list; \`scopes\` any of \`read\`, \`write\` (implies read), \`admin\`. Also \`${SECURITY_ENV.tokens}\`. None: the client routes are open. |
+| \`security.clusterSecret\` | string | none | signs every peer call (HMAC-SHA256) and is required on the peer routes; at least 32 characters (\`openssl rand -hex 32\`), the same on every peer, never equal to a token. Also \`${SECURITY_ENV.clusterSecret}\`. |
+| \`security.peerMtls\` | boolean | false | peers present their certificate (\`tls.certFile\`) when they call; a certificate verified against \`tls.caFile\` is accepted on the peer routes (instead of a signature). Needs \`tls.certFile\`, \`tls.keyFile\` and \`tls.caFile\`. |
+| \`security.eurekaNamespace\` | string | \`default\` | the namespace the Eureka API serves |
+| \`tls.certFile\`, \`tls.keyFile\` | path | none | serve HTTPS with this certificate and key (PEM); the peer's URL is then \`https://\`. Also \`--tls-cert\`, \`--tls-key\`. |
+| \`tls.caFile\` | path | none | the CA (PEM) the peers' certificates chain to: trusted for calls to other peers, and, with \`security.peerMtls\`, for their client certificates. Also \`--tls-ca\`. |
+
+${table('security.', securitySettings)}
 
 ## Profiles
 

@@ -266,7 +266,66 @@ export const limitSettings = {
     65_536,
     1_024 * 1_024 * 1_024,
     256 * 1_024 * 1_024,
-    'Largest request body on the peer routes (replication batches, anti-entropy exchanges). Must hold the largest exchange after a long partition.',
+    'Largest request body on the peer routes (replication batches, anti-entropy exchanges). Must hold the largest exchange after a long partition. A request that fails peer authentication is refused once its body has been received (the signature covers the body), so this is also what an unauthenticated caller can make a peer read.',
+  ),
+  instancesPerServiceMax: count(
+    1,
+    10_000_000,
+    10_000,
+    'Most instances (not cancelled or evicted) one service may hold; a register that would add one more is refused with 409 `REG_ERR_QUOTA_EXCEEDED` (re-registering an existing instance always works). Checked by the peer that accepts the register, so concurrent registers on several peers may pass it by a few. Protects memory and every reader of the service from a runaway client.',
+  ),
+  instancesPerNamespaceMax: count(
+    1,
+    100_000_000,
+    200_000,
+    'Most instances one namespace may hold, all services together; beyond it new registrations get 409 `REG_ERR_QUOTA_EXCEEDED`. Keeps one tenant from filling every peer\'s memory.',
+  ),
+  rateLimitPerSecond: count(
+    0,
+    1_000_000,
+    1_000,
+    'Requests per second one client may send: per token, or per address for requests without a valid token (dev mode, probes, bad credentials). A token bucket: `rateLimitBurst` at once, refilled at this rate; beyond it 429 `REG_ERR_RATE_LIMITED` with `Retry-After`. Peer routes are exempt. A token shared by many instances needs room for all their heartbeats (5,000 instances every 10 s: 500/s). 0 switches rate limiting off.',
+  ),
+  rateLimitBurst: count(1, 10_000_000, 2_000, 'Requests one client may send at once before `rateLimitPerSecond` applies (the size of its token bucket).'),
+  rateLimitClientsMax: count(
+    100,
+    10_000_000,
+    100_000,
+    'Most clients (tokens and addresses) whose request rate is tracked at once; beyond it the least recently seen is forgotten (and starts again with a full bucket). Bounds the memory a flood of addresses can take.',
+  ),
+  headersTimeoutMs: ms(
+    1_000,
+    600_000,
+    10_000,
+    'How long a client may take to send the headers of a request; a slower one is cut (slow-loris). Must not exceed `requestTimeoutMs`.',
+  ),
+  requestTimeoutMs: ms(
+    1_000,
+    3_600_000,
+    60_000,
+    'How long a client may take to send a whole request (headers and body); a slower one gets 408 and is cut. Must leave time to upload the largest peer body (`peerBodyMaxBytes`) over the slowest link. Answers may take longer: long polls and watch streams are not cut by it.',
+  ),
+  keepAliveTimeoutMs: ms(
+    100,
+    600_000,
+    5_000,
+    'How long an idle keep-alive connection is kept open between two requests. Longer saves reconnects for chatty clients; shorter frees sockets held by idle ones. Peers keep their own sockets for 30 s and reconnect as needed.',
+  ),
+} satisfies Record<string, NumericSetting>;
+
+/** Settings of the `security` object (see docs/security.md); the same on every peer of a cluster. */
+export const securitySettings = {
+  peerReplayWindowMs: ms(
+    1_000,
+    600_000,
+    30_000,
+    'Peer signing: a signed peer request is accepted when its timestamp is within this much of the receiver\'s clock, either way, and its nonce was not seen within the window. It must exceed the clock skew between peers plus the time a call takes; longer tolerates worse clocks but remembers more nonces.',
+  ),
+  peerNonceMax: count(
+    1_000,
+    10_000_000,
+    200_000,
+    'Peer signing: most nonces remembered at once (each for twice the replay window). When full, further signed requests get 429 (peers back off and retry) rather than a replay being let through.',
   ),
 } satisfies Record<string, NumericSetting>;
 
@@ -314,9 +373,11 @@ export const storageSettings = {
 
 export type ClusterSettingName = keyof typeof clusterSettings;
 export type LimitSettingName = keyof typeof limitSettings;
+export type SecuritySettingName = keyof typeof securitySettings;
 export type ClusterSettings = Record<ClusterSettingName, number>;
 export type LimitSettings = Record<LimitSettingName, number>;
 export type StorageSettings = SettingValues<typeof storageSettings>;
+export type SecuritySettings = Record<SecuritySettingName, number>;
 
 /** The defaults of a settings table. */
 export function defaultsOf<T extends Record<string, Setting>>(table: T): SettingValues<T> {

@@ -8,6 +8,7 @@ import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import {
   parseCount,
   parseDuration,
+  parseGroupFilter,
   parseInstanceId,
   parseName,
   parseNamespace,
@@ -102,6 +103,7 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     if (query.status !== undefined && query.status !== 'all' && query.status !== 'up') {
       throw new RegistryError('REG_ERR_VALIDATION', 'status: must be "all" or "up"');
     }
+    const group = parseGroupFilter(query.group);
     if (query.index !== undefined) {
       // Long poll: answer as soon as the service's revision passes `index`, or after `wait`.
       const index = parseCount('index', query.index);
@@ -111,7 +113,7 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
       await node.watch.waitForChange(namespace, service, index, waitMs, abort.signal);
     }
     const threshold = node.config.services[`${namespace}/${service}`]?.protectThresholdRatio ?? cluster.protectThresholdRatio;
-    const listing = listService(registry.store, namespace, service, view(), query.status === 'all', threshold);
+    const listing = listService(registry.store, namespace, service, view(), query.status === 'all', threshold, group);
     reply.header('X-Registry-Index', String(listing.revision));
     if (query.near === undefined) return listing;
     if (query.near.length === 0 || query.near.length > 64) throw invalid('near', 'must be a zone name of 1 to 64 characters');
@@ -120,8 +122,9 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
 
   app.get('/v1/services', async (request, reply) => {
     const namespace = namespaceOf(request);
+    const group = parseGroupFilter((request.query as Query).group);
     const revision = registry.store.revision;
     reply.header('X-Registry-Index', String(revision));
-    return { namespace, revision, services: listServices(registry.store, namespace, view()) };
+    return { namespace, revision, services: listServices(registry.store, namespace, view(), group) };
   });
 }

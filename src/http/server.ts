@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { RegistryNode } from '../node.js';
+import { installAccessGuard } from './access-guard.js';
 import { adminRoutes } from './admin-routes.js';
 import { clientRoutes } from './client-routes.js';
 import { EUREKA_PREFIXES, eurekaApi } from './eureka/routes.js';
@@ -15,7 +16,20 @@ export interface ServerOptions {
   logger?: FastifyBaseLogger;
   /** Called for every route as it is added (tests use it to check docs and guards cover all). */
   onRoute?: (method: string, url: string) => void;
+  /** Serve HTTPS with this certificate (PEM); absent: plain HTTP. */
+  tls?: ServerTls;
 }
+
+/** The server's certificate and, for peer mTLS, the CA client certificates are verified against. */
+export interface ServerTls {
+  cert: Buffer;
+  key: Buffer;
+  /** Asks every client for a certificate, verified against `ca`; one is never required (token clients have none). */
+  clientCa?: Buffer;
+}
+
+/** How often Node checks requests against the headers and request timeouts (its default is 30 s). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /**
  * Builds the HTTP app of one peer without listening, so tests can drive it with `inject()`.
@@ -24,7 +38,24 @@ export interface ServerOptions {
  */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { node } = options;
+  const { limits } = node.config;
+  // Slow clients cannot hold sockets: headers and whole requests have deadlines, idle
+  // keep-alive sockets close. Answers are not bounded (long polls and watch streams last).
+  const timeouts = { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS };
+  const tls = options.tls;
   const app = Fastify({
+    ...(tls
+      ? {
+          https: {
+            ...timeouts,
+            cert: tls.cert,
+            key: tls.key,
+            ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: false } : {}),
+          },
+        }
+      : { http: timeouts }),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
     loggerInstance: options.logger?.child({ component: 'http' }),
     // Fastify's per-request info lines are replaced by one debug line (onResponse below).
     logController: new LogController({ disableRequestLogging: true }),
@@ -42,6 +73,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     });
   }
   installErrorHandlers(app);
+  // Before any route: every route added below is guarded by the access policy.
+  installAccessGuard(app, node.config, node.components);
   installReadinessGate(app, node);
   // JSON only: a text body would otherwise reach the routes as a string.
   app.removeContentTypeParser('text/plain');
@@ -59,5 +92,5 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Watch streams and long polls would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => node.watch.closeAll());
   await app.register(eurekaApi, { node, prefixes: EUREKA_PREFIXES });
-  return app;
+  return app as unknown as FastifyInstance;
 }

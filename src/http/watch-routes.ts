@@ -1,14 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { invalid } from '../errors.js';
 import type { RegistryNode } from '../node.js';
-import { parseName, parseNamespace } from '../registry/validate.js';
+import { parseGroupFilter, parseName, parseNamespace } from '../registry/validate.js';
 import type { WatchEvent } from '../watch/hub.js';
 
 /** Most services one watch stream may name. */
 const MAX_WATCHED_SERVICES = 100;
 
-function parseServices(value: string | undefined): string[] | null {
+function parseServices(value: unknown): string[] | null {
   if (value === undefined || value === '' || value === '*') return null;
+  // A repeated parameter arrives as an array.
+  if (typeof value !== 'string') throw invalid('services', 'must be given once, as a comma-separated list');
   const names = [...new Set(value.split(',').map((name) => name.trim()))];
   if (names.length > MAX_WATCHED_SERVICES) throw invalid('services', `must name at most ${MAX_WATCHED_SERVICES} services`);
   return names.map((name) => parseName('services', name));
@@ -26,7 +28,8 @@ function formatEvent(event: WatchEvent): string {
  * per service, then `delta` events (added, changed, removed) coalesced over
  * `cluster.watchCoalesceMs`; a keep-alive comment every `cluster.watchKeepAliveMs`; a reader
  * whose unsent data passes `cluster.watchMaxBufferedBytes` gets a `dropped` event and is cut.
- * Without `services` (or with `*`) every service of the namespace is watched.
+ * Without `services` (or with `*`) every service of the namespace is watched; `group` keeps
+ * one group's instances only.
  */
 export async function watchRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
   const { node } = options;
@@ -35,7 +38,7 @@ export async function watchRoutes(app: FastifyInstance, options: { node: Registr
 
   app.get('/v1/watch', async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
-    const filter = { namespace: parseNamespace(query.namespace), services: parseServices(query.services) };
+    const filter = { namespace: parseNamespace(query.namespace), services: parseServices(query.services), group: parseGroupFilter(query.group) };
     node.watch.admit();
     reply.hijack();
     const raw = reply.raw;

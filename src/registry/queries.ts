@@ -1,5 +1,5 @@
 import type { InstanceStore } from './store.js';
-import type { StoredInstance } from './types.js';
+import { groupOf, type StoredInstance } from './types.js';
 import { toInstanceView, type InstanceView } from './view.js';
 import { isServed, leaseState, type LeaseView } from './visibility.js';
 
@@ -24,10 +24,10 @@ export interface ServiceSummary {
   up: number;
 }
 
-/** Instances that readers may see: not deleted, not hidden, lease live. */
-export function liveInstances(entries: Iterable<StoredInstance>, view: LeaseView): StoredInstance[] {
+/** Instances that readers may see: not deleted, not hidden, lease live; of one group when `group` is given. */
+export function liveInstances(entries: Iterable<StoredInstance>, view: LeaseView, group: string | null = null): StoredInstance[] {
   const out: StoredInstance[] = [];
-  for (const entry of entries) if (isServed(entry, view)) out.push(entry);
+  for (const entry of entries) if (isServed(entry, view) && (group === null || groupOf(entry.record.data) === group)) out.push(entry);
   return out;
 }
 
@@ -46,6 +46,7 @@ export function isProtected(served: readonly StoredInstance[], view: LeaseView, 
  * The instances of one service, sorted by id. By default only UP instances that are served
  * (lease live, or held by an eviction guard); `allStatuses` adds the ones with another status,
  * and so does the protect threshold when it applies. An unknown service is an empty list.
+ * With `group`, only that group's instances (the protect threshold then judges the group).
  */
 export function listService(
   store: InstanceStore,
@@ -54,9 +55,10 @@ export function listService(
   view: LeaseView,
   allStatuses: boolean,
   protectThresholdRatio = 0,
+  group: string | null = null,
 ): ServiceListing {
   const entries = store.getService(namespace, service);
-  const live = entries ? liveInstances(entries.instances.values(), view) : [];
+  const live = entries ? liveInstances(entries.instances.values(), view, group) : [];
   const protectedNow = isProtected(live, view, protectThresholdRatio);
   const shown = allStatuses || protectedNow ? live : live.filter((entry) => entry.record.data.status === 'UP');
   return {
@@ -70,12 +72,12 @@ export function listService(
   };
 }
 
-/** Every service of a namespace that has at least one live instance, sorted by name. */
-export function listServices(store: InstanceStore, namespace: string, view: LeaseView): ServiceSummary[] {
+/** Every service of a namespace that has at least one live instance (of `group`, when given), sorted by name. */
+export function listServices(store: InstanceStore, namespace: string, view: LeaseView, group: string | null = null): ServiceSummary[] {
   const out: ServiceSummary[] = [];
   for (const entries of store.allServices()) {
     if (entries.namespace !== namespace) continue;
-    const live = liveInstances(entries.instances.values(), view);
+    const live = liveInstances(entries.instances.values(), view, group);
     if (live.length === 0) continue;
     out.push({
       service: entries.service,

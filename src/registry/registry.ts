@@ -6,6 +6,7 @@ import { sameEurekaAttributes } from './eureka-attributes.js';
 import { decideMerge, type MergeDecision } from './merge.js';
 import type { InstanceStore, LocalLeaseState } from './store.js';
 import {
+  groupOf,
   instanceKeyString,
   type DeleteReason,
   type InstanceData,
@@ -38,6 +39,14 @@ export interface RegistryInit {
   peerId: string;
   /** How long a tombstone is kept (see `tombstoneTtlMs` in the configuration reference). */
   tombstoneTtlMs: number;
+  /** Most instances a register may bring one service and one namespace to; none when absent. */
+  quota?: InstanceQuota;
+}
+
+/** `limits.instancesPerServiceMax` and `limits.instancesPerNamespaceMax`. */
+export interface InstanceQuota {
+  instancesPerServiceMax: number;
+  instancesPerNamespaceMax: number;
 }
 
 export interface RegisterResult {
@@ -61,6 +70,7 @@ function sameData(a: InstanceData, b: InstanceData): boolean {
     a.status === b.status &&
     a.weight === b.weight &&
     a.zone === b.zone &&
+    groupOf(a) === groupOf(b) &&
     JSON.stringify(a.metadata) === JSON.stringify(b.metadata) &&
     sameEurekaAttributes(a.eureka, b.eureka)
   );
@@ -98,12 +108,16 @@ export class Registry {
     return this.components.store;
   }
 
-  /** Registers an instance or registers it again; this peer becomes its lease owner. */
+  /**
+   * Registers an instance or registers it again; this peer becomes its lease owner. A new
+   * instance beyond the quota is refused (REG_ERR_QUOTA_EXCEEDED) before anything changes.
+   */
   register(input: RegistrationInput): RegisterResult {
     const { store, clock } = this.components;
     const current = store.get(input);
     const nowMs = clock.nowMs();
     const exists = current !== undefined && current.record.deleted === null;
+    if (!exists) this.checkQuota(input);
     const alreadyOwned = exists && current.record.owner === this.peerId;
     const lease = ownLease(nowMs + input.leaseDurationMs, alreadyOwned ? current.ownedSinceMs : nowMs);
     this.components.renewals?.recordRenewal(nowMs);
@@ -253,6 +267,27 @@ export class Registry {
   find(key: InstanceKey): StoredInstance | undefined {
     const entry = this.components.store.get(key);
     return entry && entry.record.deleted === null ? entry : undefined;
+  }
+
+  /** Only local registrations are checked: replicated writes were accepted by their peer. */
+  private checkQuota(key: InstanceKey): void {
+    const quota = this.init.quota;
+    if (!quota) return;
+    const { store } = this.components;
+    const inService = store.getService(key.namespace, key.service)?.liveCount ?? 0;
+    if (inService >= quota.instancesPerServiceMax) {
+      throw new RegistryError(
+        'REG_ERR_QUOTA_EXCEEDED',
+        `service ${key.service} in namespace ${key.namespace} already holds ${inService} instances (limits.instancesPerServiceMax)`,
+      );
+    }
+    const inNamespace = store.liveCountOfNamespace(key.namespace);
+    if (inNamespace >= quota.instancesPerNamespaceMax) {
+      throw new RegistryError(
+        'REG_ERR_QUOTA_EXCEEDED',
+        `namespace ${key.namespace} already holds ${inNamespace} instances (limits.instancesPerNamespaceMax)`,
+      );
+    }
   }
 
   private requireLive(key: InstanceKey): StoredInstance {

@@ -34,6 +34,8 @@ export interface ServiceEntries {
   service: string;
   revision: number;
   instances: Map<string, StoredInstance>;
+  /** Records that are not tombstones (the instance quota counts these). */
+  liveCount: number;
 }
 
 /**
@@ -46,6 +48,8 @@ export class InstanceStore {
   private revisionCounter = 0;
   private recordCount = 0;
   private readonly services = new Map<string, ServiceEntries>();
+  /** Records that are not tombstones, per namespace. */
+  private readonly liveByNamespace = new Map<string, number>();
   private readonly listeners = new Set<(change: StoreChange) => void>();
   readonly digest: BucketDigest;
 
@@ -71,6 +75,11 @@ export class InstanceStore {
     return this.services.get(serviceKeyString(namespace, service));
   }
 
+  /** Instances (records that are not tombstones) of a namespace, all services together. */
+  liveCountOfNamespace(namespace: string): number {
+    return this.liveByNamespace.get(namespace) ?? 0;
+  }
+
   /** Every service with at least one record (tombstones included), in no particular order. */
   allServices(): IterableIterator<ServiceEntries> {
     return this.services.values();
@@ -93,6 +102,7 @@ export class InstanceStore {
       this.recordCount += 1;
     }
     this.digest.toggle(keyString, bucket, record.version, record.deleted !== null);
+    this.countLive(service, (record.deleted === null ? 1 : 0) - (previous && previous.record.deleted === null ? 1 : 0));
     const entry: StoredInstance = { record, ...lease, revision: this.bump(service), bucket };
     service.instances.set(record.instanceId, entry);
     this.emit({ kind: 'write', origin, before: previous?.record ?? null, entry });
@@ -118,6 +128,7 @@ export class InstanceStore {
     const entry = service?.instances.get(key.instanceId);
     if (!service || !entry) return;
     this.digest.toggle(instanceKeyString(key), entry.bucket, entry.record.version, entry.record.deleted !== null);
+    if (entry.record.deleted === null) this.countLive(service, -1);
     service.instances.delete(key.instanceId);
     this.recordCount -= 1;
     if (service.instances.size === 0) this.services.delete(serviceKey);
@@ -133,10 +144,18 @@ export class InstanceStore {
     const serviceKey = serviceKeyString(namespace, service);
     let entries = this.services.get(serviceKey);
     if (!entries) {
-      entries = { namespace, service, revision: 0, instances: new Map() };
+      entries = { namespace, service, revision: 0, instances: new Map(), liveCount: 0 };
       this.services.set(serviceKey, entries);
     }
     return entries;
+  }
+
+  private countLive(service: ServiceEntries, delta: number): void {
+    if (delta === 0) return;
+    service.liveCount += delta;
+    const count = (this.liveByNamespace.get(service.namespace) ?? 0) + delta;
+    if (count === 0) this.liveByNamespace.delete(service.namespace);
+    else this.liveByNamespace.set(service.namespace, count);
   }
 
   private bump(service: ServiceEntries): number {

@@ -17,11 +17,24 @@ export interface InstanceData {
   zone: string;
   metadata: Record<string, string>;
   /**
+   * The instance's group inside its service (as Nacos groups services): readers may ask for one
+   * group only. Absent means `DEFAULT_GROUP`; only another group is stored (and replicated).
+   */
+  group?: string;
+  /**
    * What a Eureka client registered beyond the fields above (see eureka-attributes.ts); absent
    * for instances registered through `/v1`. Replicated with the rest of the data; the native
    * `/v1` view leaves it out, the Eureka API shows it.
    */
   eureka?: EurekaAttributes;
+}
+
+/** The group of an instance that names none. */
+export const DEFAULT_GROUP = 'DEFAULT_GROUP';
+
+/** The group of an instance's data. */
+export function groupOf(data: InstanceData): string {
+  return data.group ?? DEFAULT_GROUP;
 }
 
 export interface InstanceKey {

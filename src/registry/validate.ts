@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { invalid } from '../errors.js';
-import { instanceStatuses, type InstanceData, type InstanceKey, type InstanceStatus } from './types.js';
+import { DEFAULT_GROUP, instanceStatuses, type InstanceData, type InstanceKey, type InstanceStatus } from './types.js';
 
 /** Limits on what a client may store; see `limits` in the configuration reference. */
 export interface InputLimits {
@@ -44,6 +44,7 @@ const REGISTER_FIELDS = new Set([
   'zone',
   'metadata',
   'leaseDurationMs',
+  'group',
 ]);
 
 /** A service or namespace name: letters, digits, `.`, `_`, `:` and `-`, at most 128 characters. */
@@ -55,6 +56,11 @@ export function parseName(field: string, value: unknown): string {
     throw invalid(field, 'must start with a letter or digit and hold only letters, digits, ".", "_", ":" and "-"');
   }
   return value;
+}
+
+/** A group filter from a query string; absent means every group. */
+export function parseGroupFilter(value: unknown): string | null {
+  return value === undefined ? null : parseName('group', value);
 }
 
 /** The namespace from a query string or body; absent means `default`. */
@@ -165,6 +171,7 @@ export function parseRegistration(
   const port = parsePort('port', input.port);
   const securePort = input.securePort === undefined || input.securePort === null ? null : parsePort('securePort', input.securePort);
   const instanceId = input.instanceId === undefined ? `${host}:${port}` : parseInstanceId('instanceId', input.instanceId);
+  const group = input.group === undefined || input.group === null ? DEFAULT_GROUP : parseName('group', input.group);
   return {
     namespace,
     service,
@@ -177,6 +184,7 @@ export function parseRegistration(
       weight: parseWeight(input.weight),
       zone: parseZone(input.zone),
       metadata: parseMetadata('metadata', input.metadata, limits),
+      ...(group === DEFAULT_GROUP ? {} : { group }),
     },
     leaseDurationMs: parseLeaseDuration('leaseDurationMs', input.leaseDurationMs, bounds),
   };

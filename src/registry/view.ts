@@ -1,9 +1,11 @@
 import { parseVersion } from '../clock/hlc.js';
-import type { InstanceData, InstanceKey, StoredInstance } from './types.js';
+import { groupOf, type InstanceData, type InstanceKey, type StoredInstance } from './types.js';
 import { leaseRemainingMs, leaseState, type LeaseView } from './visibility.js';
 
 /** An instance as the native API answers it: its key, its data flattened, and its lease. */
 export interface InstanceView extends InstanceKey, InstanceData {
+  /** Always present in the view (`DEFAULT_GROUP` when the instance names none). */
+  group: string;
   owner: string;
   version: string;
   leaseDurationMs: number;
@@ -31,6 +33,7 @@ export function toInstanceView(entry: StoredInstance, view: LeaseView): Instance
     weight: record.data.weight,
     zone: record.data.zone,
     metadata: record.data.metadata,
+    group: groupOf(record.data),
     owner: record.owner,
     version: record.version,
     leaseDurationMs: record.leaseDurationMs,

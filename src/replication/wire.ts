@@ -113,6 +113,7 @@ export function parseWireRecord(value: unknown): WireRecord {
       weight: data.weight,
       zone: data.zone,
       metadata: parseMetadata('record.data.metadata', data.metadata, WIRE_LIMITS),
+      ...(data.group === undefined ? {} : { group: parseName('record.data.group', data.group) }),
       ...(data.eureka === undefined ? {} : { eureka: parseEurekaAttributes(data.eureka, 'record.data.eureka') }),
     },
     version: value.version,

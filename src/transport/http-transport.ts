@@ -1,6 +1,7 @@
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { Agent, request } from 'undici';
+import { signedHeaders } from '../security/peer-signature.js';
 import { classifyFailure, PeerCallError, type CallOptions, type PeerDescriptor, type PeerMethod, type PeerTransport } from './transport.js';
 
 export interface HttpTransportOptions {
@@ -12,6 +13,14 @@ export interface HttpTransportOptions {
   selfRegion: string;
   /** Cross-region bodies at least this large are compressed. */
   compressMinBytes: number;
+  /** This peer's id: names the signer of each call. */
+  selfId: string;
+  /** When set, every call is signed with it (see security/peer-signature.ts). */
+  clusterSecret?: string | null;
+  /** TLS towards the peers: the CA their certificates chain to, and this peer's certificate for mTLS. */
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+  /** Wall clock for signatures (epoch ms); Date.now by default. */
+  nowMs?: () => number;
 }
 
 /** Bytes and calls to one peer, counted on the request and answer bodies as sent (compressed or not). */
@@ -27,7 +36,9 @@ const gunzipAsync = promisify(gunzip);
 /**
  * The production transport: `POST {peer.url}/v1/peer/{method}` with a JSON body, through
  * its own undici Agent (keep-alive sockets, no global dispatcher). Every failure becomes a
- * `PeerCallError` whose kind (congestion / transient / permanent) drives the retry.
+ * `PeerCallError` whose kind (congestion / transient / permanent) drives the retry. With a
+ * cluster secret every call is signed over the bytes as sent (after gzip); with TLS options
+ * the agent trusts the peers' CA and presents this peer's certificate (mTLS).
  */
 export class HttpTransport implements PeerTransport {
   private readonly agent: Agent;
@@ -36,7 +47,11 @@ export class HttpTransport implements PeerTransport {
   constructor(private readonly options: HttpTransportOptions) {
     this.agent = new Agent({
       connections: options.connectionsPerPeer,
-      connect: { timeout: options.connectTimeoutMs },
+      connect: {
+        timeout: options.connectTimeoutMs,
+        ...(options.tls?.ca ? { ca: options.tls.ca } : {}),
+        ...(options.tls?.cert && options.tls.key ? { cert: options.tls.cert, key: options.tls.key } : {}),
+      },
       keepAliveTimeout: 30_000,
     });
   }
@@ -52,13 +67,18 @@ export class HttpTransport implements PeerTransport {
         headers['content-encoding'] = 'gzip';
       }
     }
+    const path = `/v1/peer/${method}`;
+    if (this.options.clusterSecret) {
+      const nowMs = this.options.nowMs?.() ?? Date.now();
+      Object.assign(headers, signedHeaders(this.options.clusterSecret, { method: 'POST', path, peerId: this.options.selfId, body: payload, nowMs }));
+    }
     const counters = this.countersFor(peer.id);
     counters.calls += 1;
     counters.bytesSent += Buffer.byteLength(payload);
     let statusCode: number;
     let text: string;
     try {
-      const response = await request(`${peer.url}/v1/peer/${method}`, {
+      const response = await request(`${peer.url}${path}`, {
         method: 'POST',
         body: payload,
         headers,

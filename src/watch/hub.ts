@@ -4,7 +4,7 @@ import { RegistryError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Registry } from '../registry/registry.js';
 import type { StoreChange } from '../registry/store.js';
-import { serviceKeyString } from '../registry/types.js';
+import { groupOf, serviceKeyString } from '../registry/types.js';
 import { toInstanceView, type InstanceView } from '../registry/view.js';
 import { isServed } from '../registry/visibility.js';
 
@@ -47,6 +47,8 @@ export interface WatchFilter {
   namespace: string;
   /** Services to watch; null watches every service of the namespace (present and future). */
   services: string[] | null;
+  /** Only instances of this group (an instance that leaves it is `removed`); null or absent: every group. */
+  group?: string | null;
 }
 
 export interface WatchHubInit {
@@ -131,7 +133,7 @@ export class WatchHub {
     else for (const service of filter.services) this.index(this.byService, serviceKeyString(filter.namespace, service), subscriber);
     const services = filter.services ?? this.servicesOf(filter.namespace);
     for (const service of services) {
-      const snapshot = this.snapshot(filter.namespace, service);
+      const snapshot = this.snapshot(filter.namespace, service, filter.group ?? null);
       subscriber.sent.set(serviceKeyString(filter.namespace, service), new Map(snapshot.instances.map((view) => [view.instanceId, fingerprint(view)])));
       if (!this.deliver(subscriber, snapshot)) break;
     }
@@ -239,8 +241,10 @@ export class WatchHub {
     let sent = subscriber.sent.get(key);
     if (!sent) subscriber.sent.set(key, (sent = new Map()));
     const delta: Pick<DeltaEvent, 'added' | 'changed' | 'removed'> = { added: [], changed: [], removed: [] };
+    const group = subscriber.filter.group ?? null;
     for (const id of ids) {
-      const now = current.get(id);
+      const found = current.get(id);
+      const now = found && (group === null || found.group === group) ? found : undefined;
       const before = sent.get(id);
       if (!now) {
         if (before !== undefined) {
@@ -281,12 +285,14 @@ export class WatchHub {
     return false;
   }
 
-  private snapshot(namespace: string, service: string): SnapshotEvent {
+  private snapshot(namespace: string, service: string, group: string | null): SnapshotEvent {
     const { registry } = this.components;
     const view = registry.leaseView();
     const entries = registry.store.getService(namespace, service);
     const instances: InstanceView[] = [];
-    for (const entry of entries?.instances.values() ?? []) if (isServed(entry, view)) instances.push(toInstanceView(entry, view));
+    for (const entry of entries?.instances.values() ?? []) {
+      if (isServed(entry, view) && (group === null || groupOf(entry.record.data) === group)) instances.push(toInstanceView(entry, view));
+    }
     instances.sort((a, b) => (a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0));
     return { type: 'snapshot', namespace, service, revision: entries?.revision ?? 0, instances };
   }

@@ -5,10 +5,11 @@ export async function callJson(
   method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   url: string,
   body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; body: Record<string, any> }> {
   const response = await request(url, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.statusCode, body: (await response.body.json()) as Record<string, any> };

@@ -42,9 +42,11 @@ export async function startPeerProcess(
   env: Record<string, string> = {},
   /** The peer's URL when the caller chose its port: then /healthz tells when it is up (any log level). */
   knownUrl?: string,
+  /** Working directory (relative paths in the flags and the config resolve from it). */
+  cwd: string = projectRoot,
 ): Promise<PeerProcess> {
   const child = spawn(process.execPath, [mainScript, ...args], {
-    cwd: projectRoot,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -107,15 +109,19 @@ async function isHealthy(url: string): Promise<boolean> {
   }
 }
 
-/** Runs the peer to completion (for commands that should fail fast) and returns its exit code and stderr. */
-export async function runPeerToExit(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
+/** Runs the peer to completion (for commands that should fail fast) and returns its exit code, stderr and stdout. */
+export async function runPeerToExit(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const child = spawn(process.execPath, [mainScript, ...args], { cwd: projectRoot, env: { ...process.env, ...env } });
   let stderr = '';
+  let stdout = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
   const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   clearTimeout(timer);
-  return { code, stderr };
+  return { code, stderr, stdout };
 }

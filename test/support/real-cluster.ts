@@ -13,6 +13,8 @@ export interface RealClusterOptions {
   args?: string[];
   /** Region of each peer (default `local` for all). */
   regions?: string[];
+  /** More top-level fields of every peer's file (`security`, `limits`...). */
+  file?: Record<string, unknown>;
 }
 
 /**
@@ -127,6 +129,7 @@ export class RealCluster {
     }
     for (const self of this.ids) {
       const file = {
+        ...this.options.file,
         cluster: { name: 'e2e', profile: 'local', ...this.options.cluster },
         peers: this.ids.map((id, i) => ({
           id,

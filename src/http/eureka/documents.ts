@@ -1,6 +1,5 @@
 import type { InstanceStore, ServiceEntries } from '../../registry/store.js';
 import type { InstanceKey, StoredInstance } from '../../registry/types.js';
-import { DEFAULT_NAMESPACE } from '../../registry/validate.js';
 import { isServed, type LeaseView } from '../../registry/visibility.js';
 import {
   appNameOf,
@@ -15,16 +14,17 @@ import type { RecentChange } from './recent-changes.js';
 
 /**
  * The Eureka view of the store: which instances an app holds, and the documents the read
- * routes answer. Eureka apps are the services of the `default` namespace, upper-cased, so
- * `orders` and `ORDERS` (registered through `/v1` and through Eureka) are one app. Reads see
+ * routes answer. Eureka apps are the services of one namespace (`security.eurekaNamespace`,
+ * `default` unless configured), upper-cased, so `orders` and `ORDERS` (registered through
+ * `/v1` and through Eureka) are one app. Reads see
  * live instances of every status (clients filter UP themselves), as Eureka's do. Each
  * document is built in one pass over the store: no response cache, no quadratic step.
  */
 
-export const EUREKA_NAMESPACE = DEFAULT_NAMESPACE;
-
 export interface ReadContext {
   store: InstanceStore;
+  /** The namespace the Eureka API serves. */
+  namespace: string;
   view: LeaseView;
   defaults: ViewDefaults;
 }
@@ -38,20 +38,20 @@ const byId = (a: StoredInstance, b: StoredInstance) =>
   a.record.instanceId < b.record.instanceId ? -1 : a.record.instanceId > b.record.instanceId ? 1 : 0;
 
 /** The services of the Eureka namespace that make up `app` (upper-cased name). */
-export function servicesOfApp(store: InstanceStore, app: string): ServiceEntries[] {
+export function servicesOfApp(store: InstanceStore, namespace: string, app: string): ServiceEntries[] {
   const out: ServiceEntries[] = [];
   for (const entries of store.allServices()) {
-    if (entries.namespace === EUREKA_NAMESPACE && appNameOf(entries.service) === app) out.push(entries);
+    if (entries.namespace === namespace && appNameOf(entries.service) === app) out.push(entries);
   }
   return out;
 }
 
 /** Every app with at least one live instance, sorted by name; instances sorted by id. */
-export function liveApps(store: InstanceStore, view: LeaseView, app?: string): EurekaApp[] {
+export function liveApps(store: InstanceStore, namespace: string, view: LeaseView, app?: string): EurekaApp[] {
   const apps = new Map<string, StoredInstance[]>();
-  const services = app === undefined ? store.allServices() : servicesOfApp(store, app);
+  const services = app === undefined ? store.allServices() : servicesOfApp(store, namespace, app);
   for (const entries of services) {
-    if (entries.namespace !== EUREKA_NAMESPACE) continue;
+    if (entries.namespace !== namespace) continue;
     const name = appNameOf(entries.service);
     for (const entry of entries.instances.values()) {
       if (!isServed(entry, view)) continue;
@@ -69,10 +69,10 @@ export function liveApps(store: InstanceStore, view: LeaseView, app?: string): E
  * The instance `id` of `app`, deleted ones excluded (hidden ones included, as the registry's
  * writes want them). The upper-cased service comes first, then any other spelling of it.
  */
-export function findInApp(store: InstanceStore, app: string, id: string): StoredInstance | undefined {
-  const exact = store.get({ namespace: EUREKA_NAMESPACE, service: app, instanceId: id });
+export function findInApp(store: InstanceStore, namespace: string, app: string, id: string): StoredInstance | undefined {
+  const exact = store.get({ namespace, service: app, instanceId: id });
   if (exact && exact.record.deleted === null) return exact;
-  for (const entries of servicesOfApp(store, app)) {
+  for (const entries of servicesOfApp(store, namespace, app)) {
     const entry = entries.instances.get(id);
     if (entry && entry.record.deleted === null) return entry;
   }
@@ -80,15 +80,15 @@ export function findInApp(store: InstanceStore, app: string, id: string): Stored
 }
 
 /** The key a Eureka registration writes: the service already holding that id, else the app name. */
-export function registrationKey(store: InstanceStore, app: string, id: string): InstanceKey {
-  const existing = findInApp(store, app, id);
-  return { namespace: EUREKA_NAMESPACE, service: existing?.record.service ?? app, instanceId: id };
+export function registrationKey(store: InstanceStore, namespace: string, app: string, id: string): InstanceKey {
+  const existing = findInApp(store, namespace, app, id);
+  return { namespace, service: existing?.record.service ?? app, instanceId: id };
 }
 
 /** The first live instance with this id in any app (`GET /eureka/instances/{id}`). */
-export function findLiveById(store: InstanceStore, id: string, view: LeaseView): StoredInstance | undefined {
+export function findLiveById(store: InstanceStore, namespace: string, id: string, view: LeaseView): StoredInstance | undefined {
   for (const entries of store.allServices()) {
-    if (entries.namespace !== EUREKA_NAMESPACE) continue;
+    if (entries.namespace !== namespace) continue;
     const entry = entries.instances.get(id);
     if (entry && isServed(entry, view)) return entry;
   }
@@ -105,7 +105,7 @@ function statusesOf(apps: EurekaApp[]): string[] {
 
 /** `GET /eureka/apps`: every app, with the hash code of the whole registry. */
 export function registryDocument(context: ReadContext): { applications: EurekaApplicationsJson } {
-  const apps = liveApps(context.store, context.view);
+  const apps = liveApps(context.store, context.namespace, context.view);
   return {
     applications: {
       versions__delta: '1',
@@ -117,7 +117,7 @@ export function registryDocument(context: ReadContext): { applications: EurekaAp
 
 /** `GET /eureka/apps/{app}`: undefined when the app has no live instance (Eureka answers 404). */
 export function appDocument(context: ReadContext, app: string): { application: EurekaApplicationJson } | undefined {
-  const [found] = liveApps(context.store, context.view, app);
+  const [found] = liveApps(context.store, context.namespace, context.view, app);
   return found ? { application: application(found, context.defaults) } : undefined;
 }
 
@@ -129,7 +129,7 @@ export function vipDocument(context: ReadContext, vip: string, secure: boolean):
     const addresses = eureka ? (secure ? eureka.secureVipAddress : eureka.vipAddress) : entry.record.service;
     return addresses !== null && addresses.split(',').some((address) => address.trim().toLowerCase() === wanted);
   };
-  const apps = liveApps(context.store, context.view)
+  const apps = liveApps(context.store, context.namespace, context.view)
     .map((app) => ({ name: app.name, instances: app.instances.filter(matches) }))
     .filter((app) => app.instances.length > 0);
   return {
@@ -168,7 +168,7 @@ export function deltaDocument(
   return {
     applications: {
       versions__delta: String(version),
-      apps__hashcode: reconcileHashCode(statusesOf(liveApps(context.store, context.view))),
+      apps__hashcode: reconcileHashCode(statusesOf(liveApps(context.store, context.namespace, context.view))),
       application: [...apps.entries()].map(([name, instance]) => ({ name, instance })),
     },
   };

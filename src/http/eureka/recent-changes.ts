@@ -21,7 +21,7 @@ export interface RecentChangesComponents {
 export interface RecentChangesInit {
   /** How far back a delta reaches (`cluster.eurekaDeltaWindowMs`). */
   windowMs: number;
-  /** Only this namespace's changes are kept (the Eureka API serves `default`). */
+  /** Only this namespace's changes are kept (the one the Eureka API serves, `security.eurekaNamespace`). */
   namespace: string;
 }
 

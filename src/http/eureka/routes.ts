@@ -8,7 +8,6 @@ import { durableWrite } from '../durable-write.js';
 import {
   appDocument,
   deltaDocument,
-  EUREKA_NAMESPACE,
   findInApp,
   findLiveById,
   registrationKey,
@@ -80,7 +79,7 @@ export async function eurekaApi(app: FastifyInstance, options: EurekaApiOptions)
   const { node } = options;
   const recent = new RecentChanges(
     { clock: node.components.clock, store: node.store, leaseView: () => node.registry.leaseView() },
-    { windowMs: node.config.cluster.eurekaDeltaWindowMs, namespace: EUREKA_NAMESPACE },
+    { windowMs: node.config.cluster.eurekaDeltaWindowMs, namespace: node.config.security.eurekaNamespace },
   );
   recent.start();
   app.addHook('onClose', async () => recent.stop());
@@ -94,8 +93,9 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
   const { registry } = node;
   const { store } = registry;
   const { limits, cluster } = node.config;
+  const namespace = node.config.security.eurekaNamespace;
   const defaults = { renewalIntervalSecs: Math.max(1, Math.round(cluster.heartbeatIntervalMs / 1000)) };
-  const read = (): ReadContext => ({ store, view: registry.leaseView(), defaults });
+  const read = (): ReadContext => ({ store, namespace, view: registry.leaseView(), defaults });
   /** Registry writes are answered only once durable (see src/http/durable-write.ts). */
   const durably = <T>(write: () => T, refuseWhenFailed = true) => durableWrite(node.durability, write, refuseWhenFailed);
   installWire(app);
@@ -126,7 +126,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     }
     // Synchronous inside the write: read, decide, write (nothing can change in between).
     await durably(() => {
-      const key = registrationKey(store, appName, parsed.instanceId);
+      const key = registrationKey(store, namespace, appName, parsed.instanceId);
       const current = registry.find(key);
       const plan = planRegistration(
         parsed,
@@ -141,7 +141,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
 
   app.get('/apps/:app/:id', async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
-    const entry = findInApp(store, appName, id);
+    const entry = findInApp(store, namespace, appName, id);
     if (!entry || !isServed(entry, registry.leaseView())) return sendNotFound(reply);
     return sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) });
   });
@@ -149,7 +149,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
   app.put('/apps/:app/:id', async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const query = renewalQuery(request.query as Query);
-    const found = findInApp(store, appName, id);
+    const found = findInApp(store, namespace, appName, id);
     if (!found) return sendNotFound(reply);
     const registerAgain = await durably(() => {
       const entry = registry.heartbeat(found.record);
@@ -164,7 +164,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
 
   app.delete('/apps/:app/:id', async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
-    const found = findInApp(store, appName, id);
+    const found = findInApp(store, namespace, appName, id);
     if (!found) return sendNotFound(reply);
     await durably(() => registry.cancel(found.record));
     return reply.code(200).send();
@@ -179,7 +179,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
       const value = queryStatus(query, 'value') ?? undefined;
       if (valueRequired && value === undefined) throw invalid('value', 'is required: UP, DOWN, STARTING or OUT_OF_SERVICE');
       const lastDirtyTimestampMs = queryDirtyTimestamp(query);
-      const found = findInApp(store, appName, id);
+      const found = findInApp(store, namespace, appName, id);
       if (!found) return sendNotFound(reply);
       const patch = plan(found.record.data, value, lastDirtyTimestampMs);
       if (patch) await durably(() => registry.update(found.record, patch));
@@ -194,7 +194,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
   app.put('/apps/:app/:id/metadata', async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const pairs = Object.entries(request.query as Query).map(([key, value]) => [key, first(value) ?? ''] as const);
-    const found = findInApp(store, appName, id);
+    const found = findInApp(store, namespace, appName, id);
     if (!found) return sendNotFound(reply);
     const metadata = parseMetadata('metadata', { ...found.record.data.metadata, ...Object.fromEntries(pairs) }, limits);
     await durably(() => registry.update(found.record, { metadata }));
@@ -203,7 +203,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
 
   app.get('/instances/:id', async (request, reply) => {
     const id = parseInstanceId('id', (request.params as { id: string }).id);
-    const entry = findLiveById(store, id, registry.leaseView());
+    const entry = findLiveById(store, namespace, id, registry.leaseView());
     return entry ? sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) }) : sendNotFound(reply);
   });
 

@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, resolveConfig } from '../../../src/config/load.js';
+import { resolveConfig } from '../../../src/config/load.js';
+import { configError } from '../../support/errors.js';
 import exampleCluster from '../../../cluster.example.json' with { type: 'json' };
 
-function error(file: unknown, env: Record<string, string> = {}, flags: Record<string, string> = {}): ConfigError {
-  try {
-    resolveConfig(file, env, flags);
-  } catch (caught) {
-    if (caught instanceof ConfigError) return caught;
-    throw caught;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('resolveConfig', () => {
   it('runs one peer on 127.0.0.1:8761 with no configuration at all', () => {
@@ -103,7 +95,7 @@ describe('resolveConfig', () => {
     [{ storage: { fsync: true } }, {}, {}, 'storage.fsync', 'not a known setting'],
     [{ storage: 'fast' }, {}, {}, 'storage', 'must be an object'],
   ])('refuses %j (env %j, flags %j) naming %s', (file, env, flags, field, problem) => {
-    const caught = error(file, env, flags);
+    const caught = configError(file, env, flags);
     expect(caught.field).toBe(field);
     expect(caught.message).toContain(problem);
   });

@@ -75,5 +75,9 @@ describe('GET /v1/services/{service}?index=R&wait=D (long poll)', () => {
     const response = await server.app.inject({ url: '/v1/watch?services=ok,bad%20name' });
     expect(response.statusCode).toBe(400);
     expect(response.json().message).toMatch(/^services:/);
+    // Found by fuzzing: a repeated parameter arrives as an array (it answered 500).
+    const repeated = await server.app.inject({ url: '/v1/watch?services=a&services=b' });
+    expect(repeated.statusCode).toBe(400);
+    expect(repeated.json().message).toBe('services: must be given once, as a comma-separated list');
   });
 });

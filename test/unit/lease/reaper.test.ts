@@ -78,7 +78,7 @@ function asServices(entries: StoredInstance[]): ServiceEntries[] {
   for (const entry of entries) {
     const key = `${entry.record.namespace}/${entry.record.service}`;
     let service = byService.get(key);
-    if (!service) byService.set(key, (service = { namespace: entry.record.namespace, service: entry.record.service, revision: 0, instances: new Map() }));
+    if (!service) byService.set(key, (service = { namespace: entry.record.namespace, service: entry.record.service, revision: 0, liveCount: 0, instances: new Map() }));
     service.instances.set(entry.record.instanceId, entry);
   }
   return [...byService.values()];

@@ -1,0 +1,82 @@
+import type { Clock } from '../clock/clock.js';
+
+/**
+ * Request rate per client (a token, or an address): one token bucket per client, `burst`
+ * deep, refilled at `ratePerSecond`. Buckets are kept in least-recently-used order and at
+ * most `maxClients` of them, so a flood of addresses costs bounded memory (a forgotten
+ * client starts again with a full bucket).
+ */
+
+export interface BucketState {
+  tokens: number;
+  atMs: number;
+}
+
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
+
+/**
+ * One request against a bucket: refill for the time passed, then take one token if there is
+ * one. Pure: returns the bucket's new state and the decision.
+ */
+export function takeToken(
+  bucket: BucketState,
+  nowMs: number,
+  ratePerSecond: number,
+  burst: number,
+): { state: BucketState; decision: RateDecision } {
+  const elapsedMs = Math.max(0, nowMs - bucket.atMs);
+  const tokens = Math.min(burst, bucket.tokens + (elapsedMs * ratePerSecond) / 1_000);
+  if (tokens >= 1) return { state: { tokens: tokens - 1, atMs: nowMs }, decision: { allowed: true } };
+  const retryAfterMs = Math.ceil(((1 - tokens) * 1_000) / ratePerSecond);
+  return { state: { tokens, atMs: nowMs }, decision: { allowed: false, retryAfterMs } };
+}
+
+export interface RateLimiterInit {
+  /** 0 switches the limiter off. */
+  ratePerSecond: number;
+  burst: number;
+  maxClients: number;
+}
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, BucketState>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly init: RateLimiterInit,
+  ) {}
+
+  get enabled(): boolean {
+    return this.init.ratePerSecond > 0;
+  }
+
+  /** Clients tracked now. */
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  /** Counts one request of `client`. */
+  take(client: string): RateDecision {
+    if (!this.enabled) return { allowed: true };
+    const { ratePerSecond, burst, maxClients } = this.init;
+    const nowMs = this.clock.nowMs();
+    const bucket = this.buckets.get(client) ?? { tokens: burst, atMs: nowMs };
+    const { state, decision } = takeToken(bucket, nowMs, ratePerSecond, burst);
+    // Re-insert so that Map order is least recently used first.
+    this.buckets.delete(client);
+    this.buckets.set(client, state);
+    if (this.buckets.size > maxClients) {
+      const oldest = this.buckets.keys().next().value;
+      if (oldest !== undefined) this.buckets.delete(oldest);
+    }
+    return decision;
+  }
+
+  /** True when `client` has no token left now (without taking one). */
+  exhausted(client: string): boolean {
+    if (!this.enabled) return false;
+    const bucket = this.buckets.get(client);
+    if (!bucket) return false;
+    return takeToken(bucket, this.clock.nowMs(), this.init.ratePerSecond, this.init.burst).decision.allowed === false;
+  }
+}

@@ -1,7 +1,7 @@
 import { DiscoveryCache } from './cache.js';
 import { PeerCaller } from './calls.js';
 import { closedError, invalidArgument, RegistryClientError } from './errors.js';
-import { createUndiciHttp } from './http.js';
+import { createUndiciHttp, withBearerToken } from './http.js';
 import { checkName, resolveClientOptions, type RegistryClientOptions } from './options.js';
 import { PeerSelector, type PeerState } from './peers.js';
 import { parseStrategy, pickInstance, strategyKey } from './pick.js';
@@ -58,7 +58,14 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
   const resolved = resolveClientOptions(options);
   const { clock, rng, namespace } = resolved;
   const logger = resolved.logger.child({ component: 'registry-client' });
-  const http = resolved.http ?? createUndiciHttp({ connectionsPerPeer: resolved.connectionsPerPeer, connectTimeoutMs: resolved.requestTimeoutMs });
+  const transport =
+    resolved.http ??
+    createUndiciHttp({
+      connectionsPerPeer: resolved.connectionsPerPeer,
+      connectTimeoutMs: resolved.requestTimeoutMs,
+      ...(resolved.ca === undefined ? {} : { ca: resolved.ca }),
+    });
+  const http = resolved.token === undefined ? transport : withBearerToken(transport, resolved.token);
   const selector = new PeerSelector({ clock, rng, logger }, resolved);
   const caller = new PeerCaller({ http, clock, selector, logger }, resolved);
   const cache = new DiscoveryCache({ clock, logger }, resolved);

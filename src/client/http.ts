@@ -40,6 +40,17 @@ export interface UndiciHttpOptions {
   connectionsPerPeer: number;
   /** How long opening a TCP (or TLS) connection may take before it counts as a failure. */
   connectTimeoutMs: number;
+  /** CA certificate(s) to trust for https peers. */
+  ca?: string | Buffer;
+}
+
+/** Adds `Authorization: Bearer <token>` to every request of a layer. */
+export function withBearerToken(http: HttpLayer, token: string): HttpLayer {
+  return {
+    request: (peerUrl, request) =>
+      http.request(peerUrl, { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } }),
+    close: () => http.close(),
+  };
 }
 
 /**
@@ -57,7 +68,7 @@ export function createUndiciHttp(options: UndiciHttpOptions): HttpLayer {
       entry = {
         pool: new Pool(url.origin, {
           connections: options.connectionsPerPeer,
-          connect: { timeout: options.connectTimeoutMs },
+          connect: { timeout: options.connectTimeoutMs, ...(options.ca === undefined ? {} : { ca: options.ca }) },
           headersTimeout: 0,
           bodyTimeout: 0,
         }),

@@ -43,6 +43,13 @@ export interface RegistryClientOptions {
   closeTimeoutMs?: number;
   /** Most connections to one peer (the default undici layer only). Default 8. */
   connectionsPerPeer?: number;
+  /**
+   * A client token (docs/security.md), sent as `Authorization: Bearer <token>` with every call
+   * and watch. Needed when the peers have tokens configured; never logged.
+   */
+  token?: string;
+  /** CA certificate(s) (PEM) to trust for `https://` peers signed by a private CA (the default undici layer only). */
+  ca?: string | Buffer;
 }
 
 /** The options with every default filled in. */
@@ -62,6 +69,8 @@ export interface ResolvedClientOptions {
   discoverTimeoutMs: number;
   closeTimeoutMs: number;
   connectionsPerPeer: number;
+  token: string | undefined;
+  ca: string | Buffer | undefined;
 }
 
 /** Defaults, bounds and units of the numeric options (all ms but the last). */
@@ -137,6 +146,10 @@ export function resolveClientOptions(options: RegistryClientOptions): ResolvedCl
     numbers[name] = value;
   }
   if (numbers.backoffMaxMs < numbers.backoffBaseMs) throw invalidOption('backoffMaxMs', 'must be at least backoffBaseMs');
+  if (options.token !== undefined && (typeof options.token !== 'string' || !/^[\x21-\x7e]+$/.test(options.token))) {
+    // The message never repeats the token.
+    throw invalidOption('token', 'must be a non-empty string of printable characters without spaces');
+  }
   return {
     peers,
     namespace,
@@ -145,5 +158,7 @@ export function resolveClientOptions(options: RegistryClientOptions): ResolvedCl
     logger: options.logger ?? silentClientLogger,
     http: options.http,
     ...numbers,
+    token: options.token,
+    ca: options.ca,
   };
 }

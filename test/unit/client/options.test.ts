@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock/clock.js';
 import { RegistryClientError } from '../../../src/client/errors.js';
+import { withBearerToken } from '../../../src/client/http.js';
 import { numericOptions, resolveClientOptions, type RegistryClientOptions } from '../../../src/client/options.js';
 
 describe('resolveClientOptions', () => {
@@ -62,4 +63,33 @@ describe('resolveClientOptions', () => {
       expect((caught as Error).message.startsWith(`${field}:`), (caught as Error).message).toBe(true);
     });
   }
+});
+
+describe('token', () => {
+  it('sends Authorization: Bearer on every request', async () => {
+    const seen: (Record<string, string> | undefined)[] = [];
+    const http = withBearerToken(
+      {
+        request: async (_peer, request) => {
+          seen.push(request.headers);
+          throw new Error('refused');
+        },
+        close: async () => {},
+      },
+      'tok-123',
+    );
+    await expect(http.request('http://127.0.0.1:1', { method: 'GET', path: '/v1/services', headers: { accept: 'text/event-stream' } })).rejects.toThrow();
+    expect(seen).toEqual([{ accept: 'text/event-stream', authorization: 'Bearer tok-123' }]);
+  });
+
+  it.each(['', 'has space', 5])('refuses the token %j without repeating it', (token) => {
+    let message = '';
+    try {
+      resolveClientOptions({ peers: ['http://127.0.0.1:1'], token: token as string });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^token: /);
+    if (typeof token === 'string' && token.length > 0) expect(message).not.toContain(token);
+  });
 });

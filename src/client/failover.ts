@@ -1,3 +1,5 @@
+import { cappedBackoffMs } from '../clock/backoff.js';
+
 /**
  * The pure decisions of failover: which outcomes of a call to a peer mean "try another peer",
  * and how long a failing peer is left alone. The stateful code around them (peers.ts,
@@ -62,7 +64,5 @@ export interface BackoffPolicy {
  * that clients that lost a peer together do not come back together. `random` is in [0, 1).
  */
 export function backoffDelayMs(consecutiveFailures: number, policy: BackoffPolicy, random: number): number {
-  if (consecutiveFailures <= 0) return 0;
-  const ceilingMs = Math.min(policy.backoffMaxMs, policy.backoffBaseMs * 2 ** Math.min(consecutiveFailures - 1, 30));
-  return Math.round(ceilingMs / 2 + (ceilingMs / 2) * random);
+  return cappedBackoffMs(consecutiveFailures, policy.backoffBaseMs, policy.backoffMaxMs, random);
 }

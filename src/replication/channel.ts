@@ -4,7 +4,7 @@ import type { Rng } from '../clock/rng.js';
 import type { Logger } from '../log/logger.js';
 import type { InstanceKey } from '../registry/types.js';
 import { PeerCallError, type FailureKind, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
-import { backoffMs } from './backoff.js';
+import { cappedBackoffMs } from '../clock/backoff.js';
 import { Outbox } from './outbox.js';
 import type { ReplicateRequest, WireRecord } from './wire.js';
 
@@ -182,7 +182,7 @@ export class PeerChannel {
     }
     this.outbox.restore(batch);
     this.stats.consecutiveFailures += 1;
-    const delayMs = backoffMs(this.stats.consecutiveFailures, this.init, this.components.rng);
+    const delayMs = cappedBackoffMs(this.stats.consecutiveFailures, this.init.retryBaseMs, this.init.retryMaxMs, this.components.rng.next());
     this.backoffUntilMs = this.components.clock.nowMs() + delayMs;
     this.log.debug({ kind, error: message, retryInMs: delayMs, queued: this.outbox.size }, 'replication batch failed');
   }

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { cappedBackoffMs } from '../../../src/clock/backoff.js';
 import { seededRng } from '../../../src/clock/rng.js';
-import { backoffMs } from '../../../src/replication/backoff.js';
 
-const policy = { retryBaseMs: 100, retryMaxMs: 10_000 };
-
-describe('backoffMs', () => {
+describe('cappedBackoffMs', () => {
   it.each([
     [0, 0, 0],
     [1, 50, 100],
@@ -16,7 +14,7 @@ describe('backoffMs', () => {
   ])('after %i failures waits between %i and %i ms', (failures, low, high) => {
     const rng = seededRng(failures + 1);
     for (let i = 0; i < 50; i++) {
-      const delay = backoffMs(failures, policy, rng);
+      const delay = cappedBackoffMs(failures, 100, 10_000, rng.next());
       expect(delay).toBeGreaterThanOrEqual(low);
       expect(delay).toBeLessThanOrEqual(high);
     }

@@ -6,7 +6,7 @@ import { EvictionSafety } from './lease/eviction-safety.js';
 import { Reaper } from './lease/reaper.js';
 import type { Logger } from './log/logger.js';
 import { Membership } from './membership/membership.js';
-import { Registry } from './registry/registry.js';
+import { Registry, type HeartbeatOutcome } from './registry/registry.js';
 import { InstanceStore } from './registry/store.js';
 import { AntiEntropy } from './replication/anti-entropy.js';
 import { bootstrap, type BootstrapResult } from './replication/bootstrap.js';
@@ -52,6 +52,8 @@ export class RegistryNode {
   readonly watch: WatchHub;
   /** What the peer routes (and the simulated network) call. */
   readonly peerApi: PeerService;
+  /** Heartbeats received since start, by outcome (read by the metrics; an integer bump per heartbeat). */
+  readonly heartbeats: Record<HeartbeatOutcome, number> = { renewed: 0, relayed: 0, takeover: 0, unknown: 0 };
   readonly startedAtMs: number;
   bootstrapResult: BootstrapResult | undefined;
   private readyFlag = false;
@@ -92,6 +94,7 @@ export class RegistryNode {
         logger,
         guards: () => safety.guards(),
         renewals: safety.renewals,
+        heartbeats: { heartbeat: (outcome) => void (this.heartbeats[outcome] += 1) },
       },
       { peerId: self.id, tombstoneTtlMs: cluster.tombstoneTtlMs },
     );

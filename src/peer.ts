@@ -29,7 +29,7 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
   const logger = createPinoLogger(config.logLevel);
   const transport = new HttpTransport({ connectionsPerPeer: 4, connectTimeoutMs: config.cluster.peerCallTimeoutMs });
   const node = new RegistryNode({ clock: systemClock, rng: seededRng(randomInt(2 ** 31)), logger, transport }, config);
-  const app = await buildServer({ node, logger });
+  const app = await buildServer({ node, logger, processMetrics: true });
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {

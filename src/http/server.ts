@@ -4,6 +4,8 @@ import { adminRoutes } from './admin-routes.js';
 import { clientRoutes } from './client-routes.js';
 import { EUREKA_PREFIXES, eurekaApi } from './eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
+import { NodeMetrics } from '../metrics/node-metrics.js';
+import { instrumentHttp, metricsRoutes } from './metrics-routes.js';
 import { opsRoutes } from './ops-routes.js';
 import { peerRoutes } from './peer-routes.js';
 import { watchRoutes } from './watch-routes.js';
@@ -14,6 +16,8 @@ export interface ServerOptions {
   logger?: FastifyBaseLogger;
   /** Called for every route as it is added (tests use it to check docs and guards cover all). */
   onRoute?: (method: string, url: string) => void;
+  /** Export the process figures (CPU, memory, GC, event loop) in `/metrics`; on in a real peer, off in tests. */
+  processMetrics?: boolean;
 }
 
 /**
@@ -49,6 +53,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       'request',
     );
   });
+  const metrics = new NodeMetrics(node, { processMetrics: options.processMetrics ?? false });
+  app.addHook('onClose', async () => metrics.stop());
+  instrumentHttp(app, metrics);
   await app.register(opsRoutes, { node });
   await app.register(clientRoutes, { node });
   await app.register(peerRoutes, { node });
@@ -57,5 +64,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Watch streams and long polls would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => node.watch.closeAll());
   await app.register(eurekaApi, { node, prefixes: EUREKA_PREFIXES });
+  await app.register(metricsRoutes, { metrics });
   return app;
 }

@@ -6,6 +6,7 @@ import { EUREKA_PREFIXES, eurekaApi } from './eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
 import { NodeMetrics } from '../metrics/node-metrics.js';
 import { instrumentHttp, metricsRoutes } from './metrics-routes.js';
+import { docsRoutes, installOpenApi } from './docs-routes.js';
 import { opsRoutes } from './ops-routes.js';
 import { peerRoutes } from './peer-routes.js';
 import { watchRoutes } from './watch-routes.js';
@@ -53,6 +54,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       'request',
     );
   });
+  await installOpenApi(app, EUREKA_PREFIXES);
   const metrics = new NodeMetrics(node, { processMetrics: options.processMetrics ?? false });
   app.addHook('onClose', async () => metrics.stop());
   instrumentHttp(app, metrics);
@@ -65,5 +67,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.addHook('preClose', async () => node.watch.closeAll());
   await app.register(eurekaApi, { node, prefixes: EUREKA_PREFIXES });
   await app.register(metricsRoutes, { metrics });
+  await app.register(docsRoutes);
   return app;
 }

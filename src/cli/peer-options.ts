@@ -1,0 +1,19 @@
+import type { Command } from 'commander';
+
+/**
+ * The flags of a peer (CONTRACT.md), each with its environment twin; shared by `npm start`
+ * (src/main.ts) and `registry start` so the two never drift apart.
+ */
+export function addPeerOptions(command: Command): Command {
+  return command
+    .option('--config <file>', 'cluster file (env REGISTRY_CONFIG)')
+    .option('--id <id>', "this peer's id in the cluster file (env REGISTRY_ID)")
+    .option('--host <address>', 'address to listen on (env REGISTRY_HOST)')
+    .option('--port <port>', 'port to listen on (env REGISTRY_PORT)')
+    .option('--url <url>', 'URL other peers use to reach this one (env REGISTRY_URL)')
+    .option('--data-dir <dir>', 'directory for durable state (env REGISTRY_DATA_DIR)')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env REGISTRY_LOG_LEVEL)')
+    .option('--profile <name>', 'timing profile: lan, wan or local (env REGISTRY_PROFILE)')
+    .option('--region <name>', "this peer's region (env REGISTRY_REGION)")
+    .option('--zone <name>', "this peer's zone (env REGISTRY_ZONE)");
+}

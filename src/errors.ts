@@ -34,6 +34,10 @@ export const errorCatalogue = {
     status: 429,
     summary: 'Sent as the `dropped` event of a watch stream whose reader fell too far behind; reconnect.',
   },
+  REG_ERR_UI_UNAVAILABLE: {
+    status: 503,
+    summary: 'The dashboard was not built next to this server (`npm run build` builds it into dist/ui).',
+  },
   REG_ERR_INTERNAL: { status: 500, summary: 'An unexpected error; it is logged with the request id.' },
 } as const;
 

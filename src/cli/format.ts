@@ -9,28 +9,7 @@ export function table(headers: string[], rows: (string | number)[][]): string {
     .join('\n');
 }
 
-/** `850ms`, `12.5s`, `4m10s`, `3h05m`. */
-export function duration(ms: number): string {
-  if (!Number.isFinite(ms)) return '-';
-  const abs = Math.abs(ms);
-  if (abs < 1_000) return `${Math.round(ms)}ms`;
-  if (abs < 60_000) return `${(ms / 1_000).toFixed(abs < 10_000 ? 1 : 0)}s`;
-  const totalS = Math.round(ms / 1_000);
-  if (abs < 3_600_000) return `${Math.floor(totalS / 60)}m${String(totalS % 60).padStart(2, '0')}s`;
-  const totalM = Math.round(ms / 60_000);
-  return `${Math.floor(totalM / 60)}h${String(totalM % 60).padStart(2, '0')}m`;
-}
-
-/** How long ago an epoch-ms time was, against `nowMs`; `never` for null. */
-export function ago(atMs: number | null | undefined, nowMs: number): string {
-  return atMs === null || atMs === undefined ? 'never' : `${duration(Math.max(0, nowMs - atMs))} ago`;
-}
-
-/** `k=v, k2=v2` (or `-`). */
-export function metadataText(metadata: Record<string, string>): string {
-  const entries = Object.entries(metadata);
-  return entries.length === 0 ? '-' : entries.map(([key, value]) => `${key}=${value}`).join(', ');
-}
+export { ago, duration, metadataText } from '../ui/words.js';
 
 /** A local wall-clock time, `HH:MM:SS`. */
 export function clockTime(atMs: number): string {

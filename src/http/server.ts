@@ -7,6 +7,7 @@ import { installErrorHandlers } from './errors.js';
 import { NodeMetrics } from '../metrics/node-metrics.js';
 import { instrumentHttp, metricsRoutes } from './metrics-routes.js';
 import { docsRoutes, installOpenApi } from './docs-routes.js';
+import { uiRoutes } from './ui-routes.js';
 import { opsRoutes } from './ops-routes.js';
 import { peerRoutes } from './peer-routes.js';
 import { watchRoutes } from './watch-routes.js';
@@ -68,5 +69,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(eurekaApi, { node, prefixes: EUREKA_PREFIXES });
   await app.register(metricsRoutes, { metrics });
   await app.register(docsRoutes);
+  await app.register(uiRoutes);
   return app;
 }

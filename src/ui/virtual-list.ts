@@ -29,10 +29,10 @@ export class VirtualList<T> {
     }).observe(viewport);
   }
 
-  /** Shows these items (drawn at the next frame). */
+  /** Shows these items, drawn now (call it from an animation frame). */
   setItems(items: readonly T[]): void {
     this.items = items;
-    this.schedule();
+    this.draw();
   }
 
   get length(): number {
@@ -44,7 +44,7 @@ export class VirtualList<T> {
     if (this.frame === 0) this.frame = requestAnimationFrame(() => this.draw());
   }
 
-  /** Draws now (tests and the first paint). */
+  /** Draws the rows in view now. */
   draw(): void {
     if (this.frame !== 0) cancelAnimationFrame(this.frame);
     this.frame = 0;

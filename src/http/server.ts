@@ -24,8 +24,9 @@ export interface ServerOptions {
 
 /**
  * Builds the HTTP app of one peer without listening, so tests can drive it with `inject()`.
- * Each route group is its own plugin (client, ops, Eureka under both of its prefixes; the peer
- * API comes as its own).
+ * Each route group is its own plugin (ops, client, peer, admin, watch, Eureka under both of its
+ * prefixes, metrics, docs, dashboard), so guards can be attached per group. The OpenAPI
+ * collector and the HTTP latency hook sit on the root, before any route, to see them all.
  */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { node } = options;

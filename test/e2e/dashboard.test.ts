@@ -107,6 +107,20 @@ describe('the dashboard, in chromium, against a 3-peer cluster', () => {
     expect(browser.errors).toEqual([]);
   });
 
+  it('loads nothing from anywhere but the peers, and the API description page renders offline too', async () => {
+    const page = await browser.page();
+    await page.goto(`${cluster.url('peer-a')}/docs`);
+    await page.locator('.opblock-summary-path', { hasText: '/v1/services/{service}/instances/{id}/heartbeat' }).first().waitFor();
+    expect(await page.locator('.opblock-tag', { hasText: 'Eureka /eureka/v2' }).count()).toBeGreaterThan(0);
+    await browser.screenshot(page, 'api-docs');
+    await page.close();
+    const peers = cluster.ids.map((id) => new URL(cluster.url(id)).origin);
+    const elsewhere = browser.requests.filter((url) => !url.startsWith('data:') && !peers.some((origin) => url.startsWith(`${origin}/`)));
+    expect(elsewhere).toEqual([]);
+    expect(browser.requests.length).toBeGreaterThan(10);
+    expect(browser.errors).toEqual([]);
+  });
+
   it('shows a killed peer turning down', async () => {
     const page = await browser.page();
     await page.goto(`${cluster.url('peer-a')}/`);

@@ -24,9 +24,10 @@ export const artifactsDir = fileURLToPath(new URL('../../test-artifacts/', impor
 
 export interface Browser {
   context: BrowserContext;
-  /** A new page; uncaught errors in it are collected in `errors`. */
+  /** A new page; uncaught errors in it are collected in `errors`, every URL it requests in `requests`. */
   page(viewport?: { width: number; height: number }): Promise<Page>;
   errors: string[];
+  requests: string[];
   /** Saves a full-page screenshot as test-artifacts/NAME.png. */
   screenshot(page: Page, name: string): Promise<string>;
   close(): Promise<void>;
@@ -47,14 +48,17 @@ export async function launchBrowser(): Promise<Browser> {
     viewport: { width: 1440, height: 900 },
   });
   const errors: string[] = [];
+  const requests: string[] = [];
   await mkdir(artifactsDir, { recursive: true });
   return {
     context,
     errors,
+    requests,
     page: async (viewport) => {
       const page = await context.newPage();
       if (viewport) await page.setViewportSize(viewport);
       page.on('pageerror', (error) => errors.push(error.message));
+      page.on('request', (request) => requests.push(request.url()));
       return page;
     },
     screenshot: async (page, name) => {

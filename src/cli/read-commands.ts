@@ -122,7 +122,8 @@ export async function waitReadyCommand(client: PeerClient, options: WaitReadyOpt
     let state: { ready: boolean; up: number; known: number } | undefined;
     try {
       const status = await client.get<ClusterStatus>('/v1/cluster');
-      const up = 1 + status.peers.filter((peer) => peer.state === 'up').length;
+      // A peer counts once it has answered: a seed is listed as up before its first probe.
+      const up = 1 + status.peers.filter((peer) => peer.state === 'up' && peer.lastContactMs !== null).length;
       state = { ready: status.self.ready, up, known: 1 + status.peers.length };
       last = `${status.self.id}: ${state.ready ? 'ready' : 'syncing'}, ${up}/${options.peers ?? state.known} peers up`;
     } catch (error) {

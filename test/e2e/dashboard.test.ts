@@ -107,6 +107,35 @@ describe('the dashboard, in chromium, against a 3-peer cluster', () => {
     expect(browser.errors).toEqual([]);
   });
 
+  it('switches namespace, and sends a saved token with every call, the watch stream included', async () => {
+    const page = await browser.page();
+    const authorizations = new Map<string, string | undefined>();
+    page.on('request', (request) => authorizations.set(new URL(request.url()).pathname, request.headers().authorization));
+    await page.goto(`${cluster.url('peer-a')}/`);
+    await page.waitForSelector('#live.on');
+    expect(authorizations.get('/v1/watch')).toBeUndefined();
+
+    await callJson('POST', `${cluster.url('peer-b')}/v1/instances?namespace=team-a`, { service: 'payments', host: '10.0.0.9', port: 443, leaseDurationMs: 600_000 });
+    await page.fill('#namespace', 'team-a');
+    await page.press('#namespace', 'Enter');
+    await page.locator('#services [data-service="payments"]').waitFor();
+    expect(await page.locator('#services [data-service="orders"]').count()).toBe(0);
+    expect(new URL(page.url()).searchParams.get('namespace')).toBe('team-a');
+
+    await page.click('.token summary');
+    await page.fill('#token', 't0ken');
+    await page.click('#token-form button');
+    await waitFor(() => authorizations.get('/v1/watch') === 'Bearer t0ken' && authorizations.get('/v1/cluster') === 'Bearer t0ken', 5_000, 'calls with the token');
+    // The token is kept for the next visit, and no URL ever carries it.
+    await page.reload();
+    await page.waitForSelector('#live.on');
+    expect(authorizations.get('/v1/watch')).toBe('Bearer t0ken');
+    expect(browser.requests.some((url) => url.includes('t0ken'))).toBe(false);
+    await page.evaluate(() => (globalThis as unknown as { localStorage: { clear(): void } }).localStorage.clear());
+    await page.close();
+    expect(browser.errors).toEqual([]);
+  });
+
   it('loads nothing from anywhere but the peers, and the API description page renders offline too', async () => {
     const page = await browser.page();
     await page.goto(`${cluster.url('peer-a')}/docs`);

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
-import { getGlobalDispatcher } from 'undici';
+import { readFileSync } from 'node:fs';
+import { Agent, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { ConfigError } from '../config/load.js';
 import { CliError, EXIT_PEER, EXIT_USAGE, PeerClient, usageError } from './client.js';
 import { addPeerOptions } from './peer-options.js';
@@ -18,6 +19,7 @@ interface ClientFlags {
   url: string;
   namespace?: string;
   token?: string;
+  ca?: string;
   json?: boolean;
 }
 
@@ -60,10 +62,24 @@ function clientCommand(program: Command, name: string, description: string): Com
     .addOption(new Option('--url <url>', 'the peer to talk to').env('REGISTRY_URL').default('http://127.0.0.1:8761'))
     .addOption(new Option('-n, --namespace <name>', 'namespace (default: default)').env('REGISTRY_NAMESPACE'))
     .addOption(new Option('--token <token>', 'sent as Authorization: Bearer <token>').env('REGISTRY_TOKEN'))
+    .addOption(new Option('--ca <file>', "CA certificate (PEM) to trust for an https peer").env('REGISTRY_TLS_CA'))
     .option('--json', 'machine-readable output');
 }
 
-const client = (flags: ClientFlags) => new PeerClient({ url: flags.url, namespace: flags.namespace, token: flags.token });
+function client(flags: ClientFlags): PeerClient {
+  if (flags.ca !== undefined) {
+    let ca: Buffer;
+    try {
+      ca = readFileSync(flags.ca);
+    } catch (error) {
+      throw usageError(`--ca: cannot read ${flags.ca}: ${(error as Error).message}`);
+    }
+    // Every call of this command (and the watch stream) goes through an agent that trusts it;
+    // it is closed with the global dispatcher when the command is done.
+    setGlobalDispatcher(new Agent({ connect: { ca } }));
+  }
+  return new PeerClient({ url: flags.url, namespace: flags.namespace, token: flags.token });
+}
 
 export function buildProgram(): Command {
   const program = new Command()

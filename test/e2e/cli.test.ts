@@ -1,4 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { readFile } from 'node:fs/promises';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,6 +133,37 @@ describe('registry (the command line) against a real peer', () => {
       server.close();
     }
     expect(seen.map((headers) => headers.authorization)).toEqual(['Bearer s3cret', 'Bearer from-env', undefined]);
+  });
+
+  it('trusts an https peer through --ca, and refuses it without', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'registry-cli-tls-'));
+    try {
+      const key = join(dir, 'key.pem');
+      const cert = join(dir, 'cert.pem');
+      // A self-signed certificate for 127.0.0.1, made for this test (openssl, from Debian).
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert,
+        '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+      const server = createHttpsServer({ key: await readFile(key), cert: await readFile(cert) }, (_request, response) => {
+        response.setHeader('content-type', 'application/json');
+        response.end(JSON.stringify({ namespace: 'default', revision: 0, services: [{ service: 'tls-svc', instances: 1, up: 1 }] }));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
+      try {
+        const trusted = await runCli(['ls', '--url', url, '--ca', cert]);
+        expect(trusted.code, trusted.stderr).toBe(0);
+        expect(trusted.stdout).toMatch(/tls-svc\s+1\s+1/);
+        expect((await runCli(['ls', '--url', url], { REGISTRY_TLS_CA: cert })).code).toBe(0);
+        const refused = await runCli(['ls', '--url', url]);
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toMatch(/cannot reach .*(self.signed|certificate)/i);
+        expect((await runCli(['ls', '--url', url, '--ca', join(dir, 'missing.pem')])).code).toBe(2);
+      } finally {
+        server.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

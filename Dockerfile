@@ -1,9 +1,10 @@
 # syntax=docker/dockerfile:1
-# Build stage: install everything, compile TypeScript (npm ci runs `prepare` -> `npm run build`),
-# then drop the dev dependencies.
+# Build stage: install everything, compile TypeScript and the dashboard into dist/ (npm ci runs
+# `prepare` -> `npm run build`), then drop the dev dependencies.
 FROM node:20-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json tsconfig.ui.json ./
+COPY scripts ./scripts
 COPY src ./src
 RUN npm ci && npm prune --omit=dev
 

@@ -56,6 +56,10 @@ export const errorCatalogue = {
     summary:
       'The peer cannot make writes durable in its data dir (disk full, read-only, I/O error); writes are refused until it can, reads still work.',
   },
+  REG_ERR_UI_UNAVAILABLE: {
+    status: 503,
+    summary: 'The dashboard was not built next to this server (`npm run build` builds it into dist/ui).',
+  },
   REG_ERR_INTERNAL: { status: 500, summary: 'An unexpected error; it is logged with the request id.' },
 } as const;
 

@@ -1,27 +1,10 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { addPeerOptions } from './cli/peer-options.js';
 import { startPeer } from './peer.js';
 
 /** `npm start`: one registry peer. Flags as in CONTRACT.md; each has an environment twin. */
-const program = new Command()
-  .name('registry-peer')
-  .description('Start one registry peer.')
-  .option('--config <file>', 'cluster file (env REGISTRY_CONFIG)')
-  .option('--id <id>', "this peer's id in the cluster file (env REGISTRY_ID)")
-  .option('--host <address>', 'address to listen on (env REGISTRY_HOST)')
-  .option('--port <port>', 'port to listen on (env REGISTRY_PORT)')
-  .option('--url <url>', 'URL other peers use to reach this one (env REGISTRY_URL)')
-  .option('--data-dir <dir>', 'directory for durable state (env REGISTRY_DATA_DIR)')
-  .option('--sync-policy <policy>', 'with --data-dir: always, interval or never (env REGISTRY_SYNC_POLICY)')
-  .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env REGISTRY_LOG_LEVEL)')
-  .option('--profile <name>', 'timing profile: lan, wan or local (env REGISTRY_PROFILE)')
-  .option('--region <name>', "this peer's region (env REGISTRY_REGION)")
-  .option('--zone <name>', "this peer's zone (env REGISTRY_ZONE)")
-  .option('--tls-cert <file>', "this peer's TLS certificate, PEM (env REGISTRY_TLS_CERT)")
-  .option('--tls-key <file>', 'its private key, PEM (env REGISTRY_TLS_KEY)')
-  .option('--tls-ca <file>', "the CA of the peers' certificates, PEM (env REGISTRY_TLS_CA)")
-  .option('--insecure', 'start on a non-loopback address even without authentication (env REGISTRY_INSECURE)')
-  .showHelpAfterError();
+const program = addPeerOptions(new Command().name('registry-peer').description('Start one registry peer.')).showHelpAfterError();
 
 program.parse(process.argv);
 await startPeer(program.opts(), process.env);

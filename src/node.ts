@@ -10,7 +10,7 @@ import { nodeDisk, type Disk } from './persistence/disk.js';
 import { inMemoryDurability, type Durability } from './persistence/durability.js';
 import type { LockIdentity } from './persistence/lock.js';
 import { Persistence } from './persistence/persistence.js';
-import { Registry } from './registry/registry.js';
+import { Registry, type HeartbeatOutcome } from './registry/registry.js';
 import { InstanceStore } from './registry/store.js';
 import { AntiEntropy } from './replication/anti-entropy.js';
 import { bootstrap, type BootstrapResult } from './replication/bootstrap.js';
@@ -64,6 +64,8 @@ export class RegistryNode {
   readonly persistence: Persistence | null;
   /** What the write routes wait on before answering. */
   readonly durability: Durability;
+  /** Heartbeats received since start, by outcome (read by the metrics; an integer bump per heartbeat). */
+  readonly heartbeats: Record<HeartbeatOutcome, number> = { renewed: 0, relayed: 0, takeover: 0, unknown: 0 };
   readonly startedAtMs: number;
   bootstrapResult: BootstrapResult | undefined;
   private readyFlag = false;
@@ -104,6 +106,7 @@ export class RegistryNode {
         logger,
         guards: () => safety.guards(),
         renewals: safety.renewals,
+        heartbeats: { heartbeat: (outcome) => void (this.heartbeats[outcome] += 1) },
       },
       {
         peerId: self.id,

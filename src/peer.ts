@@ -70,7 +70,7 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
     tls: tls.peers,
   });
   const node = new RegistryNode({ clock: systemClock, rng: seededRng(randomInt(2 ** 31)), logger, transport }, config);
-  const app = await buildServer({ node, logger, ...(tls.server ? { tls: tls.server } : {}) });
+  const app = await buildServer({ node, logger, processMetrics: true, ...(tls.server ? { tls: tls.server } : {}) });
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {

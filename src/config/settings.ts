@@ -207,7 +207,7 @@ export const clusterSettings = {
     1_024,
     1_024 * 1_024 * 1_024,
     1_048_576,
-    'Watch streams: a subscriber whose unsent data exceeds this is dropped (with a `dropped` event) rather than buffered without bound.',
+    'Watch streams: a subscriber whose unsent data exceeds this (beyond its first snapshots, which are always sent whole) when a new event comes is dropped (with a `dropped` event) rather than buffered without bound.',
   ),
   longPollMaxWaitMs: ms(1_000, 3_600_000, 600_000, 'Longest `wait` a long poll may ask for; longer asks are cut to it.'),
   renewalThresholdRatio: ratio(

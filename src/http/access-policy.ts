@@ -8,7 +8,8 @@ import { EUREKA_PREFIXES } from './eureka/routes.js';
  * for it. There are no prefix rules on purpose: a new route under `/v1/admin` or `/eureka`
  * needs its own line, so nobody adds a route without deciding who may call it.
  *
- * - `public`: anyone (liveness and readiness probes);
+ * - `public`: anyone (liveness and readiness probes, and static files that hold no registry
+ *   data: the dashboard's page and assets, the API description);
  * - `read`, `write`: a token with that scope on the request's namespace (`write` implies `read`);
  * - `admin`: a token with the admin scope (operator routes; not bound to a namespace);
  * - `peer`: another peer: a request signed with the cluster secret, or a verified peer
@@ -62,6 +63,20 @@ export const ACCESS_POLICY: ReadonlyMap<string, AccessClass> = new Map<string, A
   ['GET /v1/watch', 'read'],
   ['POST /v1/peer/:method', 'peer'],
   ...eurekaEntries(),
+  // Prometheus figures span every namespace (service names, counts, peers): operators only;
+  // scrapers send the token as a bearer token.
+  ['GET /metrics', 'admin'],
+  // Static files with no registry data: the dashboard's page and assets (it then calls the
+  // API with the token the user gives it) and the API description. A browser cannot send a
+  // bearer token with a page load, so these stay public.
+  ['GET /', 'public'],
+  ['GET /ui/:file', 'public'],
+  ['GET /docs', 'public'],
+  ['GET /docs/json', 'public'],
+  ['GET /docs/yaml', 'public'],
+  ['GET /docs/static/index.html', 'public'],
+  ['GET /docs/static/swagger-initializer.js', 'public'],
+  ['GET /docs/static/*', 'public'],
 ]);
 
 /** The access class of a route (HEAD routes share their GET's), or undefined when it has none. */

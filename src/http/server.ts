@@ -6,6 +6,10 @@ import { clientRoutes } from './client-routes.js';
 import { EUREKA_PREFIXES, eurekaApi } from './eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
 import { installReadinessGate } from './readiness-gate.js';
+import { NodeMetrics } from '../metrics/node-metrics.js';
+import { instrumentHttp, metricsRoutes } from './metrics-routes.js';
+import { docsRoutes, installOpenApi } from './docs-routes.js';
+import { uiRoutes } from './ui-routes.js';
 import { opsRoutes } from './ops-routes.js';
 import { peerRoutes } from './peer-routes.js';
 import { watchRoutes } from './watch-routes.js';
@@ -18,6 +22,8 @@ export interface ServerOptions {
   onRoute?: (method: string, url: string) => void;
   /** Serve HTTPS with this certificate (PEM); absent: plain HTTP. */
   tls?: ServerTls;
+  /** Export the process figures (CPU, memory, GC, event loop) in `/metrics`; on in a real peer, off in tests. */
+  processMetrics?: boolean;
 }
 
 /** The server's certificate and, for peer mTLS, the CA client certificates are verified against. */
@@ -33,8 +39,9 @@ const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /**
  * Builds the HTTP app of one peer without listening, so tests can drive it with `inject()`.
- * Each route group is its own plugin (client, ops, Eureka under both of its prefixes; the peer
- * API comes as its own).
+ * Each route group is its own plugin (ops, client, peer, admin, watch, Eureka under both of its
+ * prefixes, metrics, docs, dashboard), so guards can be attached per group. The OpenAPI
+ * collector and the HTTP latency hook sit on the root, before any route, to see them all.
  */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { node } = options;
@@ -84,6 +91,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       'request',
     );
   });
+  await installOpenApi(app, EUREKA_PREFIXES);
+  const metrics = new NodeMetrics(node, { processMetrics: options.processMetrics ?? false });
+  app.addHook('onClose', async () => metrics.stop());
+  instrumentHttp(app, metrics);
   await app.register(opsRoutes, { node });
   await app.register(clientRoutes, { node });
   await app.register(peerRoutes, { node });
@@ -92,5 +103,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Watch streams and long polls would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => node.watch.closeAll());
   await app.register(eurekaApi, { node, prefixes: EUREKA_PREFIXES });
+  await app.register(metricsRoutes, { metrics });
+  await app.register(docsRoutes);
+  await app.register(uiRoutes);
   return app as unknown as FastifyInstance;
 }

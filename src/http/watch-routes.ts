@@ -27,7 +27,8 @@ function formatEvent(event: WatchEvent): string {
  * `GET /v1/watch?services=a,b&namespace=ns`: server-sent events. First one `snapshot` event
  * per service, then `delta` events (added, changed, removed) coalesced over
  * `cluster.watchCoalesceMs`; a keep-alive comment every `cluster.watchKeepAliveMs`; a reader
- * whose unsent data passes `cluster.watchMaxBufferedBytes` gets a `dropped` event and is cut.
+ * whose unsent data passes `cluster.watchMaxBufferedBytes` (beyond its first snapshots) when a
+ * new event comes gets a `dropped` event and is cut.
  * Without `services` (or with `*`) every service of the namespace is watched; `group` keeps
  * one group's instances only.
  */
@@ -48,10 +49,21 @@ export async function watchRoutes(app: FastifyInstance, options: { node: Registr
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
+    // A reader is too slow when what it has not read yet, before a new event, passes the limit
+    // on top of the first snapshots. Those are written all at once and may be far larger than
+    // the limit (a namespace of 10,000 instances is megabytes); counting them would drop every
+    // such stream at once, however fast its reader, and it would reconnect for ever.
+    let snapshotting = true;
+    let snapshotBytes = 0;
     const write = (text: string): boolean => {
       if (raw.destroyed || raw.writableEnded) return false;
+      const backlogBytes = raw.writableLength;
       raw.write(text);
-      return raw.writableLength <= cluster.watchMaxBufferedBytes;
+      if (snapshotting) {
+        snapshotBytes += Buffer.byteLength(text);
+        return true;
+      }
+      return backlogBytes <= cluster.watchMaxBufferedBytes + snapshotBytes;
     };
     write(`retry: 1000\n: watching ${filter.services?.join(',') ?? '*'} in ${filter.namespace}\n\n`);
     const keepAlive = clock.setInterval(() => {
@@ -65,6 +77,7 @@ export async function watchRoutes(app: FastifyInstance, options: { node: Registr
         if (!raw.writableEnded) raw.end();
       },
     );
+    snapshotting = false;
     raw.on('close', () => subscription.close());
   });
 }

@@ -1,5 +1,8 @@
+/** Every state a peer can be in, from this peer's point of view. */
+export const peerStates = ['up', 'suspect', 'down'] as const;
+
 /** A peer's liveness from this peer's point of view. */
-export type PeerState = 'up' | 'suspect' | 'down';
+export type PeerState = (typeof peerStates)[number];
 
 /**
  * What a probe round found: the peer answered (directly or through another peer), it did

@@ -22,6 +22,18 @@ export interface RenewalSink {
   recordRenewal(nowMs: number): void;
 }
 
+/**
+ * How a heartbeat went: `renewed` (this peer owns the instance), `relayed` (another live peer
+ * owns it; only the local lease moved), `takeover` (its owner is down: this peer took it over),
+ * `unknown` (answered 404, so the client registers again).
+ */
+export type HeartbeatOutcome = 'renewed' | 'relayed' | 'takeover' | 'unknown';
+
+/** Told of every heartbeat's outcome (the metrics count them); called on the hot path, so keep it cheap. */
+export interface HeartbeatSink {
+  heartbeat(outcome: HeartbeatOutcome): void;
+}
+
 export interface RegistryComponents {
   clock: Clock;
   hlc: HybridClock;
@@ -32,6 +44,8 @@ export interface RegistryComponents {
   guards?: () => EvictionGuards;
   /** Told of every renewal (register, heartbeat, takeover) of an instance owned here. */
   renewals?: RenewalSink;
+  /** Told of every heartbeat's outcome; none when absent. */
+  heartbeats?: HeartbeatSink;
 }
 
 export interface RegistryInit {
@@ -154,16 +168,22 @@ export class Registry {
    * (or the instance was hidden because of that), this peer takes the instance over.
    */
   heartbeat(key: InstanceKey): StoredInstance {
-    const entry = this.requireLive(key);
+    const entry = this.find(key);
+    if (!entry) {
+      this.components.heartbeats?.heartbeat('unknown');
+      throw notRegistered(key);
+    }
     const view = this.leaseView();
     const renewUntilMs = view.nowMs + entry.record.leaseDurationMs;
     const { record } = entry;
     if (record.owner === this.peerId) {
+      this.components.heartbeats?.heartbeat('renewed');
       this.components.renewals?.recordRenewal(view.nowMs);
       this.components.store.updateLease(entry, ownLease(renewUntilMs, entry.ownedSinceMs), !isServed(entry, view));
       return entry;
     }
     if (!entry.hidden && view.liveness.isUp(record.owner)) {
+      this.components.heartbeats?.heartbeat('relayed');
       this.components.store.updateLease(
         entry,
         { heardUntilMs: renewUntilMs, leaseExpiresAtMs: Math.max(entry.leaseExpiresAtMs, renewUntilMs) },
@@ -171,6 +191,7 @@ export class Registry {
       );
       return entry;
     }
+    this.components.heartbeats?.heartbeat('takeover');
     return this.takeOver(entry, record, renewUntilMs, 'owner down');
   }
 
@@ -292,12 +313,7 @@ export class Registry {
 
   private requireLive(key: InstanceKey): StoredInstance {
     const entry = this.find(key);
-    if (!entry) {
-      throw new RegistryError(
-        'REG_ERR_INSTANCE_NOT_FOUND',
-        `instance ${key.instanceId} of service ${key.service} in namespace ${key.namespace} is not registered here`,
-      );
-    }
+    if (!entry) throw notRegistered(key);
     return entry;
   }
 
@@ -334,6 +350,13 @@ export class Registry {
     );
     return written;
   }
+}
+
+function notRegistered(key: InstanceKey): RegistryError {
+  return new RegistryError(
+    'REG_ERR_INSTANCE_NOT_FOUND',
+    `instance ${key.instanceId} of service ${key.service} in namespace ${key.namespace} is not registered here`,
+  );
 }
 
 function pickLease(entry: StoredInstance): LocalLeaseState {

@@ -11,6 +11,20 @@ afterEach(() => {
   for (const peer of started.splice(0)) peer.kill('SIGKILL');
 });
 
+/** Runs `test` against a peer started with these `cluster` settings (a file in a temporary directory). */
+async function withPeer(cluster: Record<string, unknown>, test: (peer: PeerProcess) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'registry-watch-'));
+  const file = join(dir, 'peer.json');
+  await writeFile(file, JSON.stringify({ cluster }));
+  try {
+    const peer = await startPeerProcess(['--port', '0', '--config', file]);
+    started.push(peer);
+    await test(peer);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Reads a server-sent events stream into parsed events (and comments). */
 async function openStream(url: string) {
   const events: { event: string; data: unknown }[] = [];
@@ -68,17 +82,34 @@ describe('watch stream over real HTTP', () => {
   });
 
   it('sends keep-alive comments on an idle stream', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'registry-watch-'));
-    const file = join(dir, 'peer.json');
-    await writeFile(file, JSON.stringify({ cluster: { watchKeepAliveMs: 1_000 } }));
-    try {
-      const peer = await startPeerProcess(['--port', '0', '--config', file]);
-      started.push(peer);
+    await withPeer({ watchKeepAliveMs: 1_000 }, async (peer) => {
       const stream = await openStream(`${peer.url}/v1/watch`);
       await waitFor(() => stream.comments.includes('keep-alive'), 10_000, 'a keep-alive comment');
       await stream.close();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
+  });
+
+  it('sends first snapshots larger than watchMaxBufferedBytes whole, and keeps the stream', async () => {
+    await withPeer({ watchMaxBufferedBytes: 1_024 }, async (peer) => {
+      for (const service of ['big', 'big2']) {
+        for (let i = 0; i < 40; i++) {
+          await callJson('POST', `${peer.url}/v1/instances`, { service, host: '10.0.0.1', port: 1000 + i, metadata: { note: 'x'.repeat(200) } });
+        }
+      }
+      // Every service of the namespace: two snapshots, each far larger than the limit.
+      const stream = await openStream(`${peer.url}/v1/watch`);
+      await waitFor(() => stream.events.length >= 2, 5_000, 'the snapshots');
+      for (const [index, service] of ['big', 'big2'].entries()) {
+        const snapshot = stream.events[index]!;
+        expect(snapshot.event).toBe('snapshot');
+        expect(snapshot.data).toMatchObject({ service });
+        expect(JSON.stringify(snapshot.data).length).toBeGreaterThan(8 * 1_024);
+        expect((snapshot.data as { instances: unknown[] }).instances).toHaveLength(40);
+      }
+      await callJson('POST', `${peer.url}/v1/instances`, { service: 'big', host: '10.0.0.2', port: 1 });
+      await waitFor(() => stream.events.some((e) => e.event === 'delta'), 5_000, 'a delta after the big snapshot');
+      expect(stream.events.some((e) => e.event === 'dropped')).toBe(false);
+      await stream.close();
+    });
   });
 });

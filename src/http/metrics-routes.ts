@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify';
+import type { NodeMetrics } from '../metrics/node-metrics.js';
+
+/** Routes whose requests are long-lived by design and so stay out of the latency histogram. */
+const STREAMS = new Set(['/v1/watch']);
+/** The long-poll form of this route (with `?index=`) waits on purpose: it gets its own label. */
+const LONG_POLL_ROUTE = '/v1/services/:service';
+
+/**
+ * Times every answered request into the HTTP latency histogram, labelled by the route's
+ * pattern (`/v1/services/:service`, never the raw URL, so the label set stays small). Installed
+ * on the root app so it sees every route group.
+ */
+export function instrumentHttp(app: FastifyInstance, metrics: NodeMetrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    let route = request.routeOptions.url ?? 'unmatched';
+    if (STREAMS.has(route)) return;
+    if (route === LONG_POLL_ROUTE && (request.query as Record<string, unknown> | undefined)?.index !== undefined) {
+      route = `${LONG_POLL_ROUTE} (long poll)`;
+    }
+    metrics.observeHttp(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
+}
+
+/**
+ * `GET /metrics`: Prometheus text format (docs/metrics.md). Its own plugin scope, so that the
+ * security layer can guard it apart from the client API.
+ */
+export async function metricsRoutes(app: FastifyInstance, options: { metrics: NodeMetrics }): Promise<void> {
+  const { metrics } = options;
+  app.get('/metrics', async (_request, reply) => {
+    const text = await metrics.scrape();
+    return reply.header('content-type', metrics.contentType).send(text);
+  });
+}

@@ -1,0 +1,218 @@
+import { Type, type TSchema } from 'typebox';
+import { instanceStatuses } from '../../registry/types.js';
+import { errorCatalogue } from '../../errors.js';
+
+/**
+ * JSON schemas of the native API's payloads, for the OpenAPI description only (see
+ * route-docs.ts: requests are still validated by src/registry/validate.ts, whose messages name
+ * the field). They describe what docs/api.md describes.
+ */
+
+export const Status = Type.Union(
+  instanceStatuses.map((status) => Type.Literal(status)),
+  { description: 'Instance status.' },
+);
+
+const Name = (description: string) => Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$', description });
+
+export const NamespaceQuery = Type.Object({
+  namespace: Type.Optional(Name('Namespace (default `default`).')),
+});
+
+export const InstanceParams = Type.Object({
+  service: Name('Service name.'),
+  id: Type.String({ minLength: 1, maxLength: 256, description: 'Instance id (no spaces, control characters, `/ ? # % \\`).' }),
+});
+
+export const ServiceParams = Type.Object({ service: Name('Service name.') });
+
+const Metadata = Type.Record(Type.String(), Type.String(), { description: 'String keys to string values (see `limits.metadata*`).' });
+
+export const Instance = Type.Object(
+  {
+    namespace: Type.String(),
+    service: Type.String(),
+    instanceId: Type.String(),
+    host: Type.String({ description: 'Host name or IP address clients connect to.' }),
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    securePort: Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.Null()]),
+    status: Status,
+    weight: Type.Number({ minimum: 0 }),
+    zone: Type.String(),
+    metadata: Metadata,
+    owner: Type.String({ description: 'Id of the peer holding the lease.' }),
+    version: Type.String({ description: 'Hybrid logical clock version of the last write.' }),
+    leaseDurationMs: Type.Integer(),
+    leaseExpiresInMs: Type.Integer({ description: 'Lease left as this peer sees it.' }),
+    leaseLive: Type.Boolean(),
+    evictionHeld: Type.Boolean({ description: 'Lease ran out but an eviction guard keeps the instance listed.' }),
+    registeredAtMs: Type.Integer(),
+    lastUpdatedAtMs: Type.Integer(),
+  },
+  { description: 'An instance (docs/api.md, "The instance object").' },
+);
+
+export const InstanceWithInterval = Type.Intersect([
+  Instance,
+  Type.Object({ heartbeatIntervalMs: Type.Integer({ description: 'How often the client should heartbeat.' }) }),
+]);
+
+export const RegisterBody = Type.Object(
+  {
+    service: Name('Service name.'),
+    host: Type.String({ description: 'Host name (RFC 1123) or IPv4/IPv6 address.' }),
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    instanceId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Default `host:port`.' })),
+    securePort: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.Null()])),
+    status: Type.Optional(Status),
+    weight: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000, description: 'Default 1.' })),
+    zone: Type.Optional(Type.String({ maxLength: 64 })),
+    metadata: Type.Optional(Metadata),
+    leaseDurationMs: Type.Optional(Type.Integer({ description: 'Within `cluster.minLeaseDurationMs`..`cluster.maxLeaseDurationMs`.' })),
+    namespace: Type.Optional(Name('Namespace; must agree with `?namespace=` when both are given.')),
+  },
+  { additionalProperties: false },
+);
+
+export const StatusBody = Type.Object({ status: Status }, { additionalProperties: false });
+
+export const Cancelled = Type.Object({
+  namespace: Type.String(),
+  service: Type.String(),
+  instanceId: Type.String(),
+  version: Type.String(),
+  cancelled: Type.Literal(true),
+});
+
+export const ServiceListing = Type.Object({
+  namespace: Type.String(),
+  service: Type.String(),
+  revision: Type.Integer({ description: "This peer's revision of the service's last change." }),
+  protected: Type.Boolean({ description: 'The protect threshold applied: every served instance is listed.' }),
+  instances: Type.Array(Instance),
+});
+
+export const ServiceQuery = Type.Object({
+  namespace: Type.Optional(Name('Namespace (default `default`).')),
+  status: Type.Optional(Type.Union([Type.Literal('up'), Type.Literal('all')], { description: 'Default `up`.' })),
+  index: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'Long poll: answer once the revision passes this.' })),
+  wait: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}(ms|s|m)?$', description: 'Long poll: longest wait (`500ms`, `30s`, `5m`; default 30s).' })),
+});
+
+export const ServiceList = Type.Object({
+  namespace: Type.String(),
+  revision: Type.Integer(),
+  services: Type.Array(
+    Type.Object({
+      service: Type.String(),
+      instances: Type.Integer({ description: 'Served instances, any status.' }),
+      up: Type.Integer({ description: 'Of those, the UP ones.' }),
+    }),
+  ),
+});
+
+export const WatchQuery = Type.Object({
+  namespace: Type.Optional(Name('Namespace (default `default`).')),
+  services: Type.Optional(Type.String({ description: 'Comma-separated services (at most 100); omitted or `*`: every service of the namespace.' })),
+});
+
+export const Probe = Type.Object({ status: Type.String(), peer: Type.String() });
+
+export const GuardModes = Type.Object(
+  {
+    selfPreservation: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('off')])),
+    partitionGuard: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('off')])),
+  },
+  { additionalProperties: false },
+);
+
+const Held = Type.Object({
+  selfPreservation: Type.Integer(),
+  partitionGuard: Type.Integer(),
+  serviceCap: Type.Integer(),
+  runCap: Type.Integer(),
+});
+
+export const EvictionGuards = Type.Object({
+  selfPreservation: Type.Object({
+    active: Type.Boolean(),
+    mode: Type.String(),
+    reason: Type.String({ description: 'Why, in plain words.' }),
+    renewalsInWindow: Type.Number(),
+    expectedRenewalsInWindow: Type.Number(),
+    thresholdRatio: Type.Number(),
+    ownedInstances: Type.Integer(),
+    windowMs: Type.Integer(),
+    warmUpUntilMs: Type.Integer(),
+    sinceMs: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+  partitionGuard: Type.Object({
+    active: Type.Boolean(),
+    mode: Type.String(),
+    reason: Type.String(),
+    downOwnedShare: Type.Number(),
+    ratio: Type.Number(),
+    sinceMs: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+  serviceCap: Type.Object({ maxRatio: Type.Number(), windowMs: Type.Integer(), servicesAtCap: Type.Array(Type.String()) }),
+  runCap: Type.Object({ maxRatio: Type.Number() }),
+  held: Held,
+  heldTotal: Held,
+});
+
+export const ClusterView = Type.Object(
+  {
+    cluster: Type.String(),
+    profile: Type.String(),
+    self: Type.Object({
+      id: Type.String(),
+      url: Type.String(),
+      region: Type.String(),
+      zone: Type.String(),
+      ready: Type.Boolean(),
+      revision: Type.Integer(),
+      records: Type.Integer(),
+      instances: Type.Integer(),
+    }),
+    peers: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        url: Type.String(),
+        region: Type.String(),
+        zone: Type.String(),
+        state: Type.Union([Type.Literal('up'), Type.Literal('suspect'), Type.Literal('down')]),
+        stateSinceMs: Type.Integer(),
+        lastContactMs: Type.Union([Type.Integer(), Type.Null()]),
+        replication: Type.Union([
+          Type.Object({ queued: Type.Integer(), lagMs: Type.Integer(), dropped: Type.Integer() }, { description: 'The outbound queue (docs/api.md lists every field).' }),
+          Type.Null(),
+        ]),
+      }),
+    ),
+    inbound: Type.Object({}, { description: 'Records received from other peers.' }),
+    antiEntropy: Type.Object({}, { description: 'Anti-entropy rounds and repaired keys.' }),
+    reaper: Type.Union([Type.Object({}, { description: 'The last reaper run.' }), Type.Null()]),
+    evictionSafety: EvictionGuards,
+  },
+  { description: "This peer's view of the cluster (docs/api.md, GET /v1/cluster, lists every field)." },
+);
+
+export const ErrorBody = Type.Object({
+  code: Type.Union(
+    Object.keys(errorCatalogue).map((code) => Type.Literal(code)),
+    { description: 'A code of the catalogue (docs/errors.md).' },
+  ),
+  message: Type.String({ description: 'For people; for input errors it starts with the field at fault.' }),
+});
+
+/** Responses of one route: status code -> schema (errors get the error body). */
+export function responses(ok: Record<number, TSchema>, errors: number[] = []): Record<number, TSchema> {
+  const out: Record<number, TSchema> = { ...ok };
+  for (const status of errors) out[status] = ErrorBody;
+  return out;
+}
+
+/** A body that is not JSON (text, server-sent events, XML...): described, not typed. */
+export function text(description: string): TSchema {
+  return Type.String({ description });
+}

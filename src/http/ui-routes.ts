@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RegistryError } from '../errors.js';
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
+
+/** The page may load and call only this peer: no CDN, no inline script, no framing. */
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+interface Asset {
+  body: Buffer;
+  contentType: string;
+  etag: string;
+}
+
+/**
+ * Where the built dashboard is: `dist/ui` beside the compiled server (`dist/http/../ui`), or,
+ * when the server runs from its TypeScript sources (the tests), `dist/ui` of the project.
+ */
+function findAssetsDir(): URL | undefined {
+  const candidates = [new URL('../ui/', import.meta.url), new URL('../../dist/ui/', import.meta.url)];
+  return candidates.find((dir) => existsSync(new URL('app.js', dir)) && existsSync(new URL('index.html', dir)));
+}
+
+/** Reads every asset once, at start: the dashboard is a handful of small files. */
+export function loadAssets(dir: URL | undefined = findAssetsDir()): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  if (!dir) return assets;
+  for (const name of readdirSync(dir)) {
+    const extension = name.slice(name.lastIndexOf('.'));
+    const contentType = CONTENT_TYPES[extension];
+    if (!contentType) continue;
+    const body = readFileSync(new URL(name, dir));
+    assets.set(name, { body, contentType, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
+  }
+  return assets;
+}
+
+/**
+ * The web dashboard (docs/dashboard.md): `GET /` and its assets under `/ui/`, built by
+ * `npm run build` into dist/ui and served by the peer itself, so it works offline. Its own
+ * plugin scope, so the security layer can guard it. Assets are revalidated (ETag) on each load.
+ */
+export async function uiRoutes(app: FastifyInstance, options: { assets?: Map<string, Asset> } = {}): Promise<void> {
+  const assets = options.assets ?? loadAssets();
+
+  const send = (request: FastifyRequest, reply: FastifyReply, name: string) => {
+    if (assets.size === 0) {
+      throw new RegistryError('REG_ERR_UI_UNAVAILABLE', 'the dashboard is not built next to this server (run npm run build)');
+    }
+    const asset = assets.get(name);
+    if (!asset) {
+      throw new RegistryError('REG_ERR_ROUTE_NOT_FOUND', `no dashboard asset ${name}`);
+    }
+    reply
+      .header('content-type', asset.contentType)
+      .header('cache-control', 'no-cache')
+      .header('etag', asset.etag)
+      .header('x-content-type-options', 'nosniff');
+    if (asset.contentType.startsWith('text/html')) reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
+    if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+    return reply.send(asset.body);
+  };
+
+  app.get('/', async (request, reply) => send(request, reply, 'index.html'));
+  app.get('/ui/:file', async (request, reply) => send(request, reply, (request.params as { file: string }).file));
+}

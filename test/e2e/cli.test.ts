@@ -1,0 +1,222 @@
+import { execFileSync } from 'node:child_process';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { readFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, spawnCli, type CliProcess } from '../support/cli.js';
+import { freePort } from '../support/fault-proxy.js';
+import { callJson } from '../support/http.js';
+import { startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
+import { RealCluster } from '../support/real-cluster.js';
+
+let peer: PeerProcess;
+let env: Record<string, string>;
+const running: CliProcess[] = [];
+
+beforeAll(async () => {
+  peer = await startPeerProcess(['--port', '0', '--profile', 'local']);
+  env = { REGISTRY_URL: peer.url };
+});
+afterAll(() => peer?.kill('SIGKILL'));
+afterEach(async () => {
+  for (const cli of running.splice(0)) await cli.stop('SIGKILL');
+});
+
+describe('registry (the command line) against a real peer', () => {
+  it('says how to use it, and exits 2 on bad usage and 1 when the peer cannot be reached', async () => {
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    for (const command of ['start', 'cluster', 'ls', 'show', 'register', 'cancel', 'peers', 'watch', 'wait-ready']) expect(help.stdout).toContain(command);
+    expect((await runCli(['ls', '--bogus'], env)).code).toBe(2);
+    expect((await runCli(['frobnicate'], env)).code).toBe(2);
+    const badCount = await runCli(['register', 'orders', '10.0.0.5', '80', '--count', 'many'], env);
+    expect(badCount.code).toBe(2);
+    expect(badCount.stderr).toContain('--count: must be an integer');
+    expect((await runCli(['ls', '--url', 'not a url'])).code).toBe(2);
+    const port = await freePort();
+    const unreachable = await runCli(['ls', '--url', `http://127.0.0.1:${port}`]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain(`cannot reach http://127.0.0.1:${port}`);
+  });
+
+  it('registers, lists, shows and cancels, as tables for people and JSON for scripts', async () => {
+    const registered = await runCli(['register', 'cli-orders', '10.0.0.5', '8080', '--zone', 'a', '--weight', '2', '--metadata', 'version=1.4.2', '--metadata', 'team=pay', '--lease-ms', '60000'], env);
+    expect(registered.code).toBe(0);
+    expect(registered.stdout).toMatch(/INSTANCE\s+ADDRESS\s+STATUS/);
+    expect(registered.stdout).toContain('10.0.0.5:8080');
+
+    const services = await runCli(['ls'], env);
+    expect(services.code).toBe(0);
+    expect(services.stdout).toMatch(/SERVICE\s+INSTANCES\s+UP/);
+    expect(services.stdout).toMatch(/cli-orders\s+1\s+1/);
+
+    const instances = await runCli(['ls', 'cli-orders'], env);
+    expect(instances.stdout).toMatch(/10\.0\.0\.5:8080\s+10\.0\.0\.5:8080\s+UP\s+a\s+2\s+peer-1\s+\d+(\.\d)?s/);
+
+    const shown = await runCli(['show', 'cli-orders'], env);
+    expect(shown.stdout).toContain('metadata    version=1.4.2, team=pay');
+    expect(shown.stdout).toMatch(/lease\s+\S+ left of 1m00s/);
+
+    const json = await runCli(['ls', 'cli-orders', '--json'], env);
+    const listing = JSON.parse(json.stdout);
+    expect(listing.instances[0]).toMatchObject({ instanceId: '10.0.0.5:8080', zone: 'a', weight: 2, metadata: { version: '1.4.2', team: 'pay' } });
+
+    const cancelled = await runCli(['cancel', 'cli-orders', '10.0.0.5:8080'], env);
+    expect(cancelled.code).toBe(0);
+    expect((await callJson('GET', `${peer.url}/v1/services/cli-orders?status=all`)).body.instances).toEqual([]);
+    const again = await runCli(['cancel', 'cli-orders', '10.0.0.5:8080'], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('REG_ERR_INSTANCE_NOT_FOUND');
+  });
+
+  it('keeps namespaces apart with --namespace', async () => {
+    expect((await runCli(['register', 'ns-svc', '10.0.0.9', '80', '-n', 'team-a'], env)).code).toBe(0);
+    expect(JSON.parse((await runCli(['ls', '--json', '--namespace', 'team-a'], env)).stdout).services).toEqual([{ service: 'ns-svc', instances: 1, up: 1 }]);
+    expect(JSON.parse((await runCli(['ls', 'ns-svc', '--json'], env)).stdout).instances).toEqual([]);
+    expect(JSON.parse((await runCli(['ls', 'ns-svc', '--json'], { ...env, REGISTRY_NAMESPACE: 'team-a' })).stdout).instances).toHaveLength(1);
+  });
+
+  it('bulk-loads with --count, showing progress on stderr and keeping stdout for --json', async () => {
+    const bulk = await runCli(['register', 'bulk', '10.1.0.1', '20000', '--count', '500', '--lease-ms', '600000', '--json'], env);
+    expect(bulk.code).toBe(0);
+    expect(JSON.parse(bulk.stdout)).toMatchObject({ service: 'bulk', registered: 500, failed: 0 });
+    expect(bulk.stderr).toContain('registered 500/500 instances of bulk');
+    expect(bulk.stderr).toMatch(/\[[#.]+\]\s+\d+% \d+\/500/);
+    expect((await callJson('GET', `${peer.url}/v1/services/bulk`)).body.instances).toHaveLength(500);
+  });
+
+  it('watches a service live until Ctrl-C', async () => {
+    const watch = spawnCli(['watch', 'watched'], env);
+    running.push(watch);
+    await watch.waitForOutput('= watched: 0 instance(s)');
+    await callJson('POST', `${peer.url}/v1/instances`, { service: 'watched', host: '10.0.0.1', port: 1, instanceId: 'w-1' });
+    await watch.waitForOutput(/\+ watched {2}w-1 {2}10\.0\.0\.1:1 {2}UP/);
+    await callJson('PUT', `${peer.url}/v1/services/watched/instances/w-1/status`, { status: 'DOWN' });
+    await watch.waitForOutput(/~ watched {2}w-1 {2}10\.0\.0\.1:1 {2}DOWN/);
+    await callJson('DELETE', `${peer.url}/v1/services/watched/instances/w-1`);
+    await watch.waitForOutput(/- watched {2}w-1/);
+    expect(await watch.stop('SIGINT')).toBe(0);
+
+    const json = spawnCli(['watch', 'watched', '--json'], env);
+    running.push(json);
+    await json.waitForOutput('"event":"snapshot"');
+    expect(JSON.parse(json.output().split('\n')[0]!)).toMatchObject({ event: 'snapshot', service: 'watched', instances: [] });
+    expect(await json.stop('SIGINT')).toBe(0);
+  });
+
+  it('waits for readiness with progress, and gives up with exit 1', async () => {
+    const ready = await runCli(['wait-ready', '--timeout', '10s'], env);
+    expect(ready.code).toBe(0);
+    expect(ready.stderr).toMatch(/peer-1: ready, 1\/1 peers up after/);
+    const never = await runCli(['wait-ready', '--peers', '3', '--timeout', '1s'], env);
+    expect(never.code).toBe(1);
+    expect(never.stderr).toContain('not ready after 1.0s: peer-1: ready, 1/3 peers up');
+  });
+
+  it('sends the token as a bearer credential', async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    const server = createServer((request, response) => {
+      seen.push(request.headers);
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify({ namespace: 'default', revision: 0, services: [] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      expect((await runCli(['ls', '--url', url, '--token', 's3cret'])).code).toBe(0);
+      expect((await runCli(['ls', '--url', url], { REGISTRY_TOKEN: 'from-env' })).code).toBe(0);
+      expect((await runCli(['ls', '--url', url])).code).toBe(0);
+    } finally {
+      server.close();
+    }
+    expect(seen.map((headers) => headers.authorization)).toEqual(['Bearer s3cret', 'Bearer from-env', undefined]);
+  });
+
+  it('trusts an https peer through --ca, and refuses it without', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'registry-cli-tls-'));
+    try {
+      const key = join(dir, 'key.pem');
+      const cert = join(dir, 'cert.pem');
+      // A self-signed certificate for 127.0.0.1, made for this test (openssl, from Debian).
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert,
+        '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+      const server = createHttpsServer({ key: await readFile(key), cert: await readFile(cert) }, (_request, response) => {
+        response.setHeader('content-type', 'application/json');
+        response.end(JSON.stringify({ namespace: 'default', revision: 0, services: [{ service: 'tls-svc', instances: 1, up: 1 }] }));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
+      try {
+        const trusted = await runCli(['ls', '--url', url, '--ca', cert]);
+        expect(trusted.code, trusted.stderr).toBe(0);
+        expect(trusted.stdout).toMatch(/tls-svc\s+1\s+1/);
+        expect((await runCli(['ls', '--url', url], { REGISTRY_TLS_CA: cert })).code).toBe(0);
+        const refused = await runCli(['ls', '--url', url]);
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toMatch(/cannot reach .*(self.signed|certificate)/i);
+        expect((await runCli(['ls', '--url', url, '--ca', join(dir, 'missing.pem')])).code).toBe(2);
+      } finally {
+        server.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('registry start, cluster and peers', () => {
+  it('starts a peer like npm start, and stops it cleanly', async () => {
+    const port = await freePort();
+    const start = spawnCli(['start', '--port', String(port), '--profile', 'local']);
+    running.push(start);
+    await start.waitForOutput('registry peer started');
+    const ready = await runCli(['wait-ready', '--timeout', '10s', '--url', `http://127.0.0.1:${port}`]);
+    expect(ready.code).toBe(0);
+    expect(await start.stop('SIGTERM')).toBe(0);
+  });
+
+  it('launches a local cluster, whose peers it shows', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'registry-cli-'));
+    const ports = [await freePort(), await freePort()];
+    const file = join(dir, 'cluster.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        cluster: { name: 'cli', profile: 'local' },
+        peers: ports.map((port, i) => ({ id: `p${i}`, url: `http://127.0.0.1:${port}`, region: 'local', zone: `z${i}` })),
+      }),
+    );
+    const cluster = spawnCli(['cluster', '--config', file]);
+    running.push(cluster);
+    try {
+      const url = `http://127.0.0.1:${ports[0]}`;
+      const ready = await runCli(['wait-ready', '--peers', '2', '--timeout', '20s', '--url', url]);
+      expect(ready.code, ready.stderr).toBe(0);
+      const peers = await runCli(['peers', '--url', url]);
+      expect(peers.stdout).toContain('cluster cli (profile local), seen from p0');
+      expect(peers.stdout).toMatch(/p1\s+up\s+local\s+z1\s+\S+ ago/);
+      expect(peers.stdout).toMatch(/self-preservation: off/);
+      expect(JSON.parse((await runCli(['peers', '--json', '--url', url])).stdout).peers[0]).toMatchObject({ id: 'p1', state: 'up' });
+      expect(await cluster.stop('SIGINT')).toBe(0);
+      expect(cluster.output()).toMatch(/\[p0\] .*registry peer started/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('shows a peer turning down in a real cluster', async () => {
+    const real = await RealCluster.start({ size: 2 });
+    try {
+      const url = real.url('peer-a');
+      await real.kill('peer-b');
+      await waitFor(async () => (await runCli(['peers', '--url', url])).stdout.match(/peer-b\s+down/), 15_000, 'peer-b down');
+      const never = await runCli(['wait-ready', '--timeout', '1s', '--url', url]);
+      expect(never.code).toBe(1);
+    } finally {
+      await real.stop();
+    }
+  });
+});

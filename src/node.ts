@@ -106,6 +106,7 @@ export class RegistryNode {
         logger,
         guards: () => safety.guards(),
         renewals: safety.renewals,
+        regionOfZone: (zone) => this.regionOfZone(zone),
         heartbeats: { heartbeat: (outcome) => void (this.heartbeats[outcome] += 1) },
       },
       {

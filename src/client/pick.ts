@@ -12,6 +12,22 @@ export interface PickDraw {
 export interface Pickable {
   weight: number;
   zone: string;
+  region?: string | null;
+}
+
+/**
+ * The nearest candidates to a client in `zone` (of `region`): those of the zone; else those of
+ * the region (instances carry the region the peers give their zone); else all of them. The
+ * same order as `GET /v1/services/{service}?near=ZONE`.
+ */
+export function nearest<T extends Pickable>(candidates: readonly T[], zone: string, region: string | undefined): readonly T[] {
+  const local = candidates.filter((candidate) => candidate.zone === zone);
+  if (local.length > 0) return local;
+  if (region !== undefined) {
+    const regional = candidates.filter((candidate) => candidate.region === region);
+    if (regional.length > 0) return regional;
+  }
+  return candidates;
 }
 
 /**
@@ -22,8 +38,7 @@ export interface Pickable {
 export function pickInstance<T extends Pickable>(candidates: readonly T[], strategy: PickStrategy, draw: PickDraw): T | undefined {
   if (candidates.length === 0) return undefined;
   if (typeof strategy === 'object') {
-    const local = candidates.filter((candidate) => candidate.zone === strategy.zone);
-    return pickInstance(local.length > 0 ? local : candidates, strategy.fallback ?? 'round-robin', draw);
+    return pickInstance(nearest(candidates, strategy.zone, strategy.region), strategy.fallback ?? 'round-robin', draw);
   }
   switch (strategy) {
     case 'round-robin':
@@ -66,17 +81,21 @@ function positiveModulo(value: number, modulus: number): number {
 export function parseStrategy(value: unknown, field = 'strategy', depth = 0): PickStrategy {
   if (value === 'round-robin' || value === 'random' || value === 'weighted') return value;
   if (typeof value === 'object' && value !== null && !Array.isArray(value) && depth < 8) {
-    const { zone, fallback, ...rest } = value as Record<string, unknown>;
+    const { zone, region, fallback, ...rest } = value as Record<string, unknown>;
     const unknown = Object.keys(rest);
     if (unknown.length > 0) throw invalidArgument(field, `unknown field ${JSON.stringify(unknown[0])}`);
     if (typeof zone !== 'string') throw invalidArgument(`${field}.zone`, 'must be a string');
-    if (fallback === undefined) return { zone };
-    return { zone, fallback: parseStrategy(fallback, `${field}.fallback`, depth + 1) };
+    if (region !== undefined && typeof region !== 'string') throw invalidArgument(`${field}.region`, 'must be a string');
+    return {
+      zone,
+      ...(region === undefined ? {} : { region }),
+      ...(fallback === undefined ? {} : { fallback: parseStrategy(fallback, `${field}.fallback`, depth + 1) }),
+    };
   }
-  throw invalidArgument(field, `must be 'round-robin', 'random', 'weighted' or {zone, fallback?}; got ${JSON.stringify(value)}`);
+  throw invalidArgument(field, `must be 'round-robin', 'random', 'weighted' or {zone, region?, fallback?}; got ${JSON.stringify(value)}`);
 }
 
 /** A stable name for a strategy, so that each (service, strategy) keeps its own round-robin counter. */
 export function strategyKey(strategy: PickStrategy): string {
-  return typeof strategy === 'string' ? strategy : `zone:${strategy.zone}>${strategyKey(strategy.fallback ?? 'round-robin')}`;
+  return typeof strategy === 'string' ? strategy : `zone:${strategy.zone}@${strategy.region ?? ''}>${strategyKey(strategy.fallback ?? 'round-robin')}`;
 }

@@ -16,6 +16,8 @@ export interface Instance {
   status: InstanceStatus;
   weight: number;
   zone: string;
+  /** The region of `zone` as the peers' configuration says (null when unknown; absent from older peers). */
+  region?: string | null;
   metadata: Record<string, string>;
   owner: string;
   version: string;
@@ -66,11 +68,12 @@ export interface Discovery {
  * - `round-robin`: each in turn;
  * - `random`: uniformly at random;
  * - `weighted`: at random, in proportion to `weight` (weight 0 gets no traffic);
- * - `{zone, fallback}`: only the instances of `zone`, or of every other zone when `zone`
- *   has none, chosen among by `fallback` (default `round-robin`; may itself be a zone
- *   preference, for a second choice of zone).
+ * - `{zone, region?, fallback}`: the instances of `zone`; when it has none, those of `region`
+ *   (instances carry the region the peers give their zone, as `?near=ZONE` orders them);
+ *   when that has none either, every other; chosen among by `fallback` (default
+ *   `round-robin`; may itself be a zone preference, for a second choice of zone).
  */
-export type PickStrategy = 'round-robin' | 'random' | 'weighted' | { zone: string; fallback?: PickStrategy };
+export type PickStrategy = 'round-robin' | 'random' | 'weighted' | { zone: string; region?: string; fallback?: PickStrategy };
 
 /** One change of a service's available instances, as `onChange` gets it. */
 export interface ServiceUpdate {

@@ -44,6 +44,8 @@ export interface RegistryComponents {
   guards?: () => EvictionGuards;
   /** Told of every renewal (register, heartbeat, takeover) of an instance owned here. */
   renewals?: RenewalSink;
+  /** The region of a zone (from the peers' configuration), for instance views. */
+  regionOfZone?: (zone: string) => string | undefined;
   /** Told of every heartbeat's outcome; none when absent. */
   heartbeats?: HeartbeatSink;
 }
@@ -115,6 +117,7 @@ export class Registry {
       selfId: this.peerId,
       liveness: this.components.liveness,
       guards: this.components.guards?.() ?? NO_GUARDS,
+      ...(this.components.regionOfZone ? { regionOfZone: this.components.regionOfZone } : {}),
     };
   }
 

@@ -6,6 +6,8 @@ import { leaseRemainingMs, leaseState, type LeaseView } from './visibility.js';
 export interface InstanceView extends InstanceKey, InstanceData {
   /** Always present in the view (`DEFAULT_GROUP` when the instance names none). */
   group: string;
+  /** The region of the instance's zone, from the peers' configuration; null when no peer is in that zone. */
+  region: string | null;
   owner: string;
   version: string;
   leaseDurationMs: number;
@@ -34,6 +36,7 @@ export function toInstanceView(entry: StoredInstance, view: LeaseView): Instance
     zone: record.data.zone,
     metadata: record.data.metadata,
     group: groupOf(record.data),
+    region: (record.data.zone === '' ? undefined : view.regionOfZone?.(record.data.zone)) ?? null,
     owner: record.owner,
     version: record.version,
     leaseDurationMs: record.leaseDurationMs,

@@ -25,6 +25,8 @@ export interface LeaseView {
   selfId: string;
   liveness: PeerLiveness;
   guards: EvictionGuards;
+  /** The region of a zone as the peers' configuration says; instance views carry it. */
+  regionOfZone?: (zone: string) => string | undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RegistryClientError } from '../../../src/client/errors.js';
-import { parseStrategy, pickInstance, strategyKey } from '../../../src/client/pick.js';
+import { nearest, parseStrategy, pickInstance, strategyKey } from '../../../src/client/pick.js';
 import type { PickStrategy } from '../../../src/client/types.js';
 
 const inst = (id: string, zone = '', weight = 1) => ({ id, zone, weight });
@@ -109,5 +109,32 @@ describe('parseStrategy', () => {
     const keys = ['round-robin', 'random', 'weighted', { zone: 'a' }, { zone: 'b' }, { zone: 'a', fallback: 'random' }].map((s) => strategyKey(s as PickStrategy));
     expect(new Set(keys).size).toBe(keys.length);
     expect(strategyKey({ zone: 'a' })).toBe(strategyKey({ zone: 'a', fallback: 'round-robin' }));
+  });
+});
+
+describe('zone preference with a region', () => {
+  const instances = [
+    { id: 'eu-a-1', zone: 'eu-1a', region: 'eu', weight: 1 },
+    { id: 'eu-b-1', zone: 'eu-1b', region: 'eu', weight: 1 },
+    { id: 'us-a-1', zone: 'us-1a', region: 'us', weight: 1 },
+  ];
+  const ids = (list: readonly { id: string }[]) => list.map((item) => item.id);
+
+  it.each([
+    ['eu-1a', 'eu', ['eu-a-1']],
+    ['eu-1c', 'eu', ['eu-a-1', 'eu-b-1']],
+    ['eu-1c', undefined, ['eu-a-1', 'eu-b-1', 'us-a-1']],
+    ['ap-1a', 'ap', ['eu-a-1', 'eu-b-1', 'us-a-1']],
+    ['us-1b', 'us', ['us-a-1']],
+  ])('a client in %s (%s) gets the nearest: %j', (zone, region, expected) => {
+    expect(ids(nearest(instances, zone, region))).toEqual(expected);
+    const picked = pickInstance(instances, region === undefined ? { zone } : { zone, region }, { counter: 0, random: 0 });
+    expect(expected).toContain(picked!.id);
+  });
+
+  it('parses a region and keeps a counter apart for it', () => {
+    expect(parseStrategy({ zone: 'eu-1a', region: 'eu' })).toEqual({ zone: 'eu-1a', region: 'eu' });
+    expect(() => parseStrategy({ zone: 'eu-1a', region: 5 })).toThrow(/strategy.region/);
+    expect(strategyKey({ zone: 'a', region: 'r' })).not.toBe(strategyKey({ zone: 'a' }));
   });
 });

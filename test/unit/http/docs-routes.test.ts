@@ -93,7 +93,7 @@ describe('route schemas are documentation only', () => {
     const body = created.json();
     expect(Object.keys(body).sort()).toEqual(
       [
-        'namespace', 'service', 'group', 'instanceId', 'host', 'port', 'securePort', 'status', 'weight', 'zone', 'metadata', 'owner', 'version',
+        'namespace', 'service', 'group', 'instanceId', 'host', 'port', 'securePort', 'status', 'weight', 'zone', 'region', 'metadata', 'owner', 'version',
         'leaseDurationMs', 'leaseExpiresInMs', 'leaseLive', 'evictionHeld', 'registeredAtMs', 'lastUpdatedAtMs', 'heartbeatIntervalMs',
       ].sort(),
     );

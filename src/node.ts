@@ -86,6 +86,7 @@ export class RegistryNode {
       { clock, rng, transport, logger },
       {
         self,
+        incarnation: Math.floor(rng.next() * 2 ** 48).toString(16).padStart(12, '0'),
         seeds: config.seeds,
         probeIntervalMs: cluster.probeIntervalMs,
         probeTimeoutMs: cluster.probeTimeoutMs,
@@ -189,6 +190,7 @@ export class RegistryNode {
       joined: (peer) => this.replicator.addPeer(peer),
       down: (peerId) => this.registry.ownerDown(peerId),
       up: (peerId) => this.peerCameBack(peerId),
+      restarted: (peerId) => this.registry.ownerRestarted(peerId),
     });
   }
 

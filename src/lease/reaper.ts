@@ -20,6 +20,8 @@ export interface MembershipView extends PeerLiveness {
   livePeerIds(): string[];
   /** True when `peerId` is in another region every known peer of which is down. */
   wholeRegionDown?(peerId: string): boolean;
+  /** True when every known peer is up (none suspect or down). */
+  allUp?(): boolean;
 }
 
 export interface ReaperComponents {
@@ -190,12 +192,23 @@ export class Reaper {
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
 
     for (const entry of scan.expiredTombstones) registry.store.purge(entry.record);
-    if (guards.holdDownOwners) held.partitionGuard = scan.expiredForeign.length;
+    if (guards.holdDownOwners) held.partitionGuard += scan.expiredForeign.length;
     else for (const entry of scan.expiredForeign) registry.hide(entry);
 
     const candidates: StoredInstance[] = [];
     if (guards.suspendOwnedExpiry) held.selfPreservation = scan.expiredOwned.length;
-    else candidates.push(...shuffled(rng, scan.expiredOwned));
+    else {
+      // An instance this peer took back at a restart (from its data dir or a snapshot) and has
+      // not heard since may be heartbeating a peer it cannot reach: hold it until every peer
+      // answers (that peer then takes it over, or it is evicted).
+      const reachable = membership.allUp?.() ?? true;
+      for (const entry of shuffled(rng, scan.expiredOwned)) {
+        if (!reachable && entry.heardUntilMs === 0) {
+          held.partitionGuard += 1;
+          if (!entry.held) registry.store.updateLease(entry, { held: true }, true);
+        } else candidates.push(entry);
+      }
+    }
     const orphans = guards.holdDownOwners ? [] : scan.orphans;
     candidates.push(...orphans);
     const plan = planEvictions(candidates, serviceOf, safety.serviceBudgets(nowMs, scan.serviceSizes), {

@@ -22,6 +22,8 @@ export interface MembershipComponents {
 
 export interface MembershipInit {
   self: PeerDescriptor;
+  /** This process's incarnation: different at every start (a restart is told by it changing). */
+  incarnation: string;
   /** Peers from the configuration; their URLs are never overwritten by gossip. */
   seeds: PeerDescriptor[];
   probeIntervalMs: number;
@@ -38,6 +40,8 @@ export interface Member {
   sinceMs: number;
   /** Last successful probe or call, null before the first. */
   lastContactMs: number | null;
+  /** The incarnation it last told us, null before it told any. */
+  incarnation: string | null;
   fromConfig: boolean;
 }
 
@@ -48,6 +52,8 @@ export interface MembershipListener {
   down?(peerId: string): void;
   /** A peer that was down answers again. */
   up?(peerId: string): void;
+  /** A peer started again (its incarnation changed), whether or not it was seen down. */
+  restarted?(peerId: string): void;
 }
 
 /**
@@ -111,6 +117,11 @@ export class Membership implements MembershipView {
     return member.state === 'down' ? member.sinceMs : null;
   }
 
+  allUp(): boolean {
+    for (const member of this.members.values()) if (member.state !== 'up') return false;
+    return true;
+  }
+
   wholeRegionDown(peerId: string): boolean {
     const region = this.members.get(peerId)?.descriptor.region;
     if (region === undefined || region === this.init.self.region) return false;
@@ -150,13 +161,19 @@ export class Membership implements MembershipView {
 
   handlePing(request: PingRequest): PingResponse {
     this.updateSelfDescribed(request.from);
+    this.noteIncarnation(request.from.id, request.incarnation);
     if (request.members) this.learn(request.members);
     // A peer we hold for suspect or down is talking to us: check it now rather than at its
     // turn in the probe round, so a healed partition is noticed within one round trip.
     const caller = this.members.get(request.from.id);
     if (caller && caller.state !== 'up') void this.probe(caller);
     const hash = this.currentMembersHash();
-    return { id: this.init.self.id, membersHash: hash, ...(request.membersHash === hash ? {} : { members: this.descriptors() }) };
+    return {
+      id: this.init.self.id,
+      incarnation: this.init.incarnation,
+      membersHash: hash,
+      ...(request.membersHash === hash ? {} : { members: this.descriptors() }),
+    };
   }
 
   async handlePingReq(request: PingReqRequest): Promise<PingReqResponse> {
@@ -196,13 +213,19 @@ export class Membership implements MembershipView {
   private async ping(target: PeerDescriptor): Promise<boolean> {
     const hash = this.currentMembersHash();
     const theirs = this.knownHashes.get(target.id);
-    const request: PingRequest = { from: this.init.self, membersHash: hash, ...(theirs === hash ? {} : { members: this.descriptors() }) };
+    const request: PingRequest = {
+      from: this.init.self,
+      incarnation: this.init.incarnation,
+      membersHash: hash,
+      ...(theirs === hash ? {} : { members: this.descriptors() }),
+    };
     try {
       const response = parsePingResponse(
         await this.components.transport.call(target, 'ping', request, { timeoutMs: this.init.probeTimeoutMs }),
       );
       if (response?.id !== target.id) return false;
       if (response.members) this.learn(response.members);
+      this.noteIncarnation(target.id, response.incarnation);
       this.knownHashes.set(target.id, response.membersHash);
       return true;
     } catch {
@@ -257,6 +280,21 @@ export class Membership implements MembershipView {
     return this.members.get(this.round.pop()!);
   }
 
+  /**
+   * A peer told its incarnation: when it differs from the one it told before, the peer started
+   * again (possibly too fast for a probe to miss it) and lost what it knew: listeners react
+   * (its instances' clients that now heartbeat here are taken over at once).
+   */
+  private noteIncarnation(peerId: string, incarnation: string | undefined): void {
+    const member = this.members.get(peerId);
+    if (!member || incarnation === undefined || incarnation === '') return;
+    const previous = member.incarnation;
+    member.incarnation = incarnation;
+    if (previous === null || previous === incarnation) return;
+    this.log.info({ peer: peerId }, 'peer restarted');
+    for (const listener of this.listeners) listener.restarted?.(peerId);
+  }
+
   private currentMembersHash(): string {
     this.cachedHash ??= membersHash(this.descriptors());
     return this.cachedHash;
@@ -270,6 +308,7 @@ export class Membership implements MembershipView {
       state: 'up',
       sinceMs: this.components.clock.nowMs(),
       lastContactMs: null,
+      incarnation: null,
       fromConfig,
     });
     if (!fromConfig) this.log.info({ peer: descriptor.id, url: descriptor.url }, 'peer joined');

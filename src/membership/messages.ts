@@ -9,11 +9,14 @@ import type { PeerDescriptor } from '../transport/transport.js';
  */
 export interface PingRequest {
   from: PeerDescriptor;
+  /** The sender's incarnation: a new one at every start, so a restart is noticed at once. */
+  incarnation?: string;
   membersHash: string;
   members?: PeerDescriptor[];
 }
 export interface PingResponse {
   id: string;
+  incarnation?: string;
   membersHash: string;
   /** Only when the caller's hash differs from the responder's. */
   members?: PeerDescriptor[];
@@ -77,6 +80,7 @@ export function parsePingRequest(body: unknown): PingRequest {
   if (!isObject(body)) throw bad('body: must be a JSON object');
   return {
     from: parseDescriptor('from', body.from),
+    ...(body.incarnation === undefined ? {} : { incarnation: parseHash('incarnation', body.incarnation) }),
     membersHash: parseHash('membersHash', body.membersHash),
     ...(body.members === undefined ? {} : { members: parseDescriptors('members', body.members) }),
   };
@@ -93,6 +97,7 @@ export function parsePingResponse(body: unknown): PingResponse | undefined {
     if (!isObject(body)) return undefined;
     return {
       id: parsePeerId('id', body.id),
+      ...(body.incarnation === undefined ? {} : { incarnation: parseHash('incarnation', body.incarnation) }),
       membersHash: parseHash('membersHash', body.membersHash),
       ...(body.members === undefined ? {} : { members: parseDescriptors('members', body.members) }),
     };

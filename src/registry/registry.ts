@@ -278,6 +278,21 @@ export class Registry {
     if (count > 0) this.log.warn({ owner: peerId, instances: count }, 'owner down: its instances get one grace lease');
   }
 
+  /**
+   * Called when membership sees `peerId` start again: it lost its leases, and the instances
+   * it owned whose clients now heartbeat here (they failed over while it was gone) are taken
+   * over at once, before the restarted owner could take them back and evict them.
+   */
+  ownerRestarted(peerId: string): void {
+    const nowMs = this.components.clock.nowMs();
+    for (const entry of [...this.components.store.entries()]) {
+      const { record } = entry;
+      if (record.owner === peerId && record.deleted === null && entry.heardUntilMs > nowMs) {
+        this.takeOver(entry, record, entry.heardUntilMs, 'owner restarted');
+      }
+    }
+  }
+
   /** Called when membership sees `peerId` come back: what was hidden for its sake is shown again. */
   ownerUp(peerId: string): void {
     for (const entry of this.components.store.entries()) {

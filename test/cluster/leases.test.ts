@@ -149,6 +149,56 @@ describe('peers that restart or join', () => {
     for (const id of c.ids) expect(visibleIds(c, id)).toEqual(['mine']);
   });
 
+  it('hands an instance to the peer its client moved to when its owner bounces, without a gap anywhere', async () => {
+    const c = await startCluster({ size: 3, seed: 35 });
+    c.node('peer-a').registry.register(instance('moves'));
+    await heartbeatFor(c, 'peer-a', ['moves'], 10_000);
+    // The client moves to peer-b; peer-a bounces before anyone notices it was gone.
+    c.crash('peer-a');
+    c.node('peer-b').registry.heartbeat(key('moves'));
+    await c.restart('peer-a');
+    let gone = false;
+    for (let t = 0; t < 90_000; t += 1_000) {
+      if (t % 10_000 === 0) c.node('peer-b').registry.heartbeat(key('moves'));
+      await c.advance(1_000);
+      for (const id of c.ids) if (!visibleIds(c, id).includes('moves')) gone = true;
+    }
+    expect(gone).toBe(false);
+    for (const id of c.ids) expect(c.node(id).registry.find(key('moves'))?.record.owner).toBe('peer-b');
+  });
+
+  it('holds, rather than evicts, an instance it took back at restart while a peer it cannot reach may hear it', async () => {
+    const c = await startCluster({ size: 3, seed: 36, cluster: { partitionGuardRatio: 0 } });
+    c.node('peer-a').registry.register(instance('moves'));
+    await c.advance(100);
+    c.crash('peer-a');
+    await c.restart('peer-a');
+    // peer-a is cut off from the peer that hears the client, which never heartbeats peer-a.
+    c.network.partition(['peer-a', 'peer-c'], ['peer-b']);
+    for (let t = 0; t < 120_000; t += 10_000) {
+      c.node('peer-b').registry.heartbeat(key('moves'));
+      await c.advance(10_000);
+    }
+    expect(visibleIds(c, 'peer-a')).toEqual(['moves']);
+    expect(c.node('peer-a').registry.find(key('moves'))?.held).toBe(true);
+    c.network.heal();
+    await heartbeatFor(c, 'peer-b', ['moves'], 60_000);
+    for (const id of c.ids) {
+      expect(visibleIds(c, id)).toEqual(['moves']);
+      expect(c.node(id).registry.find(key('moves'))?.record.owner).toBe('peer-b');
+    }
+  });
+
+  it('still evicts, after a restart, an instance nobody hears once every peer answers', async () => {
+    const c = await startCluster({ size: 3, seed: 37 });
+    c.node('peer-a').registry.register(instance('dead'));
+    await c.advance(100);
+    c.crash('peer-a');
+    await c.restart('peer-a');
+    await c.advance(40_000);
+    for (const id of c.ids) expect(visibleIds(c, id)).toEqual([]);
+  });
+
   it('starts alone and ready when no peer answers', async () => {
     const c = await startCluster({ size: 1, seed: 33 });
     expect(c.node('peer-a').ready).toBe(true);

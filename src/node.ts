@@ -113,6 +113,7 @@ export class RegistryNode {
       {
         peerId: self.id,
         tombstoneTtlMs: cluster.tombstoneTtlMs,
+        ownerDownGraceMs: cluster.ownerDownGraceMs,
         quota: {
           instancesPerServiceMax: config.limits.instancesPerServiceMax,
           instancesPerNamespaceMax: config.limits.instancesPerNamespaceMax,

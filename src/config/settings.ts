@@ -107,6 +107,12 @@ export const clusterSettings = {
     600_000,
     'How long a cancelled or evicted instance is remembered as a tombstone (from the time of the delete), so that a late or replayed older write cannot bring it back. Longer costs memory under churn; it should exceed the longest partition you expect a peer to come back from.',
   ),
+  ownerDownGraceMs: ms(
+    0,
+    DAY_MS,
+    60_000,
+    'When a peer goes down, its instances stay served on the other peers for this long (or for their own lease, if longer) before they are hidden, unless a client heartbeats them meanwhile (then they are taken over at once). A peer cannot tell a dead peer from one it is cut off from: longer rides out longer partitions of a peer that owns too little of the registry for the partition guard, at the cost of listing the instances of a really dead peer (whose clients died with it) that much longer. 0: just the lease.',
+  ),
   orphanTimeoutMs: ms(
     1_000,
     30 * DAY_MS,
@@ -135,7 +141,7 @@ export const clusterSettings = {
     100,
     600_000,
     5_000,
-    'How long a suspected peer has to answer before it is declared down (its instances then get one grace lease elsewhere). Longer rides out longer hiccups; shorter fails over sooner.',
+    'How long a suspected peer has to answer before it is declared down (its instances then get one grace period elsewhere, see `ownerDownGraceMs`). Longer rides out longer hiccups; shorter fails over sooner.',
   ),
   antiEntropyIntervalMs: ms(
     100,

@@ -57,6 +57,8 @@ export interface RegistryInit {
   tombstoneTtlMs: number;
   /** Most instances a register may bring one service and one namespace to; none when absent. */
   quota?: InstanceQuota;
+  /** The least grace a down owner's instances get (see `ownerDownGraceMs`); their lease if longer. */
+  ownerDownGraceMs?: number;
 }
 
 /** `limits.instancesPerServiceMax` and `limits.instancesPerNamespaceMax`. */
@@ -261,13 +263,17 @@ export class Registry {
     return decision;
   }
 
-  /** Called when membership sees `peerId` go down: its instances get one grace lease here. */
+  /**
+   * Called when membership sees `peerId` go down: its instances get one grace period here (their
+   * lease, or `ownerDownGraceMs` if longer), since this peer cannot tell a dead peer from one it
+   * is cut off from.
+   */
   ownerDown(peerId: string): void {
     const nowMs = this.components.clock.nowMs();
     let count = 0;
     for (const entry of this.components.store.entries()) {
       if (entry.record.owner !== peerId || entry.record.deleted !== null) continue;
-      const graceUntilMs = nowMs + entry.record.leaseDurationMs;
+      const graceUntilMs = nowMs + Math.max(entry.record.leaseDurationMs, this.init.ownerDownGraceMs ?? 0);
       this.components.store.updateLease(
         entry,
         { leaseExpiresAtMs: Math.max(entry.leaseExpiresAtMs, entry.heardUntilMs, graceUntilMs) },
@@ -275,7 +281,7 @@ export class Registry {
       );
       count += 1;
     }
-    if (count > 0) this.log.warn({ owner: peerId, instances: count }, 'owner down: its instances get one grace lease');
+    if (count > 0) this.log.warn({ owner: peerId, instances: count }, 'owner down: its instances get one grace period');
   }
 
   /**

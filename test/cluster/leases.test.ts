@@ -56,8 +56,8 @@ describe('lease owners', () => {
     }
   });
 
-  it('gives the instances of a dead owner one grace lease, then hides them (locally), with the partition guard off', async () => {
-    const c = await startCluster({ size: 3, seed: 24, cluster: { partitionGuardRatio: 0 } });
+  it('gives the instances of a dead owner one grace period, then hides them (locally), with the partition guard off', async () => {
+    const c = await startCluster({ size: 3, seed: 24, cluster: { partitionGuardRatio: 0, ownerDownGraceMs: 0 } });
     c.node('peer-a').registry.register(instance('orphan'));
     await c.advance(100);
     const crashedAtMs = c.clock.nowMs();
@@ -75,7 +75,7 @@ describe('lease owners', () => {
   });
 
   it('evicts for good, through one sweeper, what a peer that never came back owned, with the partition guard off', async () => {
-    const c = await startCluster({ size: 3, seed: 25, cluster: { orphanTimeoutMs: 60_000, partitionGuardRatio: 0 } });
+    const c = await startCluster({ size: 3, seed: 25, cluster: { orphanTimeoutMs: 60_000, partitionGuardRatio: 0, ownerDownGraceMs: 0 } });
     c.node('peer-a').registry.register(instance('orphan'));
     await c.advance(100);
     c.crash('peer-a');
@@ -168,7 +168,7 @@ describe('peers that restart or join', () => {
   });
 
   it('holds, rather than evicts, an instance it took back at restart while a peer it cannot reach may hear it', async () => {
-    const c = await startCluster({ size: 3, seed: 36, cluster: { partitionGuardRatio: 0 } });
+    const c = await startCluster({ size: 3, seed: 36, cluster: { partitionGuardRatio: 0, ownerDownGraceMs: 0 } });
     c.node('peer-a').registry.register(instance('moves'));
     await c.advance(100);
     c.crash('peer-a');
@@ -223,5 +223,19 @@ describe('peers that restart or join', () => {
     c.node('peer-c').registry.register(instance('new'));
     await c.advance(50);
     expect(visibleIds(c, 'peer-d')).toEqual(['new', 'old']);
+  });
+});
+
+describe('grace for a down owner', () => {
+  it('keeps a down owner\'s instances served for ownerDownGraceMs when that is longer than their lease', async () => {
+    const c = await startCluster({ size: 3, seed: 38, cluster: { partitionGuardRatio: 0, ownerDownGraceMs: 60_000 } });
+    c.node('peer-a').registry.register(instance('far'));
+    await c.advance(100);
+    c.network.partition(['peer-a'], ['peer-b', 'peer-c']);
+    await c.clock.advanceUntil(() => c.node('peer-b').membership.get('peer-a')?.state === 'down', 30_000, 100);
+    await c.advance(59_000);
+    expect(visibleIds(c, 'peer-b')).toEqual(['far']);
+    await c.advance(2_000);
+    expect(visibleIds(c, 'peer-b')).toEqual([]);
   });
 });

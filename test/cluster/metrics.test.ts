@@ -99,7 +99,7 @@ describe('metrics of a cluster', () => {
   });
 
   it('counts instances hidden for a down owner, orphan sweeps, takeovers and the partition guard', async () => {
-    const c = await startCluster({ size: 3, seed: 23, cluster: { orphanTimeoutMs: 60_000, partitionGuardRatio: 0.5 } });
+    const c = await startCluster({ size: 3, seed: 23, cluster: { orphanTimeoutMs: 60_000, partitionGuardRatio: 0.5, ownerDownGraceMs: 0 } });
     const scrapeA = metricsOf(c, 'peer-a');
     c.node('peer-c').registry.register(instance('gone-1'));
     c.node('peer-c').registry.register(instance('moving'));
@@ -123,7 +123,7 @@ describe('metrics of a cluster', () => {
   });
 
   it('shows the partition guard holding the instances of down peers', async () => {
-    const c = await startCluster({ size: 3, seed: 24, cluster: { partitionGuardRatio: 0.3 } });
+    const c = await startCluster({ size: 3, seed: 24, cluster: { partitionGuardRatio: 0.3, ownerDownGraceMs: 0 } });
     const scrapeA = metricsOf(c, 'peer-a');
     for (let i = 0; i < 3; i++) c.node('peer-b').registry.register(instance(`b-${i}`));
     c.node('peer-a').registry.register(instance('a-0', { leaseDurationMs: 600_000 }));

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock/clock.js';
-import type { HybridClock } from '../clock/hlc.js';
+import { parseVersion, type HybridClock } from '../clock/hlc.js';
 import { RegistryError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { sameEurekaAttributes } from './eureka-attributes.js';
@@ -103,6 +103,8 @@ function sameData(a: InstanceData, b: InstanceData): boolean {
 export class Registry {
   readonly peerId: string;
   private readonly log: Logger;
+  /** Peers seen starting again, and when: their records written before that are held by a lost lease. */
+  private readonly restartedOwners = new Map<string, number>();
 
   constructor(
     private readonly components: RegistryComponents,
@@ -186,6 +188,12 @@ export class Registry {
       this.components.renewals?.recordRenewal(view.nowMs);
       this.components.store.updateLease(entry, ownLease(renewUntilMs, entry.ownedSinceMs), !isServed(entry, view));
       return entry;
+    }
+    const restartedAtMs = this.restartedOwners.get(record.owner);
+    if (restartedAtMs !== undefined && parseVersion(record.version).wallMs < restartedAtMs) {
+      // The owner restarted since it wrote this record: it holds no lease a client renews.
+      this.components.heartbeats?.heartbeat('takeover');
+      return this.takeOver(entry, record, renewUntilMs, 'owner restarted');
     }
     if (!entry.hidden && view.liveness.isUp(record.owner)) {
       this.components.heartbeats?.heartbeat('relayed');
@@ -285,18 +293,15 @@ export class Registry {
   }
 
   /**
-   * Called when membership sees `peerId` start again: it lost its leases, and the instances
-   * it owned whose clients now heartbeat here (they failed over while it was gone) are taken
-   * over at once, before the restarted owner could take them back and evict them.
+   * Called when membership sees `peerId` start again: it lost its leases, and took back from
+   * its start-up snapshot (or data dir) the instances it owned. A client that failed over here
+   * while it was gone heartbeats this peer, not it: the next heartbeat here for such an
+   * instance takes it over (see `heartbeat`), before the restarted owner's fresh lease runs
+   * out and it evicts them. Only a heartbeat does: a takeover from what this peer heard before
+   * would outvote a cancel made meanwhile on another peer.
    */
   ownerRestarted(peerId: string): void {
-    const nowMs = this.components.clock.nowMs();
-    for (const entry of [...this.components.store.entries()]) {
-      const { record } = entry;
-      if (record.owner === peerId && record.deleted === null && entry.heardUntilMs > nowMs) {
-        this.takeOver(entry, record, entry.heardUntilMs, 'owner restarted');
-      }
-    }
+    this.restartedOwners.set(peerId, this.components.clock.nowMs());
   }
 
   /** Called when membership sees `peerId` come back: what was hidden for its sake is shown again. */

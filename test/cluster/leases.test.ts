@@ -167,6 +167,27 @@ describe('peers that restart or join', () => {
     for (const id of c.ids) expect(c.node(id).registry.find(key('moves'))?.record.owner).toBe('peer-b');
   });
 
+  it('never brings back an instance cancelled elsewhere while its owner restarted', async () => {
+    const c = await startCluster({ size: 3, seed: 39 });
+    c.node('peer-a').registry.register(instance('gone'));
+    await c.advance(5_000);
+    c.node('peer-b').registry.heartbeat(key('gone'));
+    // The cancel, made on peer-c, is slow to reach peer-b; meanwhile peer-a bounces and
+    // peer-b notices, remembering a heartbeat it heard before the cancel.
+    c.network.partition(['peer-c'], ['peer-a', 'peer-b']);
+    c.node('peer-c').registry.cancel(key('gone'));
+    await c.advance(50);
+    c.crash('peer-a');
+    await c.restart('peer-a');
+    await c.advance(3_000);
+    c.network.heal();
+    await c.advance(2_000);
+    for (let t = 0; t < 60_000; t += 500) {
+      await c.advance(500);
+      for (const id of c.ids) expect(visibleIds(c, id), `${id} at +${t} ms`).toEqual([]);
+    }
+  });
+
   it('holds, rather than evicts, an instance it took back at restart while a peer it cannot reach may hear it', async () => {
     const c = await startCluster({ size: 3, seed: 36, cluster: { partitionGuardRatio: 0, ownerDownGraceMs: 0 } });
     c.node('peer-a').registry.register(instance('moves'));

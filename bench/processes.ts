@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { freePort } from '../test/support/fault-proxy.js';
@@ -15,9 +15,15 @@ import { sleep } from './lib.js';
 const root = fileURLToPath(new URL('../', import.meta.url));
 const outDir = fileURLToPath(new URL('./out/', import.meta.url));
 
+/**
+ * CPUs of the machine (not of this process's affinity, which pinning changes: restoring from
+ * the affinity would pin for good).
+ */
+const CPU_COUNT = cpus().length;
+
 /** Is taskset there, and are there at least two CPUs to split between server and load? */
 export function pinningAvailable(): boolean {
-  if (availableParallelism() < 2) return false;
+  if (CPU_COUNT < 2) return false;
   return spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
 }
 
@@ -29,8 +35,7 @@ export const SERVER_CPU = 0;
  * one, or back to all CPUs. No-op without taskset.
  */
 export function pinLoadGenerator(pinned: boolean): void {
-  const cpus = availableParallelism();
-  const list = pinned ? `${SERVER_CPU + 1}-${cpus - 1}` : `0-${cpus - 1}`;
+  const list = pinned ? `${SERVER_CPU + 1}-${CPU_COUNT - 1}` : `0-${CPU_COUNT - 1}`;
   spawnSync('taskset', ['-a', '-p', '-c', list, String(process.pid)], { stdio: 'ignore' });
 }
 

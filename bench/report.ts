@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { renderAscii, renderSvg, type Panel } from './chart.js';
 import type { EtcdResult } from './etcd.js';
-import type { MemoryResult } from './memory.js';
+import { LINEARITY_MIN_R_SQUARED, type MemoryResult } from './memory.js';
 import { CLUSTER_TARGETS, type ClusterPoint } from './replication.js';
 import type { SinglePeerResult } from './single-peer.js';
 import type { SseResult } from './sse.js';
@@ -89,7 +89,7 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
       figure: `write-to-visible on all ${primary.peers - 1} other peers at 1,000 writes/s`,
       value: `p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms (polled: p99 ${l.polledAllP99Ms} ms)`,
       reference: `the write's own round trip p50 ${l.writeAckP50Ms} ms, p99 ${l.writeAckP99Ms} ms`,
-      ratio: l.writeAckP99Ms > 0 ? `${Math.round(l.p99Ms / l.writeAckP99Ms)}x (p99)` : '',
+      ratio: l.writeAckP99Ms > 0 ? `${Math.round((l.p99Ms / l.writeAckP99Ms) * 100) / 100}x (p99)` : '',
       target: `p99 < ${CLUSTER_TARGETS.latencyP99Ms} ms`,
       met: met(l.p99Ms < CLUSTER_TARGETS.latencyP99Ms),
     });
@@ -145,10 +145,10 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
     });
     rows.push({
       figure: 'memory growth linear in the instance count',
-      value: memory.peerMbPer10kByStep.map((s) => `${s.mbPer10k} MB/10k (${num(s.from)}-${num(s.to)})`).join(', '),
+      value: `${memory.fit.mbPer10k} MB per 10k (line through ${memory.points.filter((p) => p.instances > 0).map((p) => num(p.instances)).join(', ')}); steps: ${memory.peerMbPer10kByStep.map((s) => `${s.mbPer10k} MB/10k (${num(s.from)}-${num(s.to)})`).join(', ')}`,
       reference: '',
-      ratio: `steps agree within ${memory.linearitySpread}x`,
-      target: '<= 1.35x',
+      ratio: `R² ${memory.fit.rSquared}`,
+      target: `R² >= ${LINEARITY_MIN_R_SQUARED}`,
       met: met(memory.linear),
     });
   }
@@ -295,7 +295,7 @@ export function renderResultsPage(
       out.push(
         '## One peer against a bare fastify server',
         '',
-        `Closed loop, ${s.concurrency} requests in flight, ${s.rounds} round(s) of ${s.roundSeconds} s per route and server, alternating which server goes first; discover lists a service of ${s.discoverInstances} instances; peers log at info (the default). The same register on a peer logging at warn: ${num(s.registerAtWarn.opsPerSecond)}/s (${s.registerAtWarn.ratio}x the bare server), which is what the per-registration log line costs.`,
+        `Closed loop, ${s.concurrency} requests in flight, ${s.rounds} rounds of ${s.roundSeconds} s per route and server after a warm-up, alternating which server goes first; discover lists a service of ${s.discoverInstances} instances; the peer logs at info (the default: one line per registration).`,
         '',
         table(
           Object.entries(s.routes).map(([route, r]) => ({

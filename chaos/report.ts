@@ -83,7 +83,10 @@ export function formatViolation(history: History, violation: Violation): string 
     const what = change === null ? 'gone' : `served ${change.status} version ${change.version}${change.held ? ' (held)' : ''}`;
     lines.push(`    poll ${rel(history, observation.sentAtMs)} ${observation.peer}#${observation.incarnation}: ${what}`);
   }
-  for (const round of history.final.rounds) {
+  const rounds = history.final.rounds;
+  const shown = rounds.length <= 5 ? rounds : [...rounds.slice(0, 2), ...rounds.slice(-3)];
+  for (const round of shown) {
+    if (rounds.length > 5 && round === rounds.at(-3)) lines.push(`    ... ${rounds.length - 5} more final rounds`);
     const where = history.peers.map((peer) => `${peer}:${round.perPeer[peer]?.[key] ?? '-'}`).join(' ');
     lines.push(`    final round ${rel(history, round.atMs)}: ${where}`);
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderAscii, renderSvg, type Panel } from '../../../bench/chart.js';
+import { linearFit } from '../../../bench/memory.js';
 import type { ClusterPoint } from '../../../bench/replication.js';
 import { renderResultsPage, type BenchResults, type ChaosRunSummary } from '../../../bench/report.js';
 
@@ -34,7 +35,6 @@ function results(): BenchResults {
       rounds: 3,
       discoverInstances: 20,
       routes: { register: route(6_000, 10_000, 0.5), heartbeat: route(6_000, 10_000, 0.7), discover: route(9_000, 10_000, 0.8) },
-      registerAtWarn: { opsPerSecond: 7_000, p50Ms: 1, p99Ms: 4, ops: 21_000, errors: 0, ratio: 0.7 },
     },
     etcd: { measured: false, reason: 'etcd is not installed and apt-get is not available' },
     memory: {
@@ -48,7 +48,7 @@ function results(): BenchResults {
         { from: 10_000, to: 50_000, mbPer10k: 20 },
         { from: 50_000, to: 100_000, mbPer10k: 20 },
       ],
-      linearitySpread: 1,
+      fit: { mbPer10k: 22.2, interceptMb: 60, rSquared: 0.99 },
       linear: true,
       targetMb: 200,
       targetInstances: 100_000,
@@ -91,7 +91,7 @@ describe('the results page', () => {
     expect(row('write-to-visible')).toContain("the write's own round trip");
     expect(row('write-to-visible')).toContain('**NO**');
     expect(row('RSS of a peer with 100,000')).toContain('| <= 200 MB | **NO** |');
-    expect(row('memory growth linear')).toContain('| yes |');
+    expect(row('memory growth linear')).toContain('| R² 0.99 | R² >= 0.95 | yes |');
   });
 
   it('reports what was not measured, with why', () => {
@@ -111,6 +111,14 @@ describe('the results page', () => {
     expect(svg).toContain('peers (10,000 instances)');
     expect(svg).toContain('instances (3 peers)');
     expect(markdown).toContain('![scaling](scaling.svg)');
+  });
+});
+
+describe('the memory line', () => {
+  it('fits a straight line and says how well it fits', () => {
+    expect(linearFit([[1, 10], [5, 50], [10, 100]])).toEqual({ mbPer10k: 10, interceptMb: 0, rSquared: 1 });
+    const bent = linearFit([[1, 10], [5, 12], [10, 100]]);
+    expect(bent.rSquared).toBeLessThan(0.95);
   });
 });
 

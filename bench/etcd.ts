@@ -14,6 +14,7 @@ import type { Pool } from 'undici';
 import { freePort } from '../test/support/fault-proxy.js';
 import { percentile, pool, progress, round, runBounded, send } from './lib.js';
 import { pinLoadGenerator, pinningAvailable, startPeer, startServer, type ServerProcess } from './processes.js';
+import { median } from './single-peer.js';
 
 export interface EtcdResult {
   measured: boolean;
@@ -25,7 +26,8 @@ export interface EtcdResult {
   pinned?: boolean;
   instances?: number;
   concurrency?: number;
-  register?: { oursPerSecond: number; etcdPerSecond: number; ratio: number; target: number; oursErrors: number; etcdErrors: number };
+  /** `ratio`: the median over ten alternating chunks of our rate over etcd's in the same chunk. */
+  register?: { oursPerSecond: number; etcdPerSecond: number; ratio: number; chunkRatios: number[]; target: number; oursErrors: number; etcdErrors: number };
   list?: { oursP50Ms: number; etcdP50Ms: number; ratio: number; repetitions: number };
 }
 
@@ -131,18 +133,24 @@ export async function benchEtcd(options: { quick: boolean }): Promise<EtcdResult
     const WARM_UP = 500;
     await runBounded(WARM_UP, CONCURRENCY, 30_000, (i) => registerOnEtcd(1_000_000 + i));
     await runBounded(WARM_UP, CONCURRENCY, 30_000, (i) => registerOnPeer(1_000_000 + i));
-    // In quarters, alternating who goes first, so that drift in the machine's load hurts both alike.
+    // In tenths, alternating who goes first; the ratio is the median of the tenths' ratios, so
+    // that a burst of the neighbours' load skews a few of them, not the figure.
     const totals = { etcd: { done: 0, errors: 0, elapsedMs: 0 }, ours: { done: 0, errors: 0, elapsedMs: 0 } };
-    const quarter = instances / 4;
-    for (let q = 0; q < 4; q++) {
-      const order = q % 2 === 0 ? (['etcd', 'ours'] as const) : (['ours', 'etcd'] as const);
+    const chunkRatios: number[] = [];
+    const CHUNKS = 10;
+    const chunk = instances / CHUNKS;
+    for (let c = 0; c < CHUNKS; c++) {
+      const order = c % 2 === 0 ? (['etcd', 'ours'] as const) : (['ours', 'etcd'] as const);
+      const rates = { etcd: 0, ours: 0 };
       for (const name of order) {
         const register = name === 'etcd' ? registerOnEtcd : registerOnPeer;
-        const run = await runBounded(quarter, CONCURRENCY, 60_000, (i) => register(q * quarter + i), `${name} register`);
+        const run = await runBounded(chunk, CONCURRENCY, 60_000, (i) => register(c * chunk + i), `${name} register`);
         totals[name].done += run.done;
         totals[name].errors += run.errors;
         totals[name].elapsedMs += run.elapsedMs;
+        rates[name] = run.done / run.elapsedMs;
       }
+      chunkRatios.push(rates.ours / rates.etcd);
     }
     const etcdRegister = totals.etcd;
     const oursRegister = totals.ours;
@@ -151,7 +159,8 @@ export async function benchEtcd(options: { quick: boolean }): Promise<EtcdResult
     const register = {
       oursPerSecond: round(oursPerSecond, 0),
       etcdPerSecond: round(etcdPerSecond, 0),
-      ratio: round(oursPerSecond / etcdPerSecond, 2),
+      ratio: round(median(chunkRatios), 2),
+      chunkRatios: chunkRatios.map((value) => round(value, 2)),
       target: ETCD_REGISTER_TARGET,
       oursErrors: oursRegister.errors,
       etcdErrors: etcdRegister.errors,

@@ -23,6 +23,8 @@ export const CLUSTER_TARGETS = { latencyP99Ms: 100, idleBytesPerSecond: 10_000, 
 export interface ClusterOptions {
   peers: number;
   instances: number;
+  /** How the partition cuts the links: swallowing everything (the default) or resetting connections. */
+  partitionMode?: 'blackhole' | 'reset';
   latencySeconds: number;
   idleSeconds: number;
   heartbeatRate: number;
@@ -219,7 +221,7 @@ export async function measureCluster(options: ClusterOptions): Promise<ClusterPo
 
     // Then partition the first peer from the others, make the same number of changes on both sides, heal.
     const pulledBefore = (await Promise.all(ids.map(status))).reduce((sum, body) => sum + body.antiEntropy.keysPulled + body.antiEntropy.keysPushed, 0);
-    cluster.partition([a], ids.slice(1));
+    cluster.partition([a], ids.slice(1), options.partitionMode ?? 'blackhole');
     await sleep(1_000);
     await runBounded(divergent, 32, 120_000, (n) => change(n, n % 2 === 0, 'OUT_OF_SERVICE'));
     await sleep(6_000);

@@ -2,8 +2,9 @@
  * Throughput and latency of register, heartbeat and discover on one registry peer, against
  * the bare fastify reference (bench/reference-server.ts) in the same run, with the same load
  * generator settings. Servers are pinned to one CPU and the load generator to the others
- * when taskset is there. Rounds alternate the order of the two servers, so that a noisy
- * neighbour hurts both alike; the figures are the sums over all rounds.
+ * when taskset is there. Short rounds alternate the order of the two servers; the ratio is the
+ * median over the rounds of the two servers' rates in the same round, so that a noisy
+ * neighbour's burst skews a few rounds, not the figure. Rates and latencies pool every round.
  */
 import type { Pool } from 'undici';
 import { percentile, pool, progress, round, runBounded, send } from './lib.js';
@@ -25,7 +26,11 @@ export interface SinglePeerResult {
   roundSeconds: number;
   rounds: number;
   discoverInstances: number;
-  routes: Record<RouteName, { peer: RouteFigures; reference: RouteFigures; ratio: number; target: number }>;
+  /**
+   * `ratio`: the median over the rounds of the peer's rate over the bare server's in the same
+   * round (robust to a burst of the neighbours' load hitting a few rounds); `pairRatios` each.
+   */
+  routes: Record<RouteName, { peer: RouteFigures; reference: RouteFigures; ratio: number; pairRatios: number[]; target: number }>;
 }
 
 export const SINGLE_PEER_TARGETS: Record<RouteName, number> = { register: 0.5, heartbeat: 0.7, discover: 0.8 };
@@ -72,6 +77,12 @@ async function burst(target: Pool, route: RouteName, seconds: number, prefix: st
   });
 }
 
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
 function figures(runs: { latenciesMs: number[]; elapsedMs: number; errors: number }[]): RouteFigures {
   const latencies = runs.flatMap((run) => run.latenciesMs);
   const elapsedMs = runs.reduce((sum, run) => sum + run.elapsedMs, 0);
@@ -86,10 +97,10 @@ function figures(runs: { latenciesMs: number[]; elapsedMs: number; errors: numbe
 
 export async function benchSinglePeer(options: { quick: boolean }): Promise<SinglePeerResult> {
   const pinned = pinningAvailable();
-  // Many short rounds rather than a few long ones: the neighbours' load comes in bursts, and
-  // rotating often spreads each burst over both servers.
-  const rounds = options.quick ? 2 : 6;
-  const roundSeconds = options.quick ? 1 : 1.5;
+  // Many short paired rounds rather than a few long ones: the neighbours' load comes in
+  // bursts, and the two halves of a pair, a second apart, mostly see the same burst.
+  const rounds = options.quick ? 3 : 10;
+  const roundSeconds = options.quick ? 0.75 : 1;
   const warmUpSeconds = options.quick ? 0.5 : 1;
   progress(`single peer vs bare fastify: ${rounds} round(s) of ${roundSeconds} s per route and server, ${CONCURRENCY} in flight, pinning ${pinned ? 'on (servers on CPU 0, load elsewhere)' : 'off'}`);
   const servers: ServerProcess[] = [];
@@ -115,10 +126,13 @@ export async function benchSinglePeer(options: { quick: boolean }): Promise<Sing
       }
       const peerFigures = figures(runs.get('peer')!);
       const referenceFigures = figures(runs.get('reference')!);
+      const rate = (run: Awaited<ReturnType<typeof burst>>) => run.done / run.elapsedMs;
+      const pairRatios = runs.get('peer')!.map((run, r) => rate(run) / rate(runs.get('reference')![r]!));
       routes[route] = {
         peer: peerFigures,
         reference: referenceFigures,
-        ratio: round(peerFigures.opsPerSecond / referenceFigures.opsPerSecond, 2),
+        ratio: round(median(pairRatios), 2),
+        pairRatios: pairRatios.map((value) => round(value, 2)),
         target: SINGLE_PEER_TARGETS[route],
       };
       progress(`${route}: peer ${peerFigures.opsPerSecond}/s (p50 ${peerFigures.p50Ms} ms, p99 ${peerFigures.p99Ms} ms), bare ${referenceFigures.opsPerSecond}/s (p50 ${referenceFigures.p50Ms} ms, p99 ${referenceFigures.p99Ms} ms): ratio ${routes[route].ratio} (target >= ${SINGLE_PEER_TARGETS[route]})`);

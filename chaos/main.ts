@@ -1,6 +1,6 @@
 /**
  * `npm run chaos [-- --duration 90s --seed N --peers 3,5 --clients N --restarts with|without|both
- *                   --kills bounce|detected|both --serial]`
+ *                   --kills bounce|detected|both|none --serial]`
  *
  * Runs the chaos test once per cluster size (3 and 5 peers by default, 90 s of faults each),
  * prints progress, the verdict and figures, and on failure the seed and the exact failing

@@ -23,9 +23,9 @@ export interface NemesisInit {
    * When a killed peer comes back: `bounce` before the others can notice (0.5-2 s, within the
    * failure detector's time), `detected` only once every other running peer holds it down and
    * the clients that failed over had a heartbeat to take their instances over, or either at
-   * random (`both`).
+   * random (`both`); `none` kills no peer (network faults only).
    */
-  kills: 'bounce' | 'detected' | 'both';
+  kills: KillMode;
   /** Faults of the two lanes may overlap (a kill during a partition); otherwise one at a time. */
   overlap: boolean;
   /** Fault lengths (ms). */
@@ -43,6 +43,8 @@ export const defaultNemesis: Omit<NemesisInit, 'restarts' | 'dataDirs' | 'kills'
   gapMinMs: 1_000,
   gapMaxMs: 4_000,
 };
+
+export type KillMode = 'bounce' | 'detected' | 'both' | 'none';
 
 const NETWORK_FAULTS: FaultKind[] = ['partition', 'partition', 'partition', 'one-way', 'delay', 'drop', 'flap'];
 
@@ -68,7 +70,7 @@ export class Nemesis {
   }
 
   start(): void {
-    this.lanes = [this.networkLane(), this.processLane()];
+    this.lanes = this.init.kills === 'none' ? [this.networkLane()] : [this.networkLane(), this.processLane()];
   }
 
   /** Stops injecting: the fault under way is healed (and a killed peer restarted) at once. */

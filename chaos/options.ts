@@ -10,8 +10,8 @@ export interface ChaosCliOptions {
   /** Clients per run; by default ten per peer. */
   clients: number | null;
   restarts: 'with' | 'without' | 'both';
-  /** Killed peers come back at once (`bounce`), once the others noticed (`detected`), or either. */
-  kills: 'bounce' | 'detected' | 'both';
+  /** Killed peers come back at once (`bounce`), once the others noticed (`detected`), or either; `none`: no kills. */
+  kills: 'bounce' | 'detected' | 'both' | 'none';
   /** One fault at a time (`--serial`) instead of kills overlapping network faults. */
   serial: boolean;
 }
@@ -53,7 +53,7 @@ export function parseChaosArgs(argv: readonly string[], defaultSeed: number): Ch
       options.restarts = restarts;
     } else if (flag === '--kills') {
       const kills = need();
-      if (kills !== 'bounce' && kills !== 'detected' && kills !== 'both') throw new Error('--kills: bounce, detected or both');
+      if (kills !== 'bounce' && kills !== 'detected' && kills !== 'both' && kills !== 'none') throw new Error('--kills: bounce, detected, both or none');
       options.kills = kills;
     } else throw new Error(`unknown option ${flag} (known: --duration, --seed, --peers, --clients, --restarts, --kills, --serial)`);
   }

@@ -10,7 +10,7 @@ import { seededRng } from '../src/clock/rng.js';
 import { RealCluster } from '../test/support/real-cluster.js';
 import { checkHistory, sameEverywhere, type CheckResult } from './checker.js';
 import type { CheckSettings, FinalRound, History } from './history.js';
-import { defaultNemesis, Nemesis } from './nemesis.js';
+import { defaultNemesis, Nemesis, type KillMode } from './nemesis.js';
 import { Observer } from './observer.js';
 import { PeerTable } from './peers.js';
 import { defaultWorkload, Workload } from './workload.js';
@@ -23,8 +23,8 @@ export interface ChaosOptions {
   clients: number;
   /** How killed peers restart; `with`/`both` need a peer that keeps its data dir (see data-dir-probe.ts). */
   restarts: 'with' | 'without' | 'both';
-  /** When killed peers restart: see NemesisInit.kills. */
-  kills: 'bounce' | 'detected' | 'both';
+  /** Whether and when killed peers restart: see NemesisInit.kills. */
+  kills: KillMode;
   /** One fault at a time instead of overlapping network faults and kills. */
   serial?: boolean;
   /** Time between two polls of every peer. */

@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { renderAscii, renderSvg, type Panel } from '../../../bench/chart.js';
 import { linearFit } from '../../../bench/memory.js';
 import type { ClusterPoint } from '../../../bench/replication.js';
+import { median } from '../../../bench/single-peer.js';
 import { renderResultsPage, type BenchResults, type ChaosRunSummary } from '../../../bench/report.js';
 
 const route = (peer: number, reference: number, target: number) => ({
   peer: { opsPerSecond: peer, p50Ms: 1, p99Ms: 5, ops: peer * 3, errors: 0 },
   reference: { opsPerSecond: reference, p50Ms: 0.5, p99Ms: 3, ops: reference * 3, errors: 0 },
   ratio: Math.round((peer / reference) * 100) / 100,
+  pairRatios: [peer / reference],
   target,
 });
 
@@ -111,6 +113,13 @@ describe('the results page', () => {
     expect(svg).toContain('peers (10,000 instances)');
     expect(svg).toContain('instances (3 peers)');
     expect(markdown).toContain('![scaling](scaling.svg)');
+  });
+});
+
+describe('the median of the paired rounds', () => {
+  it('is the middle value, or the mean of the two middle ones', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([0.9, 0.2, 0.8, 0.7])).toBeCloseTo(0.75);
   });
 });
 

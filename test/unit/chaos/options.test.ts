@@ -33,6 +33,10 @@ describe('npm run chaos options', () => {
     });
   });
 
+  it('reads --kills none (network faults only)', () => {
+    expect(parseChaosArgs(['--kills', 'none'], 7).kills).toBe('none');
+  });
+
   it.each([
     [['--peers', '9'], /--peers/],
     [['--seed', 'x'], /--seed/],

@@ -8,13 +8,13 @@ import { runChaos } from '../../chaos/run.js';
 // (convergence, presence, no eviction, cancels, availability). Fixed seed; on failure the
 // message is the seed and the failing history. `npm run chaos` runs the wider and longer forms.
 //
-// Scope: network faults only. Runs that also SIGKILL and restart peers fail today on product
-// defects, recorded with their seeds and histories in bench/RESULTS.md (findings): a peer
-// restarted without its data takes its former instances back from the start-up snapshot and
-// evicts them, although their clients failed over elsewhere; and when kills leave a peer owning
-// less than `partitionGuardRatio` of the registry, the others hide its instances at the end of
-// a grace lease started by a link fault, while their clients heartbeat elsewhere. Add kills
-// here (`kills: 'both'`) once those are settled.
+// Scope: network faults only, 3 peers. Runs that also SIGKILL and restart peers, and long runs
+// with 5 peers, fail today on the no-eviction property, for reasons in the product recorded
+// with their seeds in bench/RESULTS.md (findings): a peer restarted without its data takes its
+// former instances back from the start-up snapshot and evicts them, although their clients
+// failed over elsewhere; and a peer owning less than `partitionGuardRatio` of the registry,
+// held down for longer than a grace lease, has its instances hidden elsewhere while their
+// clients heartbeat it. Widen this run (`kills: 'both'`, 5 peers) once those are settled.
 const SEED = 20_261_129;
 
 describe('chaos (short run)', () => {

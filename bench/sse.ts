@@ -6,6 +6,7 @@
  * register's own round trip. When the peer has no watch endpoint (404), the section says so
  * and measures nothing.
  */
+import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'undici';
 import { loopbackOnly, percentile, pool, progress, round, send, sleep } from './lib.js';
 import { startPeer } from './processes.js';
@@ -47,6 +48,8 @@ export async function measureWatchLatency(url: string, options: { subscribers: n
   const { subscribers, writes } = options;
   const agent = new Agent({ keepAliveTimeout: 60_000, connections: subscribers + 10 });
   const aborter = new AbortController();
+  // Every subscriber's request listens on this one signal.
+  setMaxListeners(subscribers + 10, aborter.signal);
   try {
     const watchUrl = `${loopbackOnly(url)}/v1/watch?services=${SERVICE}`;
     const probe = await request(watchUrl, { headers: { accept: 'text/event-stream' }, signal: AbortSignal.timeout(3_000) }).catch((error: Error) => error);

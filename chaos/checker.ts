@@ -11,8 +11,8 @@
  * - cancels stay cancelled: after an acknowledged cancel the cancelling peer never serves the
  *   instance again, no peer ever serves a version newer than the cancel, and no peer has it
  *   at the end;
- * - availability: every call to a peer that was running all along was answered (404 counts
- *   as an answer), and every side of every partition acknowledged writes;
+ * - availability: every call to a peer that was ready and running all along was answered (404
+ *   counts as an answer), and every side of every partition acknowledged writes;
  * - no peer exits by itself.
  * An instance held by an eviction guard is served, so it is never taken for a bug; one that
  * is no longer served while its client kept heartbeating always is.
@@ -34,7 +34,7 @@ export interface Violation {
 
 export interface CheckFigures {
   ops: Record<string, number>;
-  /** Calls to peers that were running all along, and how many of them were answered. */
+  /** Calls to peers that were ready and running all along, and how many of them were answered. */
   callsToLivePeers: number;
   callsAnswered: number;
   partitions: number;
@@ -257,16 +257,19 @@ function runOf(history: History, peer: string, incarnation: number): PeerRun | u
 }
 
 /**
- * Every call to a running peer is answered (404 is an answer); every side of every partition
- * acknowledged writes while it lasted. A failed call to a side whose peers all died is judged
- * by the first rule alone (it was not running all along).
+ * Every call to a ready, running peer is answered (404 is an answer); every side of every
+ * partition acknowledged writes while it lasted (a side whose only peers were still syncing
+ * fails this rule).
  */
 function checkAvailability(history: History, violations: Violation[], figures: CheckFigures): void {
   for (const op of history.ops) {
     const run = runOf(history, op.peer, op.incarnation);
-    // Only calls sent after the process was up and answered before it ended: a call racing a
-    // kill may fail through no fault of the peer.
-    if (!run || op.sentAtMs < run.startedAtMs || (run.endedAtMs !== null && op.doneAtMs >= run.endedAtMs)) continue;
+    // Only calls sent once the peer was ready (start-up sync done: before, it may refuse writes
+    // with 503 by design) and answered before it ended: a call racing a kill may fail through
+    // no fault of the peer. A side of a partition whose peers never got ready is still caught
+    // by the rule below.
+    const ready = run?.readyAtMs ?? null;
+    if (!run || ready === null || op.sentAtMs < ready || (run.endedAtMs !== null && op.doneAtMs >= run.endedAtMs)) continue;
     if (run.endedBy === 'crash') continue;
     figures.callsToLivePeers += 1;
     if (op.outcome !== 'failed') {
@@ -275,7 +278,7 @@ function checkAvailability(history: History, violations: Violation[], figures: C
     }
     violations.push({
       property: 'availability',
-      message: `${op.kind} of ${op.key} sent to ${op.peer} (running all along) failed: ${op.error ?? `HTTP ${op.httpStatus}`}`,
+      message: `${op.kind} of ${op.key} sent to ${op.peer} (ready and running all along) failed: ${op.error ?? `HTTP ${op.httpStatus}`}`,
       key: op.key,
       peer: op.peer,
       atMs: op.sentAtMs,

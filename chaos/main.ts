@@ -4,7 +4,7 @@
  *
  * Runs the chaos test once per cluster size (3 and 5 peers by default, 90 s of faults each),
  * prints progress, the verdict and figures, and on failure the seed and the exact failing
- * history; writes every history to bench/out/chaos-<peers>p-<seed>.json, the summary of the
+ * history; writes every history to bench/out/chaos-<peers>p-<seed>-<variant>.json, the summary of the
  * runs to bench/chaos-results.json, and regenerates bench/RESULTS.md. Exits 1 when a run
  * fails. Long mode: `--duration 30m`.
  */
@@ -60,7 +60,8 @@ for (const size of options.peers) {
     pollIntervalMs: options.durationMs > 600_000 ? 500 : 250,
     log,
   });
-  const file = new URL(`chaos-${size}p-${options.seed}.json`, outDir);
+  const variant = `${options.kills}${options.serial ? '-serial' : ''}-${Math.round(options.durationMs / 1_000)}s`;
+  const file = new URL(`chaos-${size}p-${options.seed}-${variant}.json`, outDir);
   writeFileSync(file, JSON.stringify(history));
   console.log(`\n${formatVerdict(history, result)}\nhistory: ${file.pathname}\n`);
   failed ||= !result.ok;

@@ -39,7 +39,7 @@ export function formatFigures(result: CheckResult): string {
     .join(', ');
   return [
     `operations: ${ops}`,
-    `calls to running peers answered: ${f.callsAnswered}/${f.callsToLivePeers}`,
+    `calls to ready, running peers answered: ${f.callsAnswered}/${f.callsToLivePeers}`,
     `faults: ${f.faults} (${f.partitions} partitions, ${f.partitionSidesUnexercised} partition sides no call reached, ${f.kills} kills); instances vanishing somewhere (legitimate ones included): ${f.disappearances}; held by an eviction guard at some point: ${f.heldSeen}`,
     `converged ${f.convergedAfterMs === null ? 'never' : `${f.convergedAfterMs} ms`} after the last heal, on ${f.finalInstances} instances`,
   ].join('\n');

@@ -246,6 +246,21 @@ describe('the chaos history checker', () => {
       expect(broken(history)).toEqual([]);
     });
 
+    it('does not count a call to a restarted peer still syncing (it may refuse with 503 by design)', () => {
+      const history = goodHistory();
+      history.runs[1] = { ...history.runs[1]!, endedAtMs: T0 + 1_000, endedBy: 'kill' };
+      history.runs.push({ peer: 'peer-b', incarnation: 2, startedAtMs: T0 + 1_500, readyAtMs: T0 + 7_000, endedAtMs: null, endedBy: null, dataDir: 'none' });
+      history.ops = history.ops.map((o) => (o.peer === 'peer-b' ? { ...o, incarnation: 2, outcome: 'failed' as const, httpStatus: 503 } : o));
+      // peer-c, ready, on the same side of the partition, takes the side's writes.
+      const onC = op('status', 4_000, { key: 'svc/other', peer: 'peer-c', status: 'UP', version: v(T0 + 4_000, 'peer-c') });
+      history.ops.push(onC);
+      expect(broken(history)).toEqual([]);
+      // Had peer-c refused too, the side would have taken no write: that still fails.
+      Object.assign(onC, { outcome: 'failed', httpStatus: 503, version: undefined });
+      const messages = checkHistory(history).violations.map((violation) => violation.message);
+      expect(messages.some((m) => m.startsWith('no write was acknowledged on side [peer-b, peer-c]'))).toBe(true);
+    });
+
     it('fails when one side of a partition acknowledged no write', () => {
       const history = goodHistory();
       for (const o of history.ops) if (o.peer === 'peer-b') Object.assign(o, { outcome: 'failed', error: 'timeout', httpStatus: undefined });

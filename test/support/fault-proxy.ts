@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { seededRng, type Rng } from '../../src/clock/rng.js';
 
 /** What the proxy does with traffic right now. */
 export type ProxyMode =
@@ -10,36 +11,53 @@ export type ProxyMode =
   /** Requests reach the target, answers are swallowed (a one-way cut). */
   | 'drop-replies';
 
+export interface FaultProxyOptions {
+  /** Drives `dropRatio` (seeded, so a chaos run's choices repeat); a fixed seed by default. */
+  rng?: Rng;
+}
+
 export interface ProxyTraffic {
   /** Bytes from the client side to the target. */
   upBytes: number;
   /** Bytes from the target back to the client side. */
   downBytes: number;
   connections: number;
+  /** Connections cut by `dropRatio`. */
+  dropped: number;
 }
 
 /**
  * A TCP proxy on 127.0.0.1 in front of one target port, for end-to-end fault injection
  * without touching the host's firewall: pass, reset, black hole, one-way cut, added delay,
- * and flapping. It counts the bytes it forwards (the benchmarks read idle traffic from it).
- * It only ever connects to 127.0.0.1.
+ * random drops (a lossy link) and flapping. It counts the bytes it forwards (the benchmarks
+ * read idle traffic from it). It only ever connects to 127.0.0.1.
  */
 export class FaultProxy {
   mode: ProxyMode = 'pass';
   /** Added one-way delay per chunk, in ms. */
   delayMs = 0;
-  readonly traffic: ProxyTraffic = { upBytes: 0, downBytes: 0, connections: 0 };
+  /**
+   * A lossy link: the share (0..1) of forwarded chunks after which the connection is cut, so
+   * that calls fail at random (each side sees its socket closed). 0 forwards everything.
+   */
+  dropRatio = 0;
+  readonly traffic: ProxyTraffic = { upBytes: 0, downBytes: 0, connections: 0, dropped: 0 };
   private readonly server: net.Server;
   private readonly sockets = new Set<net.Socket>();
+  private readonly rng: Rng;
   private flapTimer: NodeJS.Timeout | undefined;
 
-  private constructor(public targetPort: number) {
+  private constructor(
+    public targetPort: number,
+    options: FaultProxyOptions,
+  ) {
+    this.rng = options.rng ?? seededRng(0x5eed);
     this.server = net.createServer((client) => this.accept(client));
   }
 
   /** Starts a proxy on an ephemeral port of 127.0.0.1. */
-  static async start(targetPort: number): Promise<FaultProxy> {
-    const proxy = new FaultProxy(targetPort);
+  static async start(targetPort: number, options: FaultProxyOptions = {}): Promise<FaultProxy> {
+    const proxy = new FaultProxy(targetPort, options);
     await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
     return proxy;
   }
@@ -52,27 +70,52 @@ export class FaultProxy {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Switches mode; open connections are cut so that the new mode applies to every call. */
+  /**
+   * Switches mode (and stops any flapping); open connections are cut so that the new mode
+   * applies to every call.
+   */
   set(mode: ProxyMode): void {
-    this.mode = mode;
-    if (mode !== 'pass') for (const socket of this.sockets) socket.destroy();
+    clearTimeout(this.flapTimer);
+    this.flapTimer = undefined;
+    this.apply(mode);
+  }
+
+  /** Back to a clean link: pass, no delay, no drops, no flapping. */
+  reset(): void {
+    this.set('pass');
+    this.delayMs = 0;
+    this.dropRatio = 0;
   }
 
   /** Alternates between `mode` and pass every `periodMs`, `times` times (bounded), then passes. */
   flap(mode: ProxyMode, periodMs: number, times: number): void {
+    clearTimeout(this.flapTimer);
     let left = times;
     const step = () => {
-      if (left-- <= 0) return this.set('pass');
-      this.set(this.mode === 'pass' ? mode : 'pass');
+      if (left-- <= 0) {
+        this.flapTimer = undefined;
+        return this.apply('pass');
+      }
+      this.apply(this.mode === 'pass' ? mode : 'pass');
       this.flapTimer = setTimeout(step, periodMs);
     };
     step();
+  }
+
+  /** True while a flap started by `flap()` is still toggling. */
+  get flapping(): boolean {
+    return this.flapTimer !== undefined;
   }
 
   async close(): Promise<void> {
     clearTimeout(this.flapTimer);
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private apply(mode: ProxyMode): void {
+    this.mode = mode;
+    if (mode !== 'pass') for (const socket of this.sockets) socket.destroy();
   }
 
   private accept(client: net.Socket): void {
@@ -87,6 +130,12 @@ export class FaultProxy {
     const pipe = (from: net.Socket, to: net.Socket, direction: 'up' | 'down') => {
       from.on('data', (chunk: Buffer) => {
         if (this.mode === 'blackhole' || (this.mode === 'drop-replies' && direction === 'down')) return;
+        if (this.dropRatio > 0 && this.rng.next() < this.dropRatio) {
+          this.traffic.dropped += 1;
+          from.destroy();
+          to.destroy();
+          return;
+        }
         if (direction === 'up') this.traffic.upBytes += chunk.length;
         else this.traffic.downBytes += chunk.length;
         if (this.delayMs > 0) setTimeout(() => to.writable && to.write(chunk), this.delayMs);

@@ -1,7 +1,8 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { seededRng } from '../../src/clock/rng.js';
 import { FaultProxy, freePort, type ProxyMode } from './fault-proxy.js';
 import { startPeerProcess, waitFor, type PeerProcess } from './process.js';
 
@@ -15,7 +16,14 @@ export interface RealClusterOptions {
   regions?: string[];
   /** More top-level fields of every peer's file (`security`, `limits`...). */
   file?: Record<string, unknown>;
+  /** Give every peer a data dir of its own (`--data-dir`), kept across restarts unless wiped. */
+  dataDirs?: boolean;
+  /** Seeds the proxies' random drops (each link gets its own stream). */
+  seed?: number;
 }
+
+/** What a (re)started peer finds in its data dir: what it left there, an empty one, or none at all. */
+export type DataDirUse = 'keep' | 'wipe' | 'none';
 
 /**
  * Real peer processes on 127.0.0.1, wired through one fault proxy per directed link (peer X
@@ -59,8 +67,20 @@ export class RealCluster {
     return this.proxies.get(`${from}->${to}`)!;
   }
 
-  /** Starts (or restarts) one peer process with its own cluster file. */
-  async startPeer(id: string, extraArgs: string[] = []): Promise<PeerProcess> {
+  /** The data dir of a peer (used when the cluster has `dataDirs`, or a start asks for one). */
+  dataDir(id: string): string {
+    return join(this.dir, `${id}-data`);
+  }
+
+  /**
+   * Starts (or restarts) one peer process with its own cluster file. `dataDir` says what it
+   * finds on disk: `keep` (the default when the cluster has `dataDirs`) what it left there,
+   * `wipe` an empty data dir (a peer that lost its disk), `none` no `--data-dir` at all.
+   */
+  async startPeer(id: string, extraArgs: string[] = [], dataDir?: DataDirUse): Promise<PeerProcess> {
+    const use = dataDir ?? (this.options.dataDirs ? 'keep' : 'none');
+    if (use === 'wipe') await rm(this.dataDir(id), { recursive: true, force: true });
+    if (use !== 'none') await mkdir(this.dataDir(id), { recursive: true });
     const peer = await startPeerProcess([
       '--config',
       join(this.dir, `${id}.json`),
@@ -68,6 +88,7 @@ export class RealCluster {
       id,
       '--log-level',
       'info',
+      ...(use === 'none' ? [] : ['--data-dir', this.dataDir(id)]),
       ...(this.options.args ?? []),
       ...extraArgs,
     ], {}, this.url(id));
@@ -106,11 +127,9 @@ export class RealCluster {
     }
   }
 
+  /** Every link back to a clean pass: no cut, delay, drops or flapping. */
   heal(): void {
-    for (const proxy of this.proxies.values()) {
-      proxy.set('pass');
-      proxy.delayMs = 0;
-    }
+    for (const proxy of this.proxies.values()) proxy.reset();
   }
 
   async stop(): Promise<void> {
@@ -122,9 +141,12 @@ export class RealCluster {
   private async setUp(): Promise<void> {
     this.dir = await mkdtemp(join(tmpdir(), 'registry-cluster-'));
     for (const id of this.ids) this.ports.set(id, await freePort());
+    let link = 0;
     for (const from of this.ids) {
       for (const to of this.ids) {
-        if (from !== to) this.proxies.set(`${from}->${to}`, await FaultProxy.start(this.ports.get(to)!));
+        if (from === to) continue;
+        const rng = seededRng((this.options.seed ?? 0x5eed) + 7_919 * link++);
+        this.proxies.set(`${from}->${to}`, await FaultProxy.start(this.ports.get(to)!, { rng }));
       }
     }
     for (const self of this.ids) {

@@ -1,0 +1,112 @@
+/**
+ * Memory of one peer: resident set size (VmRSS from /proc/<pid>/status) idle and holding
+ * 10,000, 50,000 and 100,000 instances with five metadata keys each, loaded over HTTP; the
+ * bare fastify reference holds the same instances in a Map in the same run. Target: at most
+ * 200 MB at 100,000, and growth linear in the count (a straight line fits the points).
+ */
+import { pool, progress, round, runBounded, send, sleep } from './lib.js';
+import { startPeer, startReference, type ServerProcess } from './processes.js';
+
+export interface MemoryPoint {
+  instances: number;
+  peerMb: number;
+  referenceMb: number;
+}
+
+export interface MemoryResult {
+  points: MemoryPoint[];
+  /** MB per 10,000 instances over each step between two points (peer). */
+  peerMbPer10kByStep: { from: number; to: number; mbPer10k: number }[];
+  /** Least-squares line through the loaded points (peer): slope, and how well it fits (R², 1 = on the line). */
+  fit: { mbPer10k: number; interceptMb: number; rSquared: number };
+  linear: boolean;
+  targetMb: number;
+  targetInstances: number;
+  settleMs: number;
+}
+
+export const MEMORY_TARGET_MB = 200;
+/**
+ * A straight line through the loaded points must explain at least this share of their variance
+ * for the growth to count as linear. Not a tighter test: RSS moves in steps as the garbage
+ * collector grows the heap, so single steps differ even when the cost per instance is flat.
+ */
+export const LINEARITY_MIN_R_SQUARED = 0.95;
+const SETTLE_MS = 3_000;
+
+function body(i: number) {
+  return {
+    service: `mem-${i % 100}`,
+    instanceId: `i-${i}`,
+    host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+    port: 1 + (i % 60_000),
+    leaseDurationMs: 600_000,
+    metadata: { version: '1.4.2', zone: `z${i % 3}`, team: 'payments', build: `b${i % 977}`, commit: '7f3c2e1a' },
+  };
+}
+
+/** Least-squares line y = a + b x through the points, and its R². Pure. */
+export function linearFit(points: [number, number][]): { mbPer10k: number; interceptMb: number; rSquared: number } {
+  const n = points.length;
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / n;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (const [x, y] of points) {
+    sxy += (x - meanX) * (y - meanY);
+    sxx += (x - meanX) ** 2;
+    syy += (y - meanY) ** 2;
+  }
+  const slope = sxx === 0 ? 0 : sxy / sxx;
+  const rSquared = sxx === 0 || syy === 0 ? 1 : (sxy * sxy) / (sxx * syy);
+  return { mbPer10k: round(slope, 2), interceptMb: round(meanY - slope * meanX, 1), rSquared: round(rSquared, 3) };
+}
+
+export async function benchMemory(options: { quick: boolean }): Promise<MemoryResult> {
+  const steps = options.quick ? [0, 5_000, 10_000, 15_000] : [0, 10_000, 50_000, 100_000];
+  const settleMs = options.quick ? 1_500 : SETTLE_MS;
+  progress(`memory: RSS of a peer and of the bare reference at ${steps.join(', ')} instances (5 metadata keys each)`);
+  const servers: ServerProcess[] = [];
+  try {
+    // warn: the point is what the records cost, not the log lines of 100,000 registrations.
+    const peer = await startPeer('memory-peer', { pinned: false, logLevel: 'warn' });
+    const reference = await startReference('memory-reference', { pinned: false });
+    servers.push(peer, reference);
+    const targets = [pool(peer.url, 32), pool(reference.url, 32)] as const;
+    const points: MemoryPoint[] = [];
+    let loaded = 0;
+    for (const count of steps) {
+      for (const target of targets) {
+        const run = await runBounded(count - loaded, 32, 180_000, async (n) => {
+          const answer = await send(target, { method: 'POST', path: '/v1/instances', body: body(loaded + n) });
+          if (answer.status !== 201) throw new Error(`register answered ${answer.status}`);
+        });
+        if (run.done !== count - loaded) throw new Error(`loaded only ${run.done} of ${count - loaded} (${run.errors} errors)`);
+      }
+      loaded = count;
+      await sleep(settleMs);
+      const point = { instances: count, peerMb: round(peer.rssMb(), 1), referenceMb: round(reference.rssMb(), 1) };
+      points.push(point);
+      progress(`memory at ${count}: peer ${point.peerMb} MB, reference ${point.referenceMb} MB`);
+    }
+    for (const target of targets) await target.close();
+    const loadedPoints = points.filter((point) => point.instances > 0);
+    const peerMbPer10kByStep = loadedPoints.slice(1).map((point, i) => {
+      const before = loadedPoints[i]!;
+      return { from: before.instances, to: point.instances, mbPer10k: round(((point.peerMb - before.peerMb) / (point.instances - before.instances)) * 10_000, 2) };
+    });
+    const fit = linearFit(loadedPoints.map((point) => [point.instances / 10_000, point.peerMb]));
+    return {
+      points,
+      peerMbPer10kByStep,
+      fit,
+      linear: loadedPoints.length >= 3 && fit.rSquared >= LINEARITY_MIN_R_SQUARED,
+      targetMb: MEMORY_TARGET_MB,
+      targetInstances: 100_000,
+      settleMs,
+    };
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}

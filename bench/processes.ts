@@ -1,0 +1,162 @@
+/**
+ * Server processes of the benchmarks: a registry peer (`node dist/main.js`), the bare fastify
+ * reference (bench/reference-server.ts) and etcd, each in its own process with its output in a
+ * log file under bench/out/ (never piped into the load generator, which would pay for parsing
+ * it), optionally pinned to one CPU with taskset. Only 127.0.0.1; killed by pid.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { freePort } from '../test/support/fault-proxy.js';
+import { sleep } from './lib.js';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const outDir = fileURLToPath(new URL('./out/', import.meta.url));
+
+/**
+ * CPUs of the machine (not of this process's affinity, which pinning changes: restoring from
+ * the affinity would pin for good).
+ */
+const CPU_COUNT = cpus().length;
+
+/** Is taskset there, and are there at least two CPUs to split between server and load? */
+export function pinningAvailable(): boolean {
+  if (CPU_COUNT < 2) return false;
+  return spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
+}
+
+/** The CPU servers run on when pinned; the load generator (this process) takes the others. */
+export const SERVER_CPU = 0;
+
+/**
+ * Pins every thread of this process (the load generator) to the CPUs other than the servers'
+ * one, or back to all CPUs. No-op without taskset.
+ */
+export function pinLoadGenerator(pinned: boolean): void {
+  const list = pinned ? `${SERVER_CPU + 1}-${CPU_COUNT - 1}` : `0-${CPU_COUNT - 1}`;
+  spawnSync('taskset', ['-a', '-p', '-c', list, String(process.pid)], { stdio: 'ignore' });
+}
+
+export interface ServerProcess {
+  name: string;
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  logFile: string;
+  /** Resident set size now, in MB (from /proc/<pid>/status). */
+  rssMb(): number;
+  /** SIGKILLs this process (only ever the pid we started) and waits for it. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  name: string;
+  command: string;
+  args: string[];
+  /** Pin to SERVER_CPU with taskset. */
+  pinned: boolean;
+  /** How to tell it is up: an HTTP path answering 2xx. */
+  healthPath: string;
+  port: number;
+  env?: Record<string, string>;
+  startTimeoutMs?: number;
+}
+
+export async function startServer(options: StartOptions): Promise<ServerProcess> {
+  mkdirSync(outDir, { recursive: true });
+  const logFile = `${outDir}${options.name}.log`;
+  const fd = openSync(logFile, 'w');
+  const [command, args] = options.pinned
+    ? ['taskset', ['-c', String(SERVER_CPU), options.command, ...options.args]]
+    : [options.command, options.args];
+  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...options.env }, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const url = `http://127.0.0.1:${options.port}`;
+  const server: ServerProcess = {
+    name: options.name,
+    url,
+    pid: child.pid!,
+    child,
+    logFile,
+    rssMb: () => rssMb(child.pid!),
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  const deadline = Date.now() + (options.startTimeoutMs ?? 20_000);
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${options.name} exited with ${child.exitCode}; see ${logFile}`);
+    try {
+      const response = await request(`${url}${options.healthPath}`);
+      await response.body.dump();
+      if (response.statusCode < 300) return server;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await server.stop();
+      throw new Error(`${options.name} did not come up; see ${logFile}`);
+    }
+    await sleep(50);
+  }
+}
+
+/**
+ * A peer's configuration for the benchmarks: the per-address rate limit off, since every
+ * request of a load generator comes from 127.0.0.1 (real clients come from many addresses).
+ */
+function unlimitedConfigFile(): string {
+  const file = join(tmpdir(), `registry-bench-unlimited-${process.pid}.json`);
+  writeFileSync(file, JSON.stringify({ limits: { rateLimitPerSecond: 0 } }));
+  return file;
+}
+
+/** A registry peer on its own, from the compiled dist (run `npm run build` first). */
+export async function startPeer(name: string, options: { pinned: boolean; logLevel?: string; extraArgs?: string[] }): Promise<ServerProcess> {
+  const port = await freePort();
+  return startServer({
+    name,
+    command: process.execPath,
+    args: [
+      'dist/main.js',
+      '--config',
+      unlimitedConfigFile(),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--log-level',
+      options.logLevel ?? 'info',
+      ...(options.extraArgs ?? []),
+    ],
+    pinned: options.pinned,
+    healthPath: '/readyz',
+    port,
+  });
+}
+
+/** The bare fastify reference server (bench/reference-server.ts), run through tsx. */
+export async function startReference(name: string, options: { pinned: boolean }): Promise<ServerProcess> {
+  const port = await freePort();
+  return startServer({
+    name,
+    command: process.execPath,
+    args: ['--import', 'tsx', 'bench/reference-server.ts', String(port)],
+    pinned: options.pinned,
+    healthPath: '/healthz',
+    port,
+  });
+}
+
+/** VmRSS of a process, in MB. */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  if (!match) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(match[1]) / 1024;
+}

@@ -1,0 +1,360 @@
+/**
+ * Writes bench/RESULTS.md (and bench/scaling.svg) from the last benchmark run
+ * (bench/results.json) and the last chaos runs (bench/chaos-results.json): every figure next
+ * to the reference measured in the same run, its ratio and its target, then the details, the
+ * scaling curves, the chaos runs with their seeds, and the hand-written findings
+ * (bench/findings.md). Both `npm run bench` and `npm run chaos` call it.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { renderAscii, renderSvg, type Panel } from './chart.js';
+import type { EtcdResult } from './etcd.js';
+import { LINEARITY_MIN_R_SQUARED, type MemoryResult } from './memory.js';
+import { CLUSTER_TARGETS, type ClusterPoint } from './replication.js';
+import type { SinglePeerResult } from './single-peer.js';
+import type { SseResult } from './sse.js';
+import { table } from './lib.js';
+
+export interface BenchResults {
+  mode: 'full' | 'quick';
+  startedAt: string;
+  durationSeconds: number;
+  machine: { cpus: number; model: string; node: string; loadAverageAtStart: number[]; pinning: boolean };
+  singlePeer: SinglePeerResult | { skipped: string };
+  etcd: EtcdResult | { skipped: string };
+  memory: MemoryResult | { skipped: string };
+  sse: SseResult | { skipped: string };
+  cluster: { points: ClusterPoint[]; skipped: string[]; primary: { peers: number; instances: number } };
+}
+
+export interface ChaosRunSummary {
+  seed: number;
+  peers: number;
+  durationS: number;
+  restarts: string;
+  dataDir: string;
+  ok: boolean;
+  violations: number;
+  violationsByProperty?: Record<string, number>;
+  figures: { convergedAfterMs: number | null; callsAnswered: number; callsToLivePeers: number; faults: number; partitions: number; kills: number; ops: Record<string, number> };
+  convergenceTargetMs: number;
+  at: string;
+  command: string;
+}
+
+const file = (name: string) => new URL(`./${name}`, import.meta.url);
+const met = (ok: boolean) => (ok ? 'yes' : '**NO**');
+const skipped = (value: object): value is { skipped: string } => 'skipped' in value;
+const num = (value: number) => value.toLocaleString('en-US');
+
+function summaryRows(results: BenchResults): Record<string, string>[] {
+  const rows: Record<string, string>[] = [];
+  const { singlePeer, etcd, memory, sse, cluster } = results;
+  if (!skipped(singlePeer)) {
+    for (const [route, r] of Object.entries(singlePeer.routes)) {
+      rows.push({
+        figure: `${route} throughput, one peer`,
+        value: `${num(r.peer.opsPerSecond)}/s (p50 ${r.peer.p50Ms} ms, p99 ${r.peer.p99Ms} ms)`,
+        reference: `bare fastify ${num(r.reference.opsPerSecond)}/s (p50 ${r.reference.p50Ms} ms, p99 ${r.reference.p99Ms} ms)`,
+        ratio: `${r.ratio}x`,
+        target: `>= ${r.target}x`,
+        met: met(r.ratio >= r.target),
+      });
+    }
+  } else rows.push({ figure: 'single peer vs bare fastify', value: `skipped: ${singlePeer.skipped}`, reference: '', ratio: '', target: '', met: '' });
+  if (!skipped(etcd) && etcd.measured && etcd.register && etcd.list) {
+    rows.push({
+      figure: `registration rate, ${num(etcd.instances!)} instances with leases`,
+      value: `${num(etcd.register.oursPerSecond)}/s`,
+      reference: `etcd ${etcd.version?.replace('etcd Version: ', '')} ${num(etcd.register.etcdPerSecond)}/s (lease grant + put)`,
+      ratio: `${etcd.register.ratio}x`,
+      target: `>= ${etcd.register.target}x`,
+      met: met(etcd.register.ratio >= etcd.register.target),
+    });
+    rows.push({
+      figure: `list a ${num(etcd.instances!)}-instance service (p50)`,
+      value: `${etcd.list.oursP50Ms} ms`,
+      reference: `etcd range ${etcd.list.etcdP50Ms} ms`,
+      ratio: `${etcd.list.ratio}x faster`,
+      target: 'none set',
+      met: '',
+    });
+  } else {
+    const reason = skipped(etcd) ? etcd.skipped : etcd.reason;
+    rows.push({ figure: 'against etcd', value: `not measured: ${reason}`, reference: '', ratio: '', target: '>= 5x', met: 'not measured' });
+  }
+  const primary = cluster.points.find((p) => p.peers === cluster.primary.peers && p.instances === cluster.primary.instances);
+  if (primary) {
+    const l = primary.latency;
+    rows.push({
+      figure: `write-to-visible on all ${primary.peers - 1} other peers at 1,000 writes/s`,
+      value: `p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms (polled: p99 ${l.polledAllP99Ms} ms)`,
+      reference: `the write's own round trip p50 ${l.writeAckP50Ms} ms, p99 ${l.writeAckP99Ms} ms`,
+      ratio: l.writeAckP99Ms > 0 ? `${Math.round((l.p99Ms / l.writeAckP99Ms) * 100) / 100}x (p99)` : '',
+      target: `p99 < ${CLUSTER_TARGETS.latencyP99Ms} ms`,
+      met: met(l.p99Ms < CLUSTER_TARGETS.latencyP99Ms),
+    });
+    const c = primary.convergence;
+    rows.push({
+      figure: `agreement after a partition heal, ${num(primary.instances)} instances, 1% (${num(c.divergent)}) divergent`,
+      value: `${c.convergedMs} ms`,
+      reference: `the same changes without a partition: ${c.unpartitionedMs} ms`,
+      ratio: c.unpartitionedMs > 0 ? `${Math.round((c.convergedMs / c.unpartitionedMs) * 10) / 10}x` : '',
+      target: `< ${CLUSTER_TARGETS.convergenceMs} ms`,
+      met: met(c.convergedMs < CLUSTER_TARGETS.convergenceMs),
+    });
+    const idle = primary.idle;
+    rows.push({
+      figure: `bytes/s between two idle peers, ${num(primary.instances)} heartbeating instances`,
+      value: `${num(idle.maxBytesPerSecond)} B/s (worst pair)`,
+      reference: `the heartbeats themselves: ${num(idle.clientHeartbeatBytesPerSecond)} B/s at ${num(idle.heartbeatsPerSecond)}/s`,
+      ratio: idle.clientHeartbeatBytesPerSecond > 0 ? `${Math.round((idle.maxBytesPerSecond / idle.clientHeartbeatBytesPerSecond) * 1_000) / 1_000}x` : '',
+      target: `< ${num(CLUSTER_TARGETS.idleBytesPerSecond)} B/s`,
+      met: met(idle.maxBytesPerSecond < CLUSTER_TARGETS.idleBytesPerSecond),
+    });
+  } else rows.push({ figure: 'cluster figures', value: `not measured: ${cluster.skipped.join('; ') || 'no point ran'}`, reference: '', ratio: '', target: '', met: '' });
+  if (!skipped(sse) && sse.measured) {
+    rows.push({
+      figure: `watch (SSE) notification, ${num(sse.subscribers!)} subscribers`,
+      value: `p50 ${sse.notifyP50Ms} ms, p99 ${sse.notifyP99Ms} ms (all notified: p99 ${sse.allNotifiedP99Ms} ms)`,
+      reference: `the write's own round trip p50 ${sse.writeAckP50Ms} ms, p99 ${sse.writeAckP99Ms} ms`,
+      ratio: '',
+      target: 'none set',
+      met: '',
+    });
+  } else {
+    rows.push({ figure: 'watch (SSE) notification, 1,000 subscribers', value: `not measured: ${skipped(sse) ? sse.skipped : sse.reason}`, reference: '', ratio: '', target: 'none set', met: 'not measured' });
+  }
+  if (!skipped(memory)) {
+    const idle = memory.points[0]!;
+    const last = memory.points.at(-1)!;
+    rows.push({
+      figure: 'RSS of a peer, idle',
+      value: `${idle.peerMb} MB`,
+      reference: `bare fastify ${idle.referenceMb} MB`,
+      ratio: `${Math.round((idle.peerMb / idle.referenceMb) * 10) / 10}x`,
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: `RSS of a peer with ${num(last.instances)} instances (5 metadata keys)`,
+      value: `${last.peerMb} MB`,
+      reference: `bare fastify + Map ${last.referenceMb} MB`,
+      ratio: `${Math.round((last.peerMb / last.referenceMb) * 10) / 10}x`,
+      target: last.instances === memory.targetInstances ? `<= ${memory.targetMb} MB` : `<= ${memory.targetMb} MB at 100k (not reached in this mode)`,
+      met: last.instances === memory.targetInstances ? met(last.peerMb <= memory.targetMb) : '',
+    });
+    rows.push({
+      figure: 'memory growth linear in the instance count',
+      value: `${memory.fit.mbPer10k} MB per 10k (line through ${memory.points.filter((p) => p.instances > 0).map((p) => num(p.instances)).join(', ')}); steps: ${memory.peerMbPer10kByStep.map((s) => `${s.mbPer10k} MB/10k (${num(s.from)}-${num(s.to)})`).join(', ')}`,
+      reference: '',
+      ratio: `R² ${memory.fit.rSquared}`,
+      target: `R² >= ${LINEARITY_MIN_R_SQUARED}`,
+      met: met(memory.linear),
+    });
+  }
+  return rows;
+}
+
+function scalingPanels(results: BenchResults): { instances: Panel[]; peers: Panel[] } {
+  const { points, primary } = results.cluster;
+  const byInstances = points.filter((p) => p.peers === primary.peers).sort((a, b) => a.instances - b.instances);
+  const peerAxisInstances = points.filter((p) => p.peers !== primary.peers)[0]?.instances;
+  const byPeers = points.filter((p) => p.instances === peerAxisInstances).sort((a, b) => a.peers - b.peers);
+  const make = (list: ClusterPoint[], x: (p: ClusterPoint) => number, xLabel: string, logX: boolean): Panel[] => [
+    {
+      title: 'write-to-visible at 1,000 writes/s',
+      xLabel,
+      yLabel: 'ms',
+      logX,
+      target: CLUSTER_TARGETS.latencyP99Ms,
+      series: [
+        { name: 'p99 (all peers)', points: list.map((p) => [x(p), p.latency.p99Ms]) },
+        { name: 'p50 (all peers)', points: list.map((p) => [x(p), p.latency.p50Ms]) },
+        { name: 'ref: write round trip p99', points: list.map((p) => [x(p), p.latency.writeAckP99Ms]), dashed: true },
+      ],
+    },
+    {
+      title: 'agreement after a heal (1% divergent)',
+      xLabel,
+      yLabel: 'ms',
+      logX,
+      target: CLUSTER_TARGETS.convergenceMs,
+      series: [
+        { name: 'after the heal', points: list.map((p) => [x(p), p.convergence.convergedMs]) },
+        { name: 'ref: same changes, no partition', points: list.map((p) => [x(p), p.convergence.unpartitionedMs]), dashed: true },
+      ],
+    },
+    {
+      title: 'idle bytes/s, worst pair of peers',
+      xLabel,
+      yLabel: 'B/s',
+      logX,
+      target: CLUSTER_TARGETS.idleBytesPerSecond,
+      series: [{ name: 'between two peers', points: list.map((p) => [x(p), p.idle.maxBytesPerSecond]) }],
+    },
+  ];
+  const instancesPanels = make(byInstances, (p) => p.instances, `instances (${primary.peers} peers)`, true);
+  if (!skipped(results.memory)) {
+    const loaded = results.memory.points.filter((p) => p.instances > 0);
+    instancesPanels.push({
+      title: 'RSS of one peer',
+      xLabel: 'instances (one peer)',
+      yLabel: 'MB',
+      logX: true,
+      target: results.memory.targetMb,
+      series: [
+        { name: 'peer', points: loaded.map((p) => [p.instances, p.peerMb]) },
+        { name: 'ref: bare fastify + Map', points: loaded.map((p) => [p.instances, p.referenceMb]), dashed: true },
+      ],
+    });
+  }
+  const peersPanels = byPeers.length > 1 ? make(byPeers, (p) => p.peers, `peers (${num(peerAxisInstances ?? 0)} instances)`, false) : [];
+  return { instances: instancesPanels, peers: peersPanels };
+}
+
+function clusterTable(points: ClusterPoint[]): string {
+  return table(
+    [...points]
+      .sort((a, b) => a.peers - b.peers || a.instances - b.instances)
+      .map((p) => ({
+        peers: p.peers,
+        instances: num(p.instances),
+        'visible on all, p50 / p99 (ms)': `${p.latency.p50Ms} / ${p.latency.p99Ms}`,
+        'polled p50 / p99 (ms)': `${p.latency.polledAllP50Ms} / ${p.latency.polledAllP99Ms}`,
+        'ref: write p50 / p99 (ms)': `${p.latency.writeAckP50Ms} / ${p.latency.writeAckP99Ms}`,
+        'heal agreement (ms)': p.convergence.convergedMs,
+        'ref: no partition (ms)': p.convergence.unpartitionedMs,
+        'idle B/s, worst pair': num(p.idle.maxBytesPerSecond),
+        'ref: heartbeat B/s': `${num(p.idle.clientHeartbeatBytesPerSecond)} (${num(p.idle.heartbeatsPerSecond)}/s)`,
+        'load (s)': p.loadSeconds,
+      })),
+  );
+}
+
+function chaosSection(runs: ChaosRunSummary[]): string {
+  if (runs.length === 0) return 'No chaos run recorded yet: `npm run chaos`.';
+  const rows = runs.map((run) => ({
+    seed: run.seed,
+    peers: run.peers,
+    'faults (s)': run.durationS,
+    result: run.ok ? 'PASS' : `**FAIL** (${run.violations}: ${Object.entries(run.violationsByProperty ?? {}).map(([p, n]) => `${p} ${n}`).join(', ')})`,
+    'converged after last heal': run.figures.convergedAfterMs === null ? 'never' : `${run.figures.convergedAfterMs} ms (target ${run.convergenceTargetMs} ms)`,
+    'calls answered': `${run.figures.callsAnswered}/${run.figures.callsToLivePeers}`,
+    faults: `${run.figures.faults} (${run.figures.partitions} partitions, ${run.figures.kills} kills)`,
+    'killed peers restart': run.dataDir.includes('SKIPPED') ? `${run.restarts} a data dir (see below)` : `${run.restarts} a data dir`,
+    command: `\`${run.command}\``,
+  }));
+  const notes = [...new Set(runs.map((run) => run.dataDir).filter((note) => note.includes('SKIPPED')))];
+  return [
+    'Each run: real peer processes on 127.0.0.1 behind fault proxies, clients on the native API, then the history checker (properties and the 5 s convergence target: docs/benchmarks.md). The command repeats the run\'s choices (timing still varies).',
+    '',
+    table(rows),
+    ...notes.map((note) => `\n${note}.`),
+  ].join('\n');
+}
+
+function readJson<T>(name: string): T | undefined {
+  return existsSync(file(name)) ? (JSON.parse(readFileSync(file(name), 'utf8')) as T) : undefined;
+}
+
+/**
+ * Regenerates the results page: bench/RESULTS.md and bench/scaling.svg from bench/results.json
+ * (a full run) by default; `quick` results go to bench/out/RESULTS-quick.md and
+ * bench/out/scaling-quick.svg, so that a quick run never replaces the recorded full one.
+ */
+export function writeResultsMarkdown(quickResults?: BenchResults): string {
+  const results = quickResults ?? readJson<BenchResults>('results.json');
+  const page = file(quickResults ? 'out/RESULTS-quick.md' : 'RESULTS.md');
+  const svgName = quickResults ? 'scaling-quick.svg' : 'scaling.svg';
+  const chaos = readJson<ChaosRunSummary[]>('chaos-results.json') ?? [];
+  const findings = existsSync(file('findings.md')) ? readFileSync(file('findings.md'), 'utf8').trim() : '';
+  const { markdown, svg } = renderResultsPage(results, chaos, findings, svgName);
+  if (svg) writeFileSync(new URL(svgName, page), svg);
+  writeFileSync(page, markdown);
+  return page.pathname;
+}
+
+/** The results page (markdown) and its scaling chart (SVG, when there are cluster points). Pure. */
+export function renderResultsPage(
+  results: BenchResults | undefined,
+  chaos: ChaosRunSummary[],
+  findings: string,
+  svgName: string,
+): { markdown: string; svg: string | null } {
+  let svg: string | null = null;
+  const out: string[] = ['# Benchmark and chaos results', ''];
+  out.push('Generated by `npm run bench` and `npm run chaos` (bench/report.ts); do not edit by hand: the findings at the end come from bench/findings.md. How each figure is measured: [docs/benchmarks.md](../docs/benchmarks.md).', '');
+  if (results) {
+    const m = results.machine;
+    out.push(
+      `**Benchmark run:** ${results.startedAt}, ${results.mode} mode (\`npm run bench${results.mode === 'quick' ? ' -- --quick' : ''}\`), ${results.durationSeconds} s. Machine: ${m.cpus} CPUs (${m.model}), Node ${m.node}, load average at start ${m.loadAverageAtStart.map((v) => v.toFixed(2)).join(' / ')}. CPU pinning (taskset): ${m.pinning ? 'on: servers on CPU 0, the load generator on the others' : 'off (taskset or a second CPU missing)'}.`,
+      '',
+      'The machine is small and shared with other engineers\' test runs, so absolute figures are noisy; every speed figure stands next to a reference measured in the same run, with the same load generator, and the ratio is what counts.',
+      '',
+      '## Summary',
+      '',
+      table(summaryRows(results)),
+      '',
+    );
+    if (!skipped(results.singlePeer)) {
+      const s = results.singlePeer;
+      out.push(
+        '## One peer against a bare fastify server',
+        '',
+        `Closed loop, ${s.concurrency} requests in flight, ${s.rounds} paired rounds of ${s.roundSeconds} s per route and server after a warm-up, alternating which server goes first; the ratio is the median over the rounds of the peer's rate over the bare server's in the same round; ops/s and latencies pool every round. Discover lists a service of ${s.discoverInstances} instances; the peer logs at info (the default: one line per registration).`,
+        '',
+        table(
+          Object.entries(s.routes).map(([route, r]) => ({
+            route,
+            'peer ops/s': num(r.peer.opsPerSecond),
+            'peer p50 / p99 (ms)': `${r.peer.p50Ms} / ${r.peer.p99Ms}`,
+            'bare ops/s': num(r.reference.opsPerSecond),
+            'bare p50 / p99 (ms)': `${r.reference.p50Ms} / ${r.reference.p99Ms}`,
+            'ratio (median of rounds)': `${r.ratio}x`,
+            'rounds, lowest-highest': `${Math.min(...r.pairRatios)}-${Math.max(...r.pairRatios)}`,
+            target: `>= ${r.target}x`,
+            met: met(r.ratio >= r.target),
+            errors: r.peer.errors + r.reference.errors,
+          })),
+        ),
+        '',
+      );
+    }
+    if (!skipped(results.etcd) && results.etcd.measured) {
+      const e = results.etcd;
+      out.push('## Against etcd', '', `${e.version}, started by the script on 127.0.0.1 with a temporary data dir on ${e.dataDirFilesystem} (etcd fsyncs its log; the peer keeps everything in memory), JSON gateway under \`${e.gatewayPrefix}/\`, ${e.concurrency} requests in flight, both pinned alike. A registration on etcd is a lease grant (TTL 30 s) and a put with that lease; on the peer one register. Registrations in ten chunks alternating which goes first; the ratio is the median of the chunks' ratios (lowest ${e.register ? Math.min(...e.register.chunkRatios) : ''}x, highest ${e.register ? Math.max(...e.register.chunkRatios) : ''}x); the rates are totals.`, '');
+    }
+    if (!skipped(results.memory)) {
+      const mem = results.memory;
+      out.push(
+        '## Memory',
+        '',
+        `VmRSS from /proc, ${mem.settleMs / 1_000} s after each load step; five metadata keys per instance, 100 services.`,
+        '',
+        table(mem.points.map((p) => ({ instances: num(p.instances), 'peer MB': p.peerMb, 'bare fastify + Map MB': p.referenceMb }))),
+        '',
+      );
+    }
+    if (results.cluster.points.length > 0) {
+      const panels = scalingPanels(results);
+      svg = renderSvg(`Scaling (${results.startedAt}, ${results.mode} mode)`, [...panels.instances, ...panels.peers], 4);
+      out.push(
+        '## Cluster figures and scaling',
+        '',
+        `Real peers on 127.0.0.1 (lan profile), every link through a counting proxy. Primary point: ${results.cluster.primary.peers} peers, ${num(results.cluster.primary.instances)} instances.${results.cluster.skipped.length > 0 ? ` Skipped: ${results.cluster.skipped.join('; ')}.` : ''}`,
+        '',
+        clusterTable(results.cluster.points),
+        '',
+        `![scaling](${svgName})`,
+        '',
+        '```',
+        [...panels.instances, ...panels.peers].map((panel) => renderAscii(panel)).join('\n\n'),
+        '```',
+        '',
+      );
+    }
+  } else out.push('No benchmark run recorded yet: `npm run bench`.', '');
+  out.push('## Chaos runs', '', chaosSection(chaos), '');
+  if (findings) out.push(findings, '');
+  return { markdown: out.join('\n'), svg };
+}

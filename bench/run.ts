@@ -1,0 +1,84 @@
+/**
+ * `npm run bench` (about 7 minutes, at most 10) and `npm run bench -- --quick` (at most 2):
+ * every benchmark in one run on this machine, so that each figure stands next to a reference
+ * measured in the same run. Prints progress as it goes, writes bench/results.json,
+ * bench/out/results-<mode>.json, bench/RESULTS.md and bench/scaling.svg. A section or a point
+ * of the scaling curve that would not fit in the time left is skipped and says so.
+ * The peers run from dist/: `npm run bench` builds first.
+ */
+import { cpus, loadavg } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { benchEtcd } from './etcd.js';
+import { progress, quick, writeResult } from './lib.js';
+import { benchMemory } from './memory.js';
+import { pinningAvailable } from './processes.js';
+import { measureCluster, type ClusterOptions, type ClusterPoint } from './replication.js';
+import { writeResultsMarkdown, type BenchResults } from './report.js';
+import { benchSinglePeer } from './single-peer.js';
+import { benchSse } from './sse.js';
+
+/** The script's own budget; `npm run bench` builds first (about 10 s), so the whole stays under 10 (2) minutes. */
+const BUDGET_MS = quick ? 100_000 : 570_000;
+const startedMs = Date.now();
+const left = () => BUDGET_MS - (Date.now() - startedMs);
+
+/** Runs a section if its estimated time fits in what is left; otherwise records why not. */
+async function section<T>(name: string, estimateMs: number, run: () => Promise<T>): Promise<T | { skipped: string }> {
+  if (estimateMs > left()) {
+    const skipped = `not enough time left in the ${Math.round(BUDGET_MS / 1_000)} s budget (needs about ${Math.round(estimateMs / 1_000)} s, ${Math.round(left() / 1_000)} s left)`;
+    progress(`${name}: skipped, ${skipped}`);
+    return { skipped };
+  }
+  try {
+    return await run();
+  } catch (error) {
+    progress(`${name}: FAILED: ${(error as Error).stack ?? String(error)}`);
+    return { skipped: `failed: ${(error as Error).message}` };
+  }
+}
+
+/** Points of the scaling curve: the primary one first (it carries the targets), then the others. */
+const primary = { peers: 3, instances: quick ? 5_000 : 100_000 };
+const clusterPoints: (ClusterOptions & { estimateMs: number })[] = quick
+  ? [
+      { ...primary, latencySeconds: 2, idleSeconds: 3, heartbeatRate: 500, estimateMs: 25_000 },
+      { peers: 5, instances: 1_000, latencySeconds: 2, idleSeconds: 3, heartbeatRate: 500, estimateMs: 22_000 },
+      { peers: 3, instances: 1_000, latencySeconds: 2, idleSeconds: 3, heartbeatRate: 500, estimateMs: 20_000 },
+    ]
+  : [
+      { ...primary, latencySeconds: 10, idleSeconds: 30, heartbeatRate: 2_000, estimateMs: 110_000 },
+      { peers: 3, instances: 1_000, latencySeconds: 5, idleSeconds: 10, heartbeatRate: 1_000, estimateMs: 30_000 },
+      { peers: 3, instances: 10_000, latencySeconds: 5, idleSeconds: 10, heartbeatRate: 1_000, estimateMs: 35_000 },
+      { peers: 5, instances: 10_000, latencySeconds: 5, idleSeconds: 10, heartbeatRate: 1_000, estimateMs: 40_000 },
+      { peers: 7, instances: 10_000, latencySeconds: 5, idleSeconds: 10, heartbeatRate: 1_000, estimateMs: 45_000 },
+    ];
+
+progress(`benchmarks, ${quick ? 'quick' : 'full'} mode, budget ${Math.round(BUDGET_MS / 1_000)} s`);
+const loadAverageAtStart = loadavg();
+const singlePeer = await section('single peer', quick ? 20_000 : 90_000, () => benchSinglePeer({ quick }));
+const etcd = await section('etcd', quick ? 15_000 : 45_000, () => benchEtcd({ quick }));
+const memory = await section('memory', quick ? 15_000 : 60_000, () => benchMemory({ quick }));
+const sse = await section('sse', 20_000, () => benchSse({ quick }));
+const points: ClusterPoint[] = [];
+const skippedPoints: string[] = [];
+for (const { estimateMs, ...options } of clusterPoints) {
+  const point = await section(`cluster ${options.peers} peers, ${options.instances} instances`, estimateMs, () => measureCluster(options));
+  if ('skipped' in point) skippedPoints.push(`${options.peers} peers / ${options.instances} instances: ${point.skipped}`);
+  else points.push(point);
+}
+
+const results: BenchResults = {
+  mode: quick ? 'quick' : 'full',
+  startedAt: new Date(startedMs).toISOString(),
+  durationSeconds: Math.round((Date.now() - startedMs) / 1_000),
+  machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, loadAverageAtStart, pinning: pinningAvailable() },
+  singlePeer,
+  etcd,
+  memory,
+  sse,
+  cluster: { points, skipped: skippedPoints, primary },
+};
+writeResult(`results-${results.mode}`, results);
+// Only a full run is recorded in bench/ (and so in RESULTS.md); a quick one stays in bench/out/.
+if (!quick) writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+progress(`done in ${results.durationSeconds} s; ${writeResultsMarkdown(quick ? results : undefined)}`);

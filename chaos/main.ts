@@ -1,0 +1,94 @@
+/**
+ * `npm run chaos [-- --duration 90s --seed N --peers 3,5 --clients N --restarts with|without|both
+ *                   --kills bounce|detected|both|none --serial]`
+ *
+ * Runs the chaos test once per cluster size (3 and 5 peers by default, 90 s of faults each),
+ * prints progress, the verdict and figures, and on failure the seed and the exact failing
+ * history; writes every history to bench/out/chaos-<peers>p-<seed>-<variant>.json, the summary of the
+ * runs to bench/chaos-results.json, and regenerates bench/RESULTS.md. Exits 1 when a run
+ * fails. Long mode: `--duration 30m`.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeResultsMarkdown } from '../bench/report.js';
+import { probeDataDir } from './data-dir-probe.js';
+import { parseChaosArgs, type ChaosCliOptions } from './options.js';
+import { formatVerdict } from './report.js';
+import { runChaos } from './run.js';
+
+const stamp = () => new Date().toISOString().slice(11, 19);
+const log = (line: string) => process.stdout.write(`[${stamp()}] ${line}\n`);
+
+let options: ChaosCliOptions;
+try {
+  options = parseChaosArgs(process.argv.slice(2), Date.now() % 1_000_000);
+} catch (error) {
+  process.stderr.write(`chaos: ${(error as Error).message}\n`);
+  process.exit(2);
+}
+
+let restarts = options.restarts;
+let dataDirNote = 'restarts without a data dir only (as asked)';
+if (restarts !== 'without') {
+  log('checking whether the peer keeps its data dir across a SIGKILL');
+  const support = await probeDataDir();
+  if (support.durable) {
+    dataDirNote = `restarts ${restarts === 'both' ? 'with and without' : 'with'} a data dir (${support.reason})`;
+  } else {
+    dataDirNote = `data-dir variant SKIPPED: ${support.reason}; restarts without a data dir only`;
+    log(dataDirNote);
+    if (restarts === 'with') {
+      log('nothing left to run (--restarts with)');
+      process.exit(0);
+    }
+    restarts = 'without';
+  }
+}
+
+const outDir = new URL('../bench/out/', import.meta.url);
+mkdirSync(outDir, { recursive: true });
+const summary: ({ command: string } & Record<string, unknown>)[] = [];
+let failed = false;
+for (const size of options.peers) {
+  const { history, result } = await runChaos({
+    seed: options.seed,
+    peers: size,
+    durationMs: options.durationMs,
+    clients: options.clients ?? size * 10,
+    restarts,
+    kills: options.kills,
+    serial: options.serial,
+    pollIntervalMs: options.durationMs > 600_000 ? 500 : 250,
+    log,
+  });
+  const variant = `${options.kills}${options.serial ? '-serial' : ''}-${Math.round(options.durationMs / 1_000)}s`;
+  const file = new URL(`chaos-${size}p-${options.seed}-${variant}.json`, outDir);
+  writeFileSync(file, JSON.stringify(history));
+  console.log(`\n${formatVerdict(history, result)}\nhistory: ${file.pathname}\n`);
+  failed ||= !result.ok;
+  const byProperty: Record<string, number> = {};
+  for (const violation of result.violations) byProperty[violation.property] = (byProperty[violation.property] ?? 0) + 1;
+  summary.push({
+    command: `npm run chaos -- --seed ${options.seed} --peers ${size} --duration ${Math.round(options.durationMs / 1_000)}s --restarts ${options.restarts} --kills ${options.kills}${options.serial ? ' --serial' : ''}`,
+    violationsByProperty: byProperty,
+    seed: options.seed,
+    peers: size,
+    durationS: Math.round(options.durationMs / 1_000),
+    restarts,
+    kills: options.kills,
+    dataDir: dataDirNote,
+    ok: result.ok,
+    violations: result.violations.length,
+    figures: result.figures,
+    convergenceTargetMs: history.settings.convergenceTargetMs,
+    at: new Date().toISOString(),
+  });
+}
+// bench/chaos-results.json keeps the latest run of each command (at most 20), newest last.
+const resultsFile = new URL('../bench/chaos-results.json', import.meta.url);
+const previous = existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as { command: string }[]) : [];
+const commands = new Set(summary.map((run) => run.command));
+const kept = [...previous.filter((run) => !commands.has(run.command)), ...summary].slice(-20);
+writeFileSync(resultsFile, `${JSON.stringify(kept, null, 2)}\n`);
+log(`results: ${writeResultsMarkdown()}`);
+log(failed ? `FAILED (seed ${options.seed})` : `all runs passed (seed ${options.seed}; ${dataDirNote})`);
+process.exit(failed ? 1 : 0);

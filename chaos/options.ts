@@ -1,0 +1,67 @@
+/**
+ * Command-line options of `npm run chaos` (and their defaults), parsed without I/O so they can
+ * be tested.
+ */
+export interface ChaosCliOptions {
+  durationMs: number;
+  seed: number;
+  /** Cluster sizes to run, one run each. */
+  peers: number[];
+  /** Clients per run; by default ten per peer. */
+  clients: number | null;
+  restarts: 'with' | 'without' | 'both';
+  /** Killed peers come back at once (`bounce`), once the others noticed (`detected`), or either; `none`: no kills. */
+  kills: 'bounce' | 'detected' | 'both' | 'none';
+  /** One fault at a time (`--serial`) instead of kills overlapping network faults. */
+  serial: boolean;
+}
+
+export const DEFAULT_DURATION_MS = 90_000;
+
+/** `90s`, `30m`, `1h`, `1500ms` or a bare number of seconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) throw new Error(`--duration: expected a duration like 90s, 30m or 1h (got ${JSON.stringify(text)})`);
+  const value = Number(match[1]);
+  const unitMs = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match[2] ?? 's']!;
+  const ms = Math.round(value * unitMs);
+  if (ms < 10_000) throw new Error('--duration: at least 10s');
+  return ms;
+}
+
+export function parseChaosArgs(argv: readonly string[], defaultSeed: number): ChaosCliOptions {
+  const options: ChaosCliOptions = { durationMs: DEFAULT_DURATION_MS, seed: defaultSeed, peers: [3, 5], clients: null, restarts: 'both', kills: 'both', serial: false };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const value = argv[i + 1];
+    const need = () => {
+      if (value === undefined) throw new Error(`${flag}: a value is required`);
+      i += 1;
+      return value;
+    };
+    if (flag === '--serial') {
+      options.serial = true;
+      continue;
+    }
+    if (flag === '--duration') options.durationMs = parseDuration(need());
+    else if (flag === '--seed') options.seed = parseInteger(flag, need(), 0, 2 ** 31 - 1);
+    else if (flag === '--peers') options.peers = need().split(',').map((size) => parseInteger(flag, size, 2, 7));
+    else if (flag === '--clients') options.clients = parseInteger(flag, need(), 1, 500);
+    else if (flag === '--restarts') {
+      const restarts = need();
+      if (restarts !== 'with' && restarts !== 'without' && restarts !== 'both') throw new Error('--restarts: with, without or both');
+      options.restarts = restarts;
+    } else if (flag === '--kills') {
+      const kills = need();
+      if (kills !== 'bounce' && kills !== 'detected' && kills !== 'both' && kills !== 'none') throw new Error('--kills: bounce, detected, both or none');
+      options.kills = kills;
+    } else throw new Error(`unknown option ${flag} (known: --duration, --seed, --peers, --clients, --restarts, --kills, --serial)`);
+  }
+  return options;
+}
+
+function parseInteger(flag: string, text: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${flag}: an integer from ${min} to ${max} (got ${JSON.stringify(text)})`);
+  return value;
+}

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { renderAscii, renderSvg, type Panel } from '../../../bench/chart.js';
+import { linearFit } from '../../../bench/memory.js';
+import type { ClusterPoint } from '../../../bench/replication.js';
+import { median } from '../../../bench/single-peer.js';
+import { renderResultsPage, type BenchResults, type ChaosRunSummary } from '../../../bench/report.js';
+
+const route = (peer: number, reference: number, target: number) => ({
+  peer: { opsPerSecond: peer, p50Ms: 1, p99Ms: 5, ops: peer * 3, errors: 0 },
+  reference: { opsPerSecond: reference, p50Ms: 0.5, p99Ms: 3, ops: reference * 3, errors: 0 },
+  ratio: Math.round((peer / reference) * 100) / 100,
+  pairRatios: [peer / reference],
+  target,
+});
+
+function point(peers: number, instances: number, p99Ms: number): ClusterPoint {
+  return {
+    peers,
+    instances,
+    latency: { writesSent: 5_000, errors: 0, skipped: 0, receivers: [], p50Ms: 10, p99Ms, polledAllP50Ms: 12, polledAllP99Ms: p99Ms + 5, polledSamples: 50, writeAckP50Ms: 1, writeAckP99Ms: 4 },
+    idle: { seconds: 10, heartbeatsPerSecond: 1_000, heartbeatErrors: 0, pairs: [], maxBytesPerSecond: 900, clientHeartbeatBytesPerSecond: 400_000 },
+    convergence: { divergent: instances / 100, convergedMs: 1_500, keysRepairedByAntiEntropy: instances / 100, unpartitionedMs: 300 },
+    loadSeconds: 3,
+  };
+}
+
+function results(): BenchResults {
+  return {
+    mode: 'full',
+    startedAt: '2026-11-29T17:00:00.000Z',
+    durationSeconds: 420,
+    machine: { cpus: 2, model: 'test cpu', node: 'v20.20.2', loadAverageAtStart: [1, 1, 1], pinning: true },
+    singlePeer: {
+      pinned: true,
+      concurrency: 32,
+      roundSeconds: 3,
+      rounds: 3,
+      discoverInstances: 20,
+      routes: { register: route(6_000, 10_000, 0.5), heartbeat: route(6_000, 10_000, 0.7), discover: route(9_000, 10_000, 0.8) },
+    },
+    etcd: { measured: false, reason: 'etcd is not installed and apt-get is not available' },
+    memory: {
+      points: [
+        { instances: 0, peerMb: 60, referenceMb: 50 },
+        { instances: 10_000, peerMb: 80, referenceMb: 60 },
+        { instances: 50_000, peerMb: 160, referenceMb: 100 },
+        { instances: 100_000, peerMb: 260, referenceMb: 150 },
+      ],
+      peerMbPer10kByStep: [
+        { from: 10_000, to: 50_000, mbPer10k: 20 },
+        { from: 50_000, to: 100_000, mbPer10k: 20 },
+      ],
+      fit: { mbPer10k: 22.2, interceptMb: 60, rSquared: 0.99 },
+      linear: true,
+      targetMb: 200,
+      targetInstances: 100_000,
+      settleMs: 3_000,
+    },
+    sse: { measured: false, reason: 'this build has no watch endpoint' },
+    cluster: {
+      points: [point(3, 100_000, 150), point(3, 1_000, 40), point(3, 10_000, 60), point(5, 10_000, 70), point(7, 10_000, 90)],
+      skipped: [],
+      primary: { peers: 3, instances: 100_000 },
+    },
+  };
+}
+
+const chaos: ChaosRunSummary[] = [
+  {
+    seed: 42,
+    peers: 3,
+    durationS: 90,
+    restarts: 'without',
+    dataDir: 'data-dir variant SKIPPED',
+    ok: false,
+    violations: 2,
+    violationsByProperty: { 'no-eviction': 2 },
+    figures: { convergedAfterMs: 120, callsAnswered: 10, callsToLivePeers: 10, faults: 9, partitions: 3, kills: 2, ops: {} },
+    convergenceTargetMs: 5_000,
+    at: '2026-11-29T17:10:00.000Z',
+    command: 'npm run chaos -- --seed 42 --peers 3',
+  },
+];
+
+describe('the results page', () => {
+  const { markdown, svg } = renderResultsPage(results(), chaos, '## Findings\n\nhand-written', 'scaling.svg');
+  const row = (start: string) => markdown.split('\n').find((line) => line.startsWith(`| ${start}`)) ?? '';
+
+  it('puts every figure next to its reference, ratio and target, and says plainly when a target is not met', () => {
+    expect(row('register throughput')).toContain('| 0.6x | >= 0.5x | yes |');
+    expect(row('heartbeat throughput')).toContain('| 0.6x | >= 0.7x | **NO** |');
+    expect(row('write-to-visible')).toContain('p99 150 ms');
+    expect(row('write-to-visible')).toContain("the write's own round trip");
+    expect(row('write-to-visible')).toContain('**NO**');
+    expect(row('RSS of a peer with 100,000')).toContain('| <= 200 MB | **NO** |');
+    expect(row('memory growth linear')).toContain('| R² 0.99 | R² >= 0.95 | yes |');
+  });
+
+  it('reports what was not measured, with why', () => {
+    expect(row('against etcd')).toContain('not measured: etcd is not installed');
+    expect(row('watch (SSE)')).toContain('not measured: this build has no watch endpoint');
+  });
+
+  it('records the chaos runs with their seeds and commands, and the hand-written findings', () => {
+    expect(markdown).toContain('| 42 | 3 | 90 | **FAIL** (2: no-eviction 2)');
+    expect(markdown).toContain('`npm run chaos -- --seed 42 --peers 3`');
+    expect(markdown.trimEnd().endsWith('hand-written')).toBe(true);
+  });
+
+  it('draws the scaling curves against instances and against peers', () => {
+    expect(svg).not.toBeNull();
+    expect(svg!.startsWith('<svg')).toBe(true);
+    expect(svg).toContain('peers (10,000 instances)');
+    expect(svg).toContain('instances (3 peers)');
+    expect(markdown).toContain('![scaling](scaling.svg)');
+  });
+});
+
+describe('the median of the paired rounds', () => {
+  it('is the middle value, or the mean of the two middle ones', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([0.9, 0.2, 0.8, 0.7])).toBeCloseTo(0.75);
+  });
+});
+
+describe('the memory line', () => {
+  it('fits a straight line and says how well it fits', () => {
+    expect(linearFit([[1, 10], [5, 50], [10, 100]])).toEqual({ mbPer10k: 10, interceptMb: 0, rSquared: 1 });
+    const bent = linearFit([[1, 10], [5, 12], [10, 100]]);
+    expect(bent.rSquared).toBeLessThan(0.95);
+  });
+});
+
+describe('charts', () => {
+  const panel: Panel = {
+    title: 'latency',
+    xLabel: 'instances',
+    yLabel: 'ms',
+    logX: true,
+    target: 100,
+    series: [
+      { name: 'p99', points: [[1_000, 50], [10_000, 100], [100_000, Number.NaN]] },
+      { name: 'ref', points: [[1_000, 5], [10_000, 5]], dashed: true },
+    ],
+  };
+
+  it('draw ASCII bars scaled to the largest value, and say what was not measured', () => {
+    const lines = renderAscii(panel, 10).split('\n');
+    expect(lines[0]).toBe('latency (ms; by instances), target 100');
+    expect(lines[1]).toBe('  p99     1k  ##### 50');
+    expect(lines[2]).toBe('  p99    10k  ########## 100');
+    expect(lines[3]).toBe('  p99   100k  (not measured) ');
+    expect(lines[4]).toBe('  ref     1k  # 5');
+  });
+
+  it('draw one SVG polyline per series, leaving out missing points, with a target line', () => {
+    const svg = renderSvg('title', [panel]);
+    expect(svg.match(/<polyline/g)).toHaveLength(2);
+    expect(svg.match(/<circle/g)).toHaveLength(4);
+    expect(svg).toContain('stroke-dasharray="5,4"');
+    expect(svg).toContain('target 100');
+  });
+});

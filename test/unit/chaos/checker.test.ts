@@ -1,0 +1,315 @@
+import { describe, expect, it } from 'vitest';
+import { checkHistory, InstanceTimeline, type PropertyName } from '../../../chaos/checker.js';
+import type { ClientOp, FaultInterval, History, Observation, ServedInstance } from '../../../chaos/history.js';
+import { formatVerdict } from '../../../chaos/report.js';
+
+// Hand-written histories: one instance `svc/i-1` with a 3 s lease, heartbeating every second
+// on peer-a, three peers, a partition, a final phase. Each bad history breaks one promise.
+
+const T0 = 1_700_000_000_000;
+const LEASE = 3_000;
+const PEERS = ['peer-a', 'peer-b', 'peer-c'];
+const KEY = 'svc/i-1';
+const v = (ms: number, peer = 'peer-a') => `${ms.toString(16).padStart(12, '0')}.000000.${peer}`;
+const V1 = v(T0 + 100);
+
+function op(kind: ClientOp['kind'], atMs: number, extra: Partial<ClientOp> = {}): ClientOp {
+  return {
+    kind,
+    key: KEY,
+    peer: 'peer-a',
+    incarnation: 1,
+    sentAtMs: T0 + atMs,
+    doneAtMs: T0 + atMs + 5,
+    outcome: 'ok',
+    httpStatus: 200,
+    ...(kind === 'register' ? { leaseDurationMs: LEASE, version: V1, httpStatus: 201 } : {}),
+    ...extra,
+  };
+}
+
+/** Register at 100 ms, then a heartbeat every second until `untilMs`. */
+function heartbeating(untilMs: number, extra: Partial<ClientOp> = {}): ClientOp[] {
+  const ops = [op('register', 100, extra)];
+  for (let at = 1_100; at <= untilMs; at += 1_000) ops.push(op('heartbeat', at, extra));
+  return ops;
+}
+
+const served = (version = V1, held = false): ServedInstance => ({ version, status: 'UP', held });
+
+/** A poll of every peer every 500 ms from `fromMs` to `toMs`, all serving the instance. */
+function polls(fromMs: number, toMs: number, peers = PEERS): Observation[] {
+  const out: Observation[] = [];
+  let round = 0;
+  for (let at = fromMs; at <= toMs; at += 500) {
+    round += 1;
+    for (const peer of peers) {
+      out.push({ peer, incarnation: 1, round, sentAtMs: T0 + at, doneAtMs: T0 + at + 3, changes: at === fromMs ? { [KEY]: served() } : {} });
+    }
+  }
+  return out;
+}
+
+const partition: FaultInterval = {
+  kind: 'partition',
+  startedAtMs: T0 + 2_000,
+  endedAtMs: T0 + 6_000,
+  sides: [['peer-a'], ['peer-b', 'peer-c']],
+  detail: 'blackhole',
+};
+
+/** Writes on both sides of the partition (another instance's status changes). */
+const sideWrites: ClientOp[] = [
+  op('status', 3_000, { key: 'svc/other', peer: 'peer-a', status: 'DOWN', version: v(T0 + 3_000) }),
+  op('status', 3_500, { key: 'svc/other', peer: 'peer-b', status: 'UP', version: v(T0 + 3_500, 'peer-b') }),
+];
+
+function goodHistory(): History {
+  return {
+    seed: 42,
+    peers: PEERS,
+    startedAtMs: T0,
+    endedAtMs: T0 + 10_000,
+    settings: { convergenceTargetMs: 5_000, leaseSlackMs: 50, replicationAllowanceMs: 1_000 },
+    ops: [...heartbeating(9_100), ...sideWrites],
+    abandoned: [],
+    runs: PEERS.map((peer) => ({ peer, incarnation: 1, startedAtMs: T0 - 1_000, readyAtMs: T0 - 900, endedAtMs: null, endedBy: null, dataDir: 'none' })),
+    faults: [partition],
+    observations: polls(200, 8_700),
+    final: {
+      lastHealAtMs: T0 + 6_000,
+      quiescedAtMs: T0 + 6_000,
+      rounds: [{ atMs: T0 + 7_000, doneAtMs: T0 + 7_010, perPeer: Object.fromEntries(PEERS.map((peer) => [peer, { [KEY]: V1 }])) }],
+    },
+  };
+}
+
+/** The properties a history violates. */
+function broken(history: History): PropertyName[] {
+  return [...new Set(checkHistory(history).violations.map((violation) => violation.property))].sort();
+}
+
+/** Drops the instance from every poll of `peer` from `atMs` on. */
+function vanishOn(history: History, peer: string, atMs: number): History {
+  const first = history.observations.find((o) => o.peer === peer && o.sentAtMs >= T0 + atMs)!;
+  first.changes = { ...first.changes, [KEY]: null };
+  return history;
+}
+
+describe('the chaos history checker', () => {
+  it('passes a history that keeps every promise', () => {
+    const result = checkHistory(goodHistory());
+    expect(result.violations).toEqual([]);
+    expect(result.ok).toBe(true);
+    expect(result.figures.convergedAfterMs).toBe(1_010);
+    expect(result.figures.callsAnswered).toBe(result.figures.callsToLivePeers);
+  });
+
+  it('catches a heartbeating instance that a peer stopped serving during a partition', () => {
+    const history = vanishOn(goodHistory(), 'peer-b', 4_000);
+    expect(broken(history)).toEqual(['no-eviction']);
+    const text = formatVerdict(history, checkHistory(history));
+    expect(text).toContain('FAIL');
+    expect(text).toContain('seed 42');
+    expect(text).toContain('peer-b#1: gone');
+    expect(text).toContain('partition [peer-a] | [peer-b peer-c]');
+  });
+
+  it('does not flag an instance that vanished after its client stopped heartbeating', () => {
+    const history = goodHistory();
+    history.ops = [...heartbeating(4_100), ...sideWrites];
+    history.abandoned = [{ key: KEY, atMs: T0 + 4_200 }];
+    vanishOn(history, 'peer-b', 7_500);
+    history.final.rounds[0]!.perPeer = Object.fromEntries(PEERS.map((peer) => [peer, {}]));
+    expect(broken(history)).toEqual([]);
+  });
+
+  it('does not flag an instance whose heartbeats had a gap longer than its lease', () => {
+    const history = goodHistory();
+    // Heartbeats at 1.1 s and 2.1 s, then the next one answered only at 5.8 s: the lease may have run out.
+    history.ops = [op('register', 100), op('heartbeat', 1_100), op('heartbeat', 2_100), op('heartbeat', 5_000, { doneAtMs: T0 + 5_800 }), ...sideWrites];
+    vanishOn(history, 'peer-b', 5_500);
+    history.final.rounds[0]!.perPeer = Object.fromEntries(PEERS.map((peer) => [peer, {}]));
+    expect(broken(history)).toEqual([]);
+  });
+
+  it('never flags an instance held by an eviction guard: it is still served', () => {
+    const history = goodHistory();
+    history.ops = [...heartbeating(3_100), ...sideWrites];
+    history.abandoned = [{ key: KEY, atMs: T0 + 3_200 }];
+    const later = history.observations.find((o) => o.peer === 'peer-b' && o.sentAtMs >= T0 + 7_000)!;
+    later.changes = { [KEY]: served(V1, true) };
+    expect(broken(history)).toEqual([]);
+    expect(checkHistory(history).figures.heldSeen).toBe(1);
+  });
+
+  it('catches a 404 to the heartbeat of a live instance from a peer that had acknowledged it', () => {
+    const history = goodHistory();
+    history.ops.push(op('heartbeat', 5_300, { outcome: 'not-found', httpStatus: 404 }));
+    expect(broken(history)).toEqual(['no-eviction']);
+  });
+
+  it('accepts a 404 from a peer that never knew the instance', () => {
+    const history = goodHistory();
+    history.ops.push(op('heartbeat', 5_300, { peer: 'peer-c', outcome: 'not-found', httpStatus: 404 }));
+    expect(broken(history)).toEqual([]);
+  });
+
+  describe('cancels', () => {
+    /** Cancelled on peer-a at 3.1 s: peer-a stops serving it at once, the other side of the partition later. */
+    function cancelled(): History {
+      const history = goodHistory();
+      history.ops = [...heartbeating(2_100), op('cancel', 3_100, { version: v(T0 + 3_100) }), ...sideWrites];
+      for (const observation of history.observations) {
+        const goneInRound = observation.peer === 'peer-a' ? 7 : 9;
+        if (observation.round === goneInRound) observation.changes = { [KEY]: null };
+      }
+      history.final.rounds[0]!.perPeer = Object.fromEntries(PEERS.map((peer) => [peer, {}]));
+      return history;
+    }
+
+    it('pass when the instance is gone everywhere afterwards', () => {
+      expect(broken(cancelled())).toEqual([]);
+    });
+
+    it('accept another peer serving the older version before the cancel reaches it', () => {
+      const history = cancelled();
+      expect(history.observations.some((o) => o.peer === 'peer-b' && o.sentAtMs > T0 + 3_105 && o.round < 9)).toBe(true);
+      expect(broken(history)).toEqual([]);
+    });
+
+    it('catch the cancelling peer serving it after the acknowledgement', () => {
+      const history = cancelled();
+      for (const observation of history.observations) {
+        if (observation.peer === 'peer-a' && observation.round === 7) observation.changes = {};
+        if (observation.peer === 'peer-a' && observation.round === 9) observation.changes = { [KEY]: null };
+      }
+      expect(broken(history)).toEqual(['cancel-stays']);
+    });
+
+    it('catch any peer serving a version newer than the cancel', () => {
+      const history = cancelled();
+      history.observations.find((o) => o.peer === 'peer-c' && o.round === 10)!.changes = { [KEY]: served(v(T0 + 4_000, 'peer-c')) };
+      expect(broken(history)).toEqual(['cancel-stays']);
+    });
+
+    it('catch a cancelled instance left on a peer at the end', () => {
+      const history = cancelled();
+      history.final.rounds[0]!.perPeer['peer-c'] = { [KEY]: V1 };
+      expect(broken(history)).toContain('cancel-stays');
+    });
+  });
+
+  describe('the final phase', () => {
+    it('fails when the peers agree only after the target', () => {
+      const history = goodHistory();
+      history.final.rounds = [
+        { atMs: T0 + 7_000, doneAtMs: T0 + 7_010, perPeer: { 'peer-a': { [KEY]: V1 }, 'peer-b': { [KEY]: V1 }, 'peer-c': {} } },
+        { atMs: T0 + 12_000, doneAtMs: T0 + 12_010, perPeer: Object.fromEntries(PEERS.map((peer) => [peer, { [KEY]: V1 }])) },
+      ];
+      expect(broken(history)).toEqual(['convergence']);
+    });
+
+    it('fails when the peers never agree, and says where they differ', () => {
+      const history = goodHistory();
+      history.final.rounds[0]!.perPeer['peer-c'] = {};
+      const result = checkHistory(history);
+      expect(broken(history)).toEqual(['convergence', 'presence']);
+      expect(result.violations.find((x) => x.property === 'convergence')!.message).toContain('peer-c differs from peer-a on 1 (svc/i-1)');
+    });
+
+    it('fails when the peers agree on a set without a live instance', () => {
+      const history = goodHistory();
+      history.final.rounds[0]!.perPeer = Object.fromEntries(PEERS.map((peer) => [peer, {}]));
+      expect(broken(history)).toEqual(['presence']);
+    });
+
+    it('fails when a peer does not answer', () => {
+      const history = goodHistory();
+      delete history.final.rounds[0]!.perPeer['peer-b'];
+      expect(broken(history)).toEqual(['convergence', 'presence']);
+    });
+  });
+
+  describe('availability', () => {
+    it('fails when a call to a running peer is not answered', () => {
+      const history = goodHistory();
+      history.ops.push(op('status', 4_000, { key: 'svc/other', peer: 'peer-b', outcome: 'failed', error: 'timeout', httpStatus: undefined }));
+      expect(broken(history)).toEqual(['availability']);
+    });
+
+    it('accepts a call that failed because its peer was killed meanwhile', () => {
+      const history = goodHistory();
+      history.runs[2] = { ...history.runs[2]!, endedAtMs: T0 + 4_002, endedBy: 'kill' };
+      history.runs.push({ peer: 'peer-c', incarnation: 2, startedAtMs: T0 + 5_000, readyAtMs: T0 + 5_200, endedAtMs: null, endedBy: null, dataDir: 'none' });
+      history.ops.push(op('status', 4_000, { key: 'svc/other', peer: 'peer-c', outcome: 'failed', error: 'ECONNRESET', httpStatus: undefined }));
+      expect(broken(history)).toEqual([]);
+    });
+
+    it('does not count a call to a restarted peer still syncing (it may refuse with 503 by design)', () => {
+      const history = goodHistory();
+      history.runs[1] = { ...history.runs[1]!, endedAtMs: T0 + 1_000, endedBy: 'kill' };
+      history.runs.push({ peer: 'peer-b', incarnation: 2, startedAtMs: T0 + 1_500, readyAtMs: T0 + 7_000, endedAtMs: null, endedBy: null, dataDir: 'none' });
+      history.ops = history.ops.map((o) => (o.peer === 'peer-b' ? { ...o, incarnation: 2, outcome: 'failed' as const, httpStatus: 503 } : o));
+      // peer-c, ready, on the same side of the partition, takes the side's writes.
+      const onC = op('status', 4_000, { key: 'svc/other', peer: 'peer-c', status: 'UP', version: v(T0 + 4_000, 'peer-c') });
+      history.ops.push(onC);
+      expect(broken(history)).toEqual([]);
+      // Had peer-c refused too, the side would have taken no write: that still fails.
+      Object.assign(onC, { outcome: 'failed', httpStatus: 503, version: undefined });
+      const messages = checkHistory(history).violations.map((violation) => violation.message);
+      expect(messages.some((m) => m.startsWith('no write was acknowledged on side [peer-b, peer-c]'))).toBe(true);
+    });
+
+    it('fails when one side of a partition acknowledged no write', () => {
+      const history = goodHistory();
+      for (const o of history.ops) if (o.peer === 'peer-b') Object.assign(o, { outcome: 'failed', error: 'timeout', httpStatus: undefined });
+      const messages = checkHistory(history).violations.map((violation) => violation.message);
+      expect(messages).toContain('no write was acknowledged on side [peer-b, peer-c] of the partition +2.000s..+6.000s (1 sent)');
+    });
+
+    it('counts a side that no call reached as not exercised, not as a violation', () => {
+      const history = goodHistory();
+      history.ops = history.ops.filter((o) => o.peer !== 'peer-b');
+      expect(broken(history)).toEqual([]);
+      expect(checkHistory(history).figures.partitionSidesUnexercised).toBe(1);
+    });
+
+    it('fails when a peer exits by itself', () => {
+      const history = goodHistory();
+      history.runs[1] = { ...history.runs[1]!, endedAtMs: T0 + 9_000, endedBy: 'crash' };
+      expect(broken(history)).toContain('no-crash');
+    });
+  });
+});
+
+describe('InstanceTimeline.keptAliveAt', () => {
+  const timeline = (ops: ClientOp[], abandonedAtMs?: number) => new InstanceTimeline(KEY, ops, abandonedAtMs, 50);
+
+  it.each([
+    ['before the register is acknowledged', heartbeating(5_100), 100, false],
+    ['right after the register', heartbeating(5_100), 200, true],
+    ['while heartbeats come every second', heartbeating(5_100), 4_000, true],
+    ['within the lease after the last heartbeat', heartbeating(5_100), 5_100 + LEASE - 100, true],
+    ['past the lease after the last heartbeat', heartbeating(5_100), 5_100 + LEASE + 100, false],
+  ])('%s', (_name, ops, atMs, expected) => {
+    expect(timeline(ops).keptAliveAt(T0 + atMs)).toBe(expected);
+  });
+
+  it('is false once the client abandoned the instance or sent a cancel', () => {
+    expect(timeline(heartbeating(5_100), T0 + 3_000).keptAliveAt(T0 + 3_500)).toBe(false);
+    expect(timeline([...heartbeating(5_100), op('cancel', 3_000, { outcome: 'failed' })]).keptAliveAt(T0 + 3_500)).toBe(false);
+  });
+
+  it('is false after a gap longer than the lease, and true again after a new register', () => {
+    const ops = [op('register', 100), op('heartbeat', 4_000), op('register', 6_000), op('heartbeat', 7_000)];
+    expect(timeline(ops).keptAliveAt(T0 + 4_500)).toBe(false);
+    expect(timeline(ops).keptAliveAt(T0 + 7_500)).toBe(true);
+  });
+
+  it('ignores failed and 404 heartbeats', () => {
+    const ops = [op('register', 100), op('heartbeat', 1_100, { outcome: 'failed' }), op('heartbeat', 2_100, { outcome: 'not-found' })];
+    expect(timeline(ops).keptAliveAt(T0 + 2_500)).toBe(true);
+    expect(timeline(ops).keptAliveAt(T0 + 3_200)).toBe(false);
+  });
+});

@@ -180,12 +180,6 @@ describe('a durable peer as a real process', () => {
     expect(listed.body.instances.map((instance: { instanceId: string }) => instance.instanceId).sort()).toEqual([...ids].sort());
   }, 60_000);
 
-  // Needs replication and membership (not on this branch): three peers with a data dir each,
-  // instances registered across them, clients heartbeating through a full restart of all
-  // three (kill -9, then start again). Every instance whose client kept heartbeating must still
-  // be listed on every peer after anti-entropy, and no heartbeat may be answered 404.
-  it.todo('a three-peer cluster fully restarted keeps every heartbeating instance, and no client is told 404');
-
   it('exits with code 2 naming the problem for a data dir that is locked or not a directory', async () => {
     const dataDir = newDataDir();
     const holder = await startPeer(dataDir);

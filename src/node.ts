@@ -191,6 +191,7 @@ export class RegistryNode {
       joined: (peer) => this.replicator.addPeer(peer),
       down: (peerId) => this.registry.ownerDown(peerId),
       up: (peerId) => this.peerCameBack(peerId),
+      recovered: (peerId) => this.peerRecovered(peerId),
       restarted: (peerId) => this.registry.ownerRestarted(peerId),
     });
   }
@@ -249,8 +250,17 @@ export class RegistryNode {
 
   private peerCameBack(peerId: string): void {
     this.registry.ownerUp(peerId);
+    this.peerRecovered(peerId);
+  }
+
+  /**
+   * Contact with a peer is back (after it was down or only suspect): send what waited at once
+   * and compare, without waiting for the channel's backoff, the next anti-entropy round or a
+   * call still stuck in the cut until its timeout.
+   */
+  private peerRecovered(peerId: string): void {
     this.replicator.resume(peerId);
     const peer: PeerDescriptor | undefined = this.membership.get(peerId)?.descriptor;
-    if (peer) void this.antiEntropy.syncWith(peer);
+    if (peer) void this.antiEntropy.syncWith(peer, { evenIfBusy: true });
   }
 }

@@ -52,6 +52,11 @@ export interface MembershipListener {
   down?(peerId: string): void;
   /** A peer that was down answers again. */
   up?(peerId: string): void;
+  /**
+   * A peer held suspect (not yet down) answers again: contact was lost for a while, so writes
+   * to it may have failed or be stuck in calls that will time out.
+   */
+  recovered?(peerId: string): void;
   /** A peer started again (its incarnation changed), whether or not it was seen down. */
   restarted?(peerId: string): void;
 }
@@ -264,6 +269,9 @@ export class Membership implements MembershipView {
       for (const listener of this.listeners) listener.up?.(peerId);
       // One peer back often means a partition healed: check the other down peers now too.
       for (const other of this.members.values()) if (other.state === 'down') void this.probe(other);
+    } else if (next === 'up' && previous === 'suspect') {
+      this.log.debug({ peer: peerId, suspectForMs: nowMs - previousSinceMs }, 'peer no longer suspect');
+      for (const listener of this.listeners) listener.recovered?.(peerId);
     } else {
       this.log.debug({ peer: peerId, from: previous, to: next }, 'peer state');
     }

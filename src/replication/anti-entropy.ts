@@ -111,6 +111,8 @@ export class AntiEntropy {
   private crossTimer: TimerHandle | undefined;
   private stopped = true;
   private readonly syncing = new Set<string>();
+  /** Peers with a second round started beside a busy one (see `syncWith`). */
+  private readonly urgent = new Set<string>();
   private readonly log: Logger;
 
   constructor(
@@ -154,10 +156,16 @@ export class AntiEntropy {
     return this.syncWith(peers[randomInt(this.components.rng, peers.length)]!);
   }
 
-  /** Compares with one peer and exchanges whatever differs. Failures are counted, not thrown. */
-  async syncWith(peer: PeerDescriptor): Promise<RoundResult | undefined> {
-    if (this.syncing.has(peer.id)) return undefined;
-    this.syncing.add(peer.id);
+  /**
+   * Compares with one peer and exchanges whatever differs. Failures are counted, not thrown.
+   * One round per peer at a time, except that `evenIfBusy` (contact just came back) starts one
+   * beside a round whose calls may be stuck in the cut until they time out; never more than two.
+   */
+  async syncWith(peer: PeerDescriptor, options: { evenIfBusy?: boolean } = {}): Promise<RoundResult | undefined> {
+    const busy = this.syncing.has(peer.id);
+    if (busy && (!options.evenIfBusy || this.urgent.has(peer.id))) return undefined;
+    const guard = busy ? this.urgent : this.syncing;
+    guard.add(peer.id);
     try {
       const result = await this.exchange(peer);
       this.record(result);
@@ -168,7 +176,7 @@ export class AntiEntropy {
       this.log.debug({ peer: peer.id, error: (error as Error).message }, 'anti-entropy round failed');
       return undefined;
     } finally {
-      this.syncing.delete(peer.id);
+      guard.delete(peer.id);
     }
   }
 

@@ -21,6 +21,45 @@ describe('partitions', () => {
     for (const id of c.ids) expect(visibleIds(c, id)).toEqual(['on-a', 'on-b']);
   });
 
+  it('repairs a short partition (peers only suspect, not down) as soon as contact is back', async () => {
+    // Anti-entropy rounds, replication retries and call timeouts all far apart: only reacting to
+    // contact coming back (suspect -> up) can converge within a couple of probe intervals.
+    const slow = { antiEntropyIntervalMs: 60_000, replicationRetryBaseMs: 30_000, replicationRetryMaxMs: 30_000, peerCallTimeoutMs: 20_000 };
+    const c = await startCluster({ size: 3, seed: 15, cluster: { ...slow, probeIntervalMs: 500, probeTimeoutMs: 300, suspicionTimeoutMs: 10_000 } });
+    c.node('peer-a').registry.register(instance('before', { leaseDurationMs: 600_000 }));
+    await c.advance(100);
+    c.network.partition(['peer-a'], ['peer-b', 'peer-c']);
+    c.node('peer-a').registry.register(instance('on-a', { leaseDurationMs: 600_000 }));
+    c.node('peer-b').registry.register(instance('on-b', { leaseDurationMs: 600_000 }));
+    await c.advance(4_000);
+    expect(c.node('peer-a').membership.get('peer-b')?.state).toBe('suspect');
+    expect(c.node('peer-b').membership.get('peer-a')?.state).toBe('suspect');
+    c.network.heal();
+    const tookMs = await c.clock.advanceUntil(() => c.converged(), 20_000, 50);
+    expect(tookMs).toBeLessThanOrEqual(2_000); // virtual time: about two probe intervals
+    for (const id of c.ids) expect(visibleIds(c, id)).toEqual(['before', 'on-a', 'on-b']);
+  });
+
+  it('starts a second anti-entropy round beside one stuck in the cut only when asked, and never a third', async () => {
+    const c = await startCluster({ size: 2, seed: 16, cluster: { antiEntropyIntervalMs: 60_000, peerCallTimeoutMs: 20_000 } });
+    const a = c.node('peer-a');
+    const b = a.membership.get('peer-b')!.descriptor;
+    c.network.partition(['peer-a'], ['peer-b']);
+    c.node('peer-b').registry.register(instance('on-b', { leaseDurationMs: 600_000 }));
+    const stuck = a.antiEntropy.syncWith(b);
+    await c.advance(100);
+    expect(await a.antiEntropy.syncWith(b)).toBeUndefined(); // busy: skipped at once
+    c.network.heal();
+    const urgent = a.antiEntropy.syncWith(b, { evenIfBusy: true });
+    expect(await a.antiEntropy.syncWith(b, { evenIfBusy: true })).toBeUndefined(); // never a third
+    await c.advance(100);
+    expect(await urgent).toMatchObject({ peer: 'peer-b', pulled: 1 });
+    expect(visibleIds(c, 'peer-a')).toEqual(['on-b']);
+    await c.advance(20_000);
+    expect(await stuck).toBeUndefined(); // timed out, counted as a failure
+    expect(a.antiEntropy.stats.failures).toBeGreaterThan(0);
+  });
+
   it('heals a long partition through anti-entropy after the outbound queues overflowed', async () => {
     const c = await startCluster({ size: 3, seed: 12, cluster: { replicationQueueMaxRecords: 10 } });
     c.network.partition(['peer-a'], ['peer-b', 'peer-c']);

@@ -258,7 +258,7 @@ function runOf(history: History, peer: string, incarnation: number): PeerRun | u
 
 /**
  * Every call to a ready, running peer is answered (404 is an answer); every side of every
- * partition acknowledged writes while it lasted (a side whose only peers were still syncing
+ * partition answered writes while it lasted (a side whose only peers were still syncing
  * fails this rule).
  */
 function checkAvailability(history: History, violations: Violation[], figures: CheckFigures): void {
@@ -297,10 +297,12 @@ function checkAvailability(history: History, violations: Violation[], figures: C
         figures.partitionSidesUnexercised += 1;
         continue;
       }
-      if (writes.some((op) => op.outcome === 'ok')) continue;
+      // A 404 is an answer too: a peer restarted with an emptied data dir that knows no
+      // instance yet answers a status change or cancel with 404, and is serving all the same.
+      if (writes.some((op) => op.outcome !== 'failed')) continue;
       violations.push({
         property: 'availability',
-        message: `no write was acknowledged on side [${side.join(', ')}] of the partition ${rel(history, fault.startedAtMs)}..${rel(history, fault.endedAtMs)} (${writes.length} sent)`,
+        message: `no write was answered on side [${side.join(', ')}] of the partition ${rel(history, fault.startedAtMs)}..${rel(history, fault.endedAtMs)} (${writes.length} sent)`,
         atMs: fault.startedAtMs,
       });
     }

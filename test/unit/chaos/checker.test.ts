@@ -258,14 +258,25 @@ describe('the chaos history checker', () => {
       // Had peer-c refused too, the side would have taken no write: that still fails.
       Object.assign(onC, { outcome: 'failed', httpStatus: 503, version: undefined });
       const messages = checkHistory(history).violations.map((violation) => violation.message);
-      expect(messages.some((m) => m.startsWith('no write was acknowledged on side [peer-b, peer-c]'))).toBe(true);
+      expect(messages.some((m) => m.startsWith('no write was answered on side [peer-b, peer-c]'))).toBe(true);
     });
 
     it('fails when one side of a partition acknowledged no write', () => {
       const history = goodHistory();
       for (const o of history.ops) if (o.peer === 'peer-b') Object.assign(o, { outcome: 'failed', error: 'timeout', httpStatus: undefined });
       const messages = checkHistory(history).violations.map((violation) => violation.message);
-      expect(messages).toContain('no write was acknowledged on side [peer-b, peer-c] of the partition +2.000s..+6.000s (1 sent)');
+      expect(messages).toContain('no write was answered on side [peer-b, peer-c] of the partition +2.000s..+6.000s (1 sent)');
+    });
+
+    it('counts a 404 from a side whose peer lost its data as an answer', () => {
+      const history = goodHistory();
+      for (const o of history.ops) if (o.peer === 'peer-b') Object.assign(o, { outcome: 'not-found', httpStatus: 404, version: undefined });
+      expect(broken(history)).toEqual([]);
+      // ...but not a 503.
+      for (const o of history.ops) if (o.peer === 'peer-b') Object.assign(o, { outcome: 'failed', httpStatus: 503 });
+      expect(checkHistory(history).violations.map((violation) => violation.message)).toContain(
+        'no write was answered on side [peer-b, peer-c] of the partition +2.000s..+6.000s (1 sent)',
+      );
     });
 
     it('counts a side that no call reached as not exercised, not as a violation', () => {

@@ -8,10 +8,10 @@
  * Run: npm run build && npx tsx bench/multi-region.ts [--quick]
  */
 import { RealCluster } from '../test/support/real-cluster.js';
+import { getJson, percentile, pool, progress, quick, round, runAtRate, runBounded, send, sleep, table, writeResult } from './lib.js';
 
 /** One load generator is one client: the rate limit would measure itself, not the registry. */
 const UNLIMITED = { limits: { rateLimitPerSecond: 0 } };
-import { getJson, percentile, pool, progress, quick, round, runAtRate, runBounded, send, sleep, table, writeResult } from './lib.js';
 
 const INSTANCES = quick ? 10_000 : 100_000;
 const WRITES = quick ? 200 : 1_000;

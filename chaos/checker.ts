@@ -48,6 +48,13 @@ export interface CheckFigures {
   heldSeen: number;
   convergedAfterMs: number | null;
   finalInstances: number;
+  /**
+   * Acknowledged cancels that no peer but the one that acknowledged them could have heard: it
+   * was cut off from every other peer from the cancel until it was killed, and it came back
+   * with an emptied data dir. Nothing can keep such a write; the instance is then judged as
+   * one its client abandoned.
+   */
+  cancelsLostWithDisk: number;
 }
 
 export interface CheckResult {
@@ -139,6 +146,7 @@ export function checkHistory(history: History): CheckResult {
     heldSeen: 0,
     convergedAfterMs: null,
     finalInstances: 0,
+    cancelsLostWithDisk: 0,
   };
   checkObservations(history, timelines, violations, figures);
   checkHeartbeatAnswers(history, timelines, violations);
@@ -355,7 +363,9 @@ function checkFinal(
         });
       }
     }
-    if (timeline.acknowledgedCancel) {
+    if (timeline.acknowledgedCancel && lostWithDisk(history, timeline.acknowledgedCancel)) {
+      figures.cancelsLostWithDisk += 1;
+    } else if (timeline.acknowledgedCancel) {
       const present = peers.filter((peer) => judged.perPeer[peer]?.[key] !== undefined);
       if (present.length > 0) {
         violations.push({
@@ -367,6 +377,27 @@ function checkFinal(
       }
     }
   }
+}
+
+/**
+ * Was this acknowledged write lost with its peer's disk before any other peer could hear it?
+ * True when the peer run that acknowledged it was killed inside a partition that isolated that
+ * peer alone, from before the write was sent, and the peer's next run started with an emptied
+ * data dir (or none).
+ */
+export function lostWithDisk(history: History, op: ClientOp): boolean {
+  const run = runOf(history, op.peer, op.incarnation);
+  if (!run || run.endedBy !== 'kill' || run.endedAtMs === null) return false;
+  const next = runOf(history, op.peer, op.incarnation + 1);
+  if (!next || next.dataDir === 'keep') return false;
+  const killedAtMs = run.endedAtMs;
+  return history.faults.some(
+    (fault) =>
+      fault.kind === 'partition' &&
+      fault.startedAtMs <= op.sentAtMs &&
+      fault.endedAtMs >= killedAtMs &&
+      fault.sides?.some((side) => side.length === 1 && side[0] === op.peer) === true,
+  );
 }
 
 /** Did every peer answer the round, with the same records (key and version)? */

@@ -15,10 +15,10 @@ import {
   parseRegistration,
   parseStatus,
 } from '../registry/validate.js';
+import { toInstanceView } from '../registry/view.js';
 
 /** How long a long poll waits when it gives no `wait`. */
 const DEFAULT_WAIT_MS = 30_000;
-import { toInstanceView } from '../registry/view.js';
 
 type Query = Record<string, string | undefined>;
 type InstanceParams = { service: string; id: string };

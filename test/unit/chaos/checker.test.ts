@@ -71,7 +71,7 @@ function goodHistory(): History {
     startedAtMs: T0,
     endedAtMs: T0 + 10_000,
     settings: { convergenceTargetMs: 5_000, leaseSlackMs: 50, replicationAllowanceMs: 1_000 },
-    ops: [...heartbeating(9_100), ...sideWrites],
+    ops: [...heartbeating(9_100), ...sideWrites.map((o) => ({ ...o }))],
     abandoned: [],
     runs: PEERS.map((peer) => ({ peer, incarnation: 1, startedAtMs: T0 - 1_000, readyAtMs: T0 - 900, endedAtMs: null, endedBy: null, dataDir: 'none' })),
     faults: [partition],
@@ -266,6 +266,26 @@ describe('the chaos history checker', () => {
       for (const o of history.ops) if (o.peer === 'peer-b') Object.assign(o, { outcome: 'failed', error: 'timeout', httpStatus: undefined });
       const messages = checkHistory(history).violations.map((violation) => violation.message);
       expect(messages).toContain('no write was answered on side [peer-b, peer-c] of the partition +2.000s..+6.000s (1 sent)');
+    });
+
+    it('does not hold against the cluster a cancel lost with the disk of the isolated peer that acknowledged it', () => {
+      const lost = (dataDir: 'wipe' | 'keep', sides: string[][]): History => {
+        const history = goodHistory();
+        history.ops = [...heartbeating(2_100), op('cancel', 3_000), ...sideWrites.map((o) => ({ ...o }))];
+        history.observations = polls(200, 2_900);
+        history.faults = [{ ...partition, sides }];
+        history.runs[0] = { ...history.runs[0]!, endedAtMs: T0 + 3_500, endedBy: 'kill' };
+        history.runs.push({ peer: 'peer-a', incarnation: 2, startedAtMs: T0 + 4_000, readyAtMs: T0 + 4_100, endedAtMs: null, endedBy: null, dataDir });
+        return history;
+      };
+      // Cut off alone from the cancel to the kill, then started on an emptied data dir: lost.
+      const result = checkHistory(lost('wipe', [['peer-a'], ['peer-b', 'peer-c']]));
+      expect(result.violations).toEqual([]);
+      expect(result.figures.cancelsLostWithDisk).toBe(1);
+      // Its data dir kept: the cancel must survive.
+      expect(broken(lost('keep', [['peer-a'], ['peer-b', 'peer-c']]))).toEqual(['cancel-stays']);
+      // Another peer on its side could have heard it: the cancel must survive.
+      expect(broken(lost('wipe', [['peer-a', 'peer-b'], ['peer-c']]))).toEqual(['cancel-stays']);
     });
 
     it('counts a 404 from a side whose peer lost its data as an answer', () => {

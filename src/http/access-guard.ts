@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler, preParsingHookHandler } from 'fastify';
 import type { Clock } from '../clock/clock.js';
 import type { RegistryConfig } from '../config/load.js';
 import { RegistryError } from '../errors.js';
@@ -47,6 +47,11 @@ function announcesBody(request: FastifyRequest): boolean {
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+/** A route option's hooks as a list (fastify takes one function or an array). */
+export function hookList<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : [hooks].flat() as T[];
+}
+
 /** Every namespace a client request names: `?namespace=` (repeated or not) and a body's `namespace`. */
 function namespacesOf(request: FastifyRequest): string[] {
   const names: string[] = [];
@@ -68,6 +73,8 @@ function namespacesOf(request: FastifyRequest): string[] {
  *   any gunzip) and verified when the last byte is in, before it is parsed;
  * - `preHandler`: the namespaces the request names (query and body) against the token.
  * Nothing a refused request carries is ever applied: every check runs before the handler.
+ * Hooks are callback-style (no promise per request), and the body and namespace checks are
+ * attached only to the routes that need them.
  */
 export function installAccessGuard(app: FastifyInstance, config: RegistryConfig, components: AccessGuardComponents): void {
   const { security, limits } = config;
@@ -165,34 +172,11 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
     request.access = { access, principal };
   };
 
-  app.decorateRequest('access', null);
-
-  app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) {
-      if (method !== 'HEAD' && accessOf(method, route.url) === undefined) {
-        log.error({ method, route: route.url }, 'route has no access policy: every request to it is refused (add it to src/http/access-policy.ts)');
-      }
-    }
-  });
-
-  app.addHook('onRequest', async (request, reply) => {
-    const pattern = request.routeOptions.url;
-    if (pattern === undefined) {
-      // No route: the not-found answer, still counted against the address.
-      rateLimit(`address:${request.ip}`);
-      return;
-    }
-    const access = accessOf(request.method, pattern);
-    if (access === undefined) throw new RegistryError('REG_ERR_FORBIDDEN', `${request.method} ${pattern}: this route has no access policy`);
-    if (access === 'peer') peerOnRequest(request);
-    else clientOnRequest(request, reply, access);
-  });
-
-  app.addHook('preParsing', async (request, _reply, payload) => {
+  /** A signed peer request's body is hashed as it arrives and verified before it is parsed. */
+  const verifyBodyAsItArrives: preParsingHookHandler = (request, _reply, payload, done) => {
     const pending = request.access?.peer;
     // Fastify reads a body only when one is announced; a bodiless call is verified in preHandler.
-    if (!pending || !announcesBody(request)) return payload;
-    // Hash the raw bytes as they arrive; when the last is in, verify before anything parses them.
+    if (!pending || !announcesBody(request)) return done(null, payload);
     const hash = createHash('sha256');
     const verifier = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
@@ -207,27 +191,62 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
     // answered before its body, say 415) from becoming an uncaught error.
     verifier.on('error', () => {});
     payload.on('error', (error) => verifier.destroy(error));
-    return payload.pipe(verifier);
-  });
+    done(null, payload.pipe(verifier));
+  };
 
-  app.addHook('preHandler', async (request) => {
+  /** A bodiless peer request never went through the verifier: verify it as an empty body. */
+  const verifyBodilessPeerCall: preHandlerHookHandler = (request, _reply, done) => {
+    const pending = request.access?.peer;
+    if (pending && !pending.verified) return done(verifyPeer(request, EMPTY_BODY_SHA256));
+    done();
+  };
+
+  /** The namespaces a client request names (query and body) against its token. */
+  const checkNamespaces: preHandlerHookHandler = (request, _reply, done) => {
     const state = request.access;
-    if (!state) return;
-    if (state.peer) {
-      // A bodiless request never went through the verifier: verify it as an empty body.
-      if (!state.peer.verified) {
-        const error = verifyPeer(request, EMPTY_BODY_SHA256);
-        if (error) throw error;
-      }
-      return;
-    }
-    const principal = state.principal;
-    if (!principal || state.access === 'admin' || state.access === 'public') return;
+    const principal = state?.principal;
+    if (!state || !principal || state.access === 'admin' || state.access === 'public') return done();
     const eureka = state.access === 'eureka-read' || state.access === 'eureka-write';
     for (const namespace of eureka ? [security.eurekaNamespace] : namespacesOf(request)) {
       if (!hasNamespace(principal, namespace)) {
-        throw new RegistryError('REG_ERR_FORBIDDEN', `token ${principal.name} may not use namespace ${namespace.slice(0, 128)}`);
+        return done(new RegistryError('REG_ERR_FORBIDDEN', `token ${principal.name} may not use namespace ${namespace.slice(0, 128)}`));
       }
     }
+    done();
+  };
+
+  app.decorateRequest('access', null);
+
+  // The bodiless-call and namespace checks are attached to the routes that need them only, so
+  // the others (every client route of an open peer) run no hook for them at all. The body
+  // verifier stays on the root: route hooks run after the peer routes' own gunzip, and the
+  // signature covers the bytes as sent.
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method !== 'HEAD' && accessOf(method, route.url) === undefined) {
+        log.error({ method, route: route.url }, 'route has no access policy: every request to it is refused (add it to src/http/access-policy.ts)');
+      }
+    }
+    const classes = [route.method].flat().map((method) => accessOf(method, route.url));
+    if (peerAuth && classes.includes('peer')) route.preHandler = [...hookList(route.preHandler), verifyBodilessPeerCall];
+    if (tokens.enabled && classes.some((access) => access !== undefined && access !== 'peer' && access !== 'public' && access !== 'admin')) {
+      route.preHandler = [...hookList(route.preHandler), checkNamespaces];
+    }
   });
+
+  app.addHook('onRequest', (request, reply, done) => {
+    const pattern = request.routeOptions.url;
+    if (pattern === undefined) {
+      // No route: the not-found answer, still counted against the address.
+      rateLimit(`address:${request.ip}`);
+      return done();
+    }
+    const access = accessOf(request.method, pattern);
+    if (access === undefined) return done(new RegistryError('REG_ERR_FORBIDDEN', `${request.method} ${pattern}: this route has no access policy`));
+    if (access === 'peer') peerOnRequest(request);
+    else clientOnRequest(request, reply, access);
+    done();
+  });
+
+  app.addHook('preParsing', verifyBodyAsItArrives);
 }

@@ -12,13 +12,14 @@ const LONG_POLL_ROUTE = '/v1/services/:service';
  * on the root app so it sees every route group.
  */
 export function instrumentHttp(app: FastifyInstance, metrics: NodeMetrics): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     let route = request.routeOptions.url ?? 'unmatched';
-    if (STREAMS.has(route)) return;
+    if (STREAMS.has(route)) return done();
     if (route === LONG_POLL_ROUTE && (request.query as Record<string, unknown> | undefined)?.index !== undefined) {
       route = `${LONG_POLL_ROUTE} (long poll)`;
     }
     metrics.observeHttp(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 }
 

@@ -1,6 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
+import { hookList } from './access-guard.js';
 
 /**
  * Until its start-up sync is done, a peer's registry is incomplete: a list would miss
@@ -17,11 +18,12 @@ export function isGatedUntilReady(routeUrl: string): boolean {
 }
 
 export function installReadinessGate(app: FastifyInstance, node: RegistryNode): void {
-  app.addHook('onRequest', async (request) => {
-    if (node.ready) return;
-    const url = request.routeOptions.url;
-    if (url !== undefined && isGatedUntilReady(url)) {
-      throw new RegistryError('REG_ERR_NOT_READY', 'this peer is still starting (loading its data dir, syncing with the cluster); try another peer', 1);
-    }
+  const gate: onRequestHookHandler = (_request, _reply, done) => {
+    if (node.ready) return done();
+    done(new RegistryError('REG_ERR_NOT_READY', 'this peer is still starting (loading its data dir, syncing with the cluster); try another peer', 1));
+  };
+  // On the gated routes only, so the others run no hook for it.
+  app.addHook('onRoute', (route) => {
+    if (isGatedUntilReady(route.url)) route.onRequest = [...hookList(route.onRequest), gate];
   });
 }

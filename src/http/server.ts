@@ -85,11 +85,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   installReadinessGate(app, node);
   // JSON only: a text body would otherwise reach the routes as a string.
   app.removeContentTypeParser('text/plain');
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.debug(
       { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request',
     );
+    done();
   });
   await installOpenApi(app, EUREKA_PREFIXES);
   const metrics = new NodeMetrics(node, { processMetrics: options.processMetrics ?? false });

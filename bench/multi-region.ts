@@ -8,6 +8,8 @@
  * Run: npm run build && npx tsx bench/multi-region.ts [--quick]
  */
 import { RealCluster } from '../test/support/real-cluster.js';
+import { writeFileSync } from 'node:fs';
+import { writeResultsMarkdown } from './report.js';
 import { getJson, percentile, pool, progress, quick, round, runAtRate, runBounded, send, sleep, table, writeResult } from './lib.js';
 
 /** One load generator is one client: the rate limit would measure itself, not the registry. */
@@ -37,6 +39,7 @@ async function main(): Promise<void> {
   for (const [, proxy] of crossLinks) proxy.delayMs = DELAY_MS;
   const pools = new Map(cluster.ids.map((id) => [id, pool(cluster.url(id))]));
   const status = (id: string) => getJson<ClusterBody>(`${cluster.url(id)}/v1/cluster`);
+  const startedAt = new Date().toISOString();
   const results: Record<string, unknown> = { instances: INSTANCES, crossRegionDelayMsEachWay: DELAY_MS, quick };
   try {
     // 1. Writes in eu, seen in us (receiver side: version time to apply time, same machine clock).
@@ -139,6 +142,12 @@ async function main(): Promise<void> {
     ])}`,
   );
   console.log(`\nresults: ${writeResult(quick ? 'multi-region-quick' : 'multi-region', results)}`);
+  if (!quick) {
+    // Only a full run is recorded in bench/ (and so in RESULTS.md).
+    const recorded = { at: startedAt, ...results };
+    writeFileSync(new URL('./multi-region-results.json', import.meta.url), `${JSON.stringify(recorded, null, 2)}\n`);
+    console.log(`recorded: bench/multi-region-results.json; page: ${writeResultsMarkdown()}`);
+  }
 }
 
 await main();

@@ -26,6 +26,48 @@ export interface BenchResults {
   cluster: { points: ClusterPoint[]; skipped: string[]; primary: { peers: number; instances: number } };
 }
 
+/** A full `bench/multi-region.ts` run, kept in bench/multi-region-results.json. */
+export interface MultiRegionResult {
+  at: string;
+  instances: number;
+  crossRegionDelayMsEachWay: number;
+  visibility: { p99Ms: number; polledP50Ms: number; polledP99Ms: number; polledSamples: number; targetP99Ms: number; receivers: { peer: string; samples: number; p50Ms: number; p99Ms: number }[] };
+  steady: { seconds: number; heartbeatsPerSecond: number; heartbeatErrors: number; crossRegionBytesPerSecond: number; targetBytesPerSecond: number };
+}
+
+/** The multi-region section: two regions of three peers, a delay between them. */
+function multiRegionSection(run: MultiRegionResult): string {
+  const v = run.visibility;
+  const p50 = Math.max(...v.receivers.map((receiver) => receiver.p50Ms));
+  return [
+    `Run ${run.at} (\`npx tsx bench/multi-region.ts\`, after \`npm run build\`): two regions of three real peers on 127.0.0.1 (wan profile), every link through a counting proxy that adds ${run.crossRegionDelayMsEachWay} ms each way between the regions; ${num(run.instances)} instances.`,
+    '',
+    table([
+      {
+        figure: 'a write in one region visible on every peer of the other, p99 (receiver side)',
+        value: `${v.p99Ms} ms (p50 ${p50} ms)`,
+        reference: `the added delay: ${run.crossRegionDelayMsEachWay} ms each way`,
+        target: `< ${num(v.targetP99Ms)} ms`,
+        met: v.p99Ms < v.targetP99Ms ? 'yes' : '**NO**',
+      },
+      {
+        figure: `the same, polled by a client (${v.polledSamples} writes)`,
+        value: `${v.polledP99Ms} ms (p50 ${v.polledP50Ms} ms)`,
+        reference: '',
+        target: `< ${num(v.targetP99Ms)} ms`,
+        met: v.polledP99Ms < v.targetP99Ms ? 'yes' : '**NO**',
+      },
+      {
+        figure: `cross-region bytes/s (both directions, on the wire), ${num(run.instances)} heartbeating instances`,
+        value: `${num(run.steady.crossRegionBytesPerSecond)} B/s`,
+        reference: `${num(run.steady.heartbeatsPerSecond)} heartbeats/s from clients, ${run.steady.heartbeatErrors} errors`,
+        target: `< ${num(run.steady.targetBytesPerSecond)} B/s`,
+        met: run.steady.crossRegionBytesPerSecond < run.steady.targetBytesPerSecond ? 'yes' : '**NO**',
+      },
+    ]),
+  ].join('\n');
+}
+
 export interface ChaosRunSummary {
   seed: number;
   peers: number;
@@ -267,8 +309,9 @@ export function writeResultsMarkdown(quickResults?: BenchResults): string {
   const page = file(quickResults ? 'out/RESULTS-quick.md' : 'RESULTS.md');
   const svgName = quickResults ? 'scaling-quick.svg' : 'scaling.svg';
   const chaos = readJson<ChaosRunSummary[]>('chaos-results.json') ?? [];
+  const multiRegion = readJson<MultiRegionResult>('multi-region-results.json');
   const findings = existsSync(file('findings.md')) ? readFileSync(file('findings.md'), 'utf8').trim() : '';
-  const { markdown, svg } = renderResultsPage(results, chaos, findings, svgName);
+  const { markdown, svg } = renderResultsPage(results, chaos, findings, svgName, multiRegion);
   if (svg) writeFileSync(new URL(svgName, page), svg);
   writeFileSync(page, markdown);
   return page.pathname;
@@ -280,6 +323,7 @@ export function renderResultsPage(
   chaos: ChaosRunSummary[],
   findings: string,
   svgName: string,
+  multiRegion?: MultiRegionResult,
 ): { markdown: string; svg: string | null } {
   let svg: string | null = null;
   const out: string[] = ['# Benchmark and chaos results', ''];
@@ -354,6 +398,7 @@ export function renderResultsPage(
       );
     }
   } else out.push('No benchmark run recorded yet: `npm run bench`.', '');
+  out.push('## Multi-region', '', multiRegion ? multiRegionSection(multiRegion) : 'No multi-region run recorded yet: `npx tsx bench/multi-region.ts`.', '');
   out.push('## Chaos runs', '', chaosSection(chaos), '');
   if (findings) out.push(findings, '');
   return { markdown: out.join('\n'), svg };

@@ -107,6 +107,23 @@ describe('the results page', () => {
     expect(markdown.trimEnd().endsWith('hand-written')).toBe(true);
   });
 
+  it('shows the multi-region figures against their targets when a run is recorded, and says so when none is', () => {
+    expect(markdown).toContain('No multi-region run recorded yet');
+    const receivers = [{ peer: 'peer-d', samples: 999, p50Ms: 210, p99Ms: 340 }];
+    const withRun = renderResultsPage(results(), chaos, '', 'scaling.svg', {
+      at: '2026-11-29T20:00:00.000Z',
+      instances: 100_000,
+      crossRegionDelayMsEachWay: 80,
+      visibility: { p99Ms: 340, polledP50Ms: 220, polledP99Ms: 1_200, polledSamples: 50, targetP99Ms: 1_000, receivers },
+      steady: { seconds: 60, heartbeatsPerSecond: 1_500, heartbeatErrors: 0, crossRegionBytesPerSecond: 2_681.7, targetBytesPerSecond: 5_000 },
+    }).markdown;
+    const line = (start: string) => withRun.split('\n').find((l) => l.startsWith(`| ${start}`)) ?? '';
+    expect(line('a write in one region')).toContain('| 340 ms (p50 210 ms) | the added delay: 80 ms each way | < 1,000 ms | yes |');
+    expect(line('the same, polled')).toContain('| < 1,000 ms | **NO** |');
+    expect(line('cross-region bytes/s')).toContain('| 2,681.7 B/s |');
+    expect(line('cross-region bytes/s')).toContain('| < 5,000 B/s | yes |');
+  });
+
   it('draws the scaling curves against instances and against peers', () => {
     expect(svg).not.toBeNull();
     expect(svg!.startsWith('<svg')).toBe(true);

@@ -267,14 +267,23 @@ export class Membership implements MembershipView {
     } else if (next === 'up' && previous === 'down') {
       this.log.info({ peer: peerId, downForMs: nowMs - previousSinceMs }, 'peer back');
       for (const listener of this.listeners) listener.up?.(peerId);
-      // One peer back often means a partition healed: check the other down peers now too.
-      for (const other of this.members.values()) if (other.state === 'down') void this.probe(other);
+      this.probeTheOthersNotUp();
     } else if (next === 'up' && previous === 'suspect') {
       this.log.debug({ peer: peerId, suspectForMs: nowMs - previousSinceMs }, 'peer no longer suspect');
       for (const listener of this.listeners) listener.recovered?.(peerId);
+      this.probeTheOthersNotUp();
     } else {
       this.log.debug({ peer: peerId, from: previous, to: next }, 'peer state');
     }
+  }
+
+  /**
+   * One peer answering again often means a partition healed: check every other suspect or
+   * down peer now rather than at its turn in the probe round (with N peers, up to N - 1
+   * probe intervals away).
+   */
+  private probeTheOthersNotUp(): void {
+    for (const other of this.members.values()) if (other.state !== 'up') void this.probe(other);
   }
 
   private nextTarget(): Member | undefined {

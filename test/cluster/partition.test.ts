@@ -40,6 +40,22 @@ describe('partitions', () => {
     for (const id of c.ids) expect(visibleIds(c, id)).toEqual(['before', 'on-a', 'on-b']);
   });
 
+  it('notices a healed partition between seven peers within a probe interval or two, not one peer per round', async () => {
+    const slow = { antiEntropyIntervalMs: 60_000, replicationRetryBaseMs: 30_000, replicationRetryMaxMs: 30_000, peerCallTimeoutMs: 20_000 };
+    const c = await startCluster({ size: 7, seed: 17, cluster: { ...slow, probeIntervalMs: 500, probeTimeoutMs: 300, suspicionTimeoutMs: 10_000 } });
+    const [left, right] = [c.ids.slice(0, 3), c.ids.slice(3)];
+    c.network.partition(left, right);
+    c.node(left[0]!).registry.register(instance('left', { leaseDurationMs: 600_000 }));
+    c.node(right[0]!).registry.register(instance('right', { leaseDurationMs: 600_000 }));
+    await c.advance(5_000);
+    const allUp = () => c.ids.every((id) => c.ids.every((other) => other === id || c.node(id).membership.get(other)?.state === 'up'));
+    expect(allUp()).toBe(false);
+    c.network.heal();
+    expect(await c.clock.advanceUntil(allUp, 20_000, 50)).toBeLessThanOrEqual(1_000); // virtual time
+    await c.clock.advanceUntil(() => c.converged(), 5_000, 50);
+    for (const id of c.ids) expect(visibleIds(c, id)).toEqual(['left', 'right']);
+  });
+
   it('starts a second anti-entropy round beside one stuck in the cut only when asked, and never a third', async () => {
     const c = await startCluster({ size: 2, seed: 16, cluster: { antiEntropyIntervalMs: 60_000, peerCallTimeoutMs: 20_000 } });
     const a = c.node('peer-a');

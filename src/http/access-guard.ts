@@ -12,6 +12,7 @@ import { RateLimiter } from '../security/rate-limit.js';
 import { ReplayGuard } from '../security/replay-guard.js';
 import { ANONYMOUS, hasNamespace, hasScope, presentedToken, TokenTable, type Principal } from '../security/tokens.js';
 import { accessOf, scopeOf, type AccessClass } from './access-policy.js';
+import { hookList } from './hook-list.js';
 
 /** What the guard learnt about a request in `onRequest`, for the later hooks. */
 interface RequestAccess {
@@ -45,11 +46,6 @@ function hasVerifiedCertificate(request: FastifyRequest): boolean {
 function announcesBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length'];
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-/** A route option's hooks as a list (fastify takes one function or an array). */
-export function hookList<T>(hooks: T | T[] | undefined): T[] {
-  return hooks === undefined ? [] : [hooks].flat() as T[];
 }
 
 /** Every namespace a client request names: `?namespace=` (repeated or not) and a body's `namespace`. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
-import { hookList } from './access-guard.js';
+import { hookList } from './hook-list.js';
 
 /**
  * Until its start-up sync is done, a peer's registry is incomplete: a list would miss

@@ -3,7 +3,8 @@ import { groupOf, type StoredInstance } from './types.js';
 import { toInstanceView, type InstanceView } from './view.js';
 import { isServed, leaseState, type LeaseView } from './visibility.js';
 
-export interface ServiceListing {
+/** A listing before its instances are turned into views: the stored entries, sorted by id. */
+export interface ServiceEntryListing {
   namespace: string;
   service: string;
   /** Local revision of the service's last change; 0 for a service never seen. */
@@ -13,6 +14,10 @@ export interface ServiceListing {
    * lease), so every served instance is listed, whatever its status.
    */
   protected: boolean;
+  entries: StoredInstance[];
+}
+
+export interface ServiceListing extends Omit<ServiceEntryListing, 'entries'> {
   instances: InstanceView[];
 }
 
@@ -48,7 +53,14 @@ export function isProtected(served: readonly StoredInstance[], view: LeaseView, 
  * and so does the protect threshold when it applies. An unknown service is an empty list.
  * With `group`, only that group's instances (the protect threshold then judges the group).
  */
-export function listService(
+export function listService(...args: Parameters<typeof listServiceEntries>): ServiceListing {
+  const { entries, ...listing } = listServiceEntries(...args);
+  const view = args[3];
+  return { ...listing, instances: entries.map((entry) => toInstanceView(entry, view)) };
+}
+
+/** `listService` without the views: the entries to list, in the same order (the HTTP route serializes them itself). */
+export function listServiceEntries(
   store: InstanceStore,
   namespace: string,
   service: string,
@@ -56,7 +68,7 @@ export function listService(
   allStatuses: boolean,
   protectThresholdRatio = 0,
   group: string | null = null,
-): ServiceListing {
+): ServiceEntryListing {
   const entries = store.getService(namespace, service);
   const live = entries ? liveInstances(entries.instances.values(), view, group) : [];
   const protectedNow = isProtected(live, view, protectThresholdRatio);
@@ -66,9 +78,7 @@ export function listService(
     service,
     revision: entries?.revision ?? 0,
     protected: protectedNow,
-    instances: shown
-      .map((entry) => toInstanceView(entry, view))
-      .sort((a, b) => (a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0)),
+    entries: shown.sort((a, b) => (a.record.instanceId < b.record.instanceId ? -1 : a.record.instanceId > b.record.instanceId ? 1 : 0)),
   };
 }
 

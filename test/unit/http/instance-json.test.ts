@@ -1,0 +1,119 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { formatVersion } from '../../../src/clock/hlc.js';
+import { instanceJson, instancesJson } from '../../../src/http/instance-json.js';
+import type { InstanceData, InstanceStatus, StoredInstance } from '../../../src/registry/types.js';
+import { parseRegistration } from '../../../src/registry/validate.js';
+import { toInstanceView } from '../../../src/registry/view.js';
+import type { LeaseView } from '../../../src/registry/visibility.js';
+import { createTestNode } from '../../support/node.js';
+
+const SELF = 'peer-1';
+/** Strings a client may send, and some meant to trip the split: quotes, escapes, the keys themselves. */
+const text = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.string({ unit: 'grapheme', maxLength: 6 }),
+  fc.constantFrom('', '"', '\\', '\u0000', '\ud800', ',"region":', ',"owner":"x"', ',"leaseExpiresInMs":1,"leaseLive":true', ',"registeredAtMs":'),
+);
+const peerId = fc.constantFrom(SELF, 'peer-2', 'eu-1.b:x_y');
+
+const entryArb = fc.record({
+  namespace: text,
+  service: text,
+  instanceId: text,
+  host: text,
+  port: fc.integer({ min: 1, max: 65_535 }),
+  securePort: fc.option(fc.integer({ min: 1, max: 65_535 }), { nil: null }),
+  status: fc.constantFrom<InstanceStatus>('UP', 'DOWN', 'STARTING', 'OUT_OF_SERVICE'),
+  weight: fc.integer({ min: 0, max: 100 }),
+  zone: fc.constantFrom('', 'eu-a', 'us-a', 'nowhere', '"'),
+  metadata: fc.dictionary(text, text, { maxKeys: 5 }),
+  group: fc.option(text, { nil: undefined }),
+  owner: peerId,
+  writer: peerId,
+  wallMs: fc.integer({ min: 0, max: 2 ** 40 }),
+  leaseDurationMs: fc.integer({ min: 1_000, max: 600_000 }),
+  registeredAtMs: fc.integer({ min: 0, max: 2 ** 40 }),
+  leaseExpiresAtMs: fc.integer({ min: 0, max: 2_000_000 }),
+  hidden: fc.boolean(),
+  held: fc.boolean(),
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the generated fields, split back into a record
+function toEntry(fields: Record<string, any>): StoredInstance {
+  const { namespace, service, instanceId, owner, writer, wallMs, leaseDurationMs, registeredAtMs, group, ...rest } = fields;
+  const { leaseExpiresAtMs, hidden, held, ...data } = rest;
+  return {
+    record: {
+      namespace,
+      service,
+      instanceId,
+      data: { ...data, ...(group === undefined ? {} : { group }) } as InstanceData,
+      version: formatVersion({ wallMs, counter: 7, peerId: writer }),
+      owner,
+      deleted: null,
+      leaseDurationMs,
+      registeredAtMs,
+    },
+    leaseExpiresAtMs,
+    heardUntilMs: leaseExpiresAtMs,
+    hidden,
+    held,
+    ownedSinceMs: 0,
+    revision: 1,
+    bucket: 0,
+  };
+}
+
+function leaseView(nowMs: number, upPeers: string[], guards: { suspendOwnedExpiry: boolean; holdDownOwners: boolean }): LeaseView {
+  const regions: Record<string, string> = { 'eu-a': 'eu', 'us-a': 'us', '"': 'q"uote' };
+  return { nowMs, selfId: SELF, liveness: { isUp: (id) => upPeers.includes(id) }, guards, regionOfZone: (zone) => regions[zone] };
+}
+
+const viewArb = fc.record({
+  nowMs: fc.integer({ min: 0, max: 2_000_000 }),
+  up: fc.subarray(['peer-2', 'eu-1.b:x_y']),
+  suspendOwnedExpiry: fc.boolean(),
+  holdDownOwners: fc.boolean(),
+});
+
+describe('instance JSON from cached parts', () => {
+  it('writes the same bytes as JSON.stringify of the view, first read and later reads, whatever the data and the lease', () => {
+    fc.assert(
+      fc.property(entryArb, viewArb, viewArb, (fields, first, later) => {
+        const entry = toEntry(fields);
+        for (const v of [first, later, first]) {
+          const view = leaseView(v.nowMs, v.up, v);
+          expect(instanceJson(entry, view)).toBe(JSON.stringify(toInstanceView(entry, view)));
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('follows the lease as it moves (same record, parts cached) and a new record as soon as one is stored', async () => {
+    const { node, clock } = await createTestNode();
+    const body = { service: 'svc', host: '10.0.0.1', port: 80, leaseDurationMs: 5_000, metadata: { a: '1' } };
+    node.registry.register(parseRegistration(body, 'default', node.config.limits, node.config.cluster));
+    const key = { namespace: 'default', service: 'svc', instanceId: '10.0.0.1:80' };
+    const read = () => JSON.parse(instanceJson(node.store.get(key)!, node.registry.leaseView()));
+    expect(read()).toMatchObject({ leaseExpiresInMs: 5_000, leaseLive: true, status: 'UP' });
+    await clock.advance(2_000);
+    expect(read()).toMatchObject({ leaseExpiresInMs: 3_000, leaseLive: true });
+    node.registry.update(key, { status: 'DOWN' });
+    expect(read()).toMatchObject({ status: 'DOWN' });
+    expect(read()).toEqual(toInstanceView(node.store.get(key)!, node.registry.leaseView()));
+  });
+
+  it('writes a list as JSON.stringify writes the array of views', () => {
+    fc.assert(
+      fc.property(fc.array(entryArb, { maxLength: 6 }), viewArb, (list, v) => {
+        const entries = list.map(toEntry);
+        const view = leaseView(v.nowMs, v.up, v);
+        instancesJson(entries, view); // caches the parts
+        expect(instancesJson(entries, view)).toBe(JSON.stringify(entries.map((entry) => toInstanceView(entry, view))));
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

@@ -4,7 +4,10 @@
  * hardly depends on what else the machine runs, so two builds can be compared one after the
  * other (alternate them, and run each more than once).
  *
- *   npm run build && npx tsx bench/cpu-per-request.ts [--dist /path/to/other/checkout/dist] [--no-config]
+ *   npm run build && npx tsx bench/cpu-per-request.ts [--dist /path/to/other/checkout/dist] [--no-config] [--reference]
+ *
+ * `--reference` measures the bare fastify server of bench/reference-server.ts instead (the
+ * reference of the single-peer ratios), so the peer's figures can be set against it.
  *
  * `--no-config` starts the peer without the config file that switches the rate limit off, for
  * builds older than the rate limit (they do not know the setting).
@@ -67,14 +70,16 @@ async function main(): Promise<void> {
   writeFileSync(config, JSON.stringify({ limits: { rateLimitPerSecond: 0 } }));
   const port = await freePort();
   const configArgs = process.argv.includes('--no-config') ? [] : ['--config', config];
-  const peer = spawn(process.execPath, [join(dist, 'main.js'), ...configArgs, '--port', String(port), '--host', '127.0.0.1', '--log-level', 'info'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const reference = process.argv.includes('--reference');
+  const args = reference
+    ? ['--import', 'tsx', fileURLToPath(new URL('./reference-server.ts', import.meta.url)), String(port)]
+    : [join(dist, 'main.js'), ...configArgs, '--port', String(port), '--host', '127.0.0.1', '--log-level', process.env.LOG_LEVEL ?? 'info'];
+  const peer = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: IN_FLIGHT });
   try {
-    await waitFor(async () => (await pool.request({ method: 'GET', path: '/readyz' }).then(async (r) => (await r.body.dump(), r.statusCode), () => 0)) === 200, 20_000, 'the peer to be ready');
+    await waitFor(async () => (await pool.request({ method: 'GET', path: reference ? '/healthz' : '/readyz' }).then(async (r) => (await r.body.dump(), r.statusCode), () => 0)) === 200, 20_000, 'the peer to be ready');
     await pass(pool, 'register', 0, SEEDED);
-    console.log(`peer: ${join(dist, 'main.js')} (pid ${peer.pid}); ${REQUESTS} requests per route, ${IN_FLIGHT} in flight`);
+    console.log(`${reference ? 'reference' : 'peer'}: ${args.at(reference ? 2 : 0)} (pid ${peer.pid}); ${REQUESTS} requests per route, ${IN_FLIGHT} in flight`);
     // Registers of new instances only (a re-register of the same data is a lease renewal).
     let fresh = SEEDED;
     for (const route of ['register', 'heartbeat', 'discover'] as Route[]) {

@@ -37,6 +37,11 @@ export function parseVersion(version: Version): VersionParts {
   };
 }
 
+/** The wall-clock part of a version, in ms (what `parseVersion(version).wallMs` gives, without the rest). */
+export function wallMsOf(version: Version): number {
+  return Number.parseInt(version.slice(0, WALL_DIGITS), 16);
+}
+
 /** True when `value` is a well-formed version string (used on everything a peer sends us). */
 export function isVersion(value: unknown): value is Version {
   return typeof value === 'string' && VERSION_PATTERN.test(value);

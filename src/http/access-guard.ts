@@ -244,5 +244,6 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
     done();
   });
 
-  app.addHook('preParsing', verifyBodyAsItArrives);
+  // Only signed peer calls have a body to verify; a peer without peer auth runs no hook for it.
+  if (peerAuth) app.addHook('preParsing', verifyBodyAsItArrives);
 }

@@ -12,18 +12,17 @@ export interface Durability {
   /** A mark of what has been appended so far. */
   mark(): number;
   /**
-   * Resolves when everything appended since `mark` is durable under the sync policy (at once
-   * when nothing was); rejects with `REG_ERR_STORAGE` when it could not be made durable.
+   * Resolves when everything appended since `mark` is durable under the sync policy; rejects
+   * with `REG_ERR_STORAGE` when it could not be made durable. Undefined when it already is
+   * (nothing appended, or nothing to wait for): the write path then answers synchronously.
    */
-  barrier(mark: number): Promise<void>;
+  barrier(mark: number): Promise<void> | undefined;
 }
-
-const RESOLVED = Promise.resolve();
 
 /** A peer without a data dir: purely in memory, nothing to wait for. */
 export const inMemoryDurability: Durability = {
   restored: true,
   assertWritable: () => undefined,
   mark: () => 0,
-  barrier: () => RESOLVED,
+  barrier: () => undefined,
 };

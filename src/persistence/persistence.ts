@@ -35,7 +35,6 @@ export interface PersistenceInit extends StorageSettings {
 
 /** How often the snapshot schedule and the storage retry are looked at. */
 const SCHEDULE_TICK_MS = 1_000;
-const RESOLVED = Promise.resolve();
 
 /** The answer for a write that could not be made durable. */
 export function storageError(error: unknown): RegistryError {
@@ -100,10 +99,10 @@ export class Persistence implements Durability {
     return this.log.mark();
   }
 
-  barrier(mark: number): Promise<void> {
-    if (this.log.mark() === mark) return RESOLVED;
+  barrier(mark: number): Promise<void> | undefined {
+    if (this.log.mark() === mark) return undefined;
     const pending = this.log.barrier(mark);
-    if (pending === RESOLVED_BY_LOG) return RESOLVED;
+    if (pending === RESOLVED_BY_LOG) return undefined;
     return pending.catch((error: unknown) => {
       throw storageError(error);
     });

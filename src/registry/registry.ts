@@ -116,12 +116,13 @@ export class Registry {
 
   /** What the lease rules need to decide now. */
   leaseView(): LeaseView {
+    // Built for every request that answers instances: one literal, no spread.
     return {
       nowMs: this.components.clock.nowMs(),
       selfId: this.peerId,
       liveness: this.components.liveness,
       guards: this.components.guards?.() ?? NO_GUARDS,
-      ...(this.components.regionOfZone ? { regionOfZone: this.components.regionOfZone } : {}),
+      regionOfZone: this.components.regionOfZone,
     };
   }
 

@@ -1,4 +1,4 @@
-import { parseVersion } from '../clock/hlc.js';
+import { wallMsOf } from '../clock/hlc.js';
 import { groupOf, type InstanceData, type InstanceKey, type StoredInstance } from './types.js';
 import { leaseRemainingMs, leaseState, type LeaseView } from './visibility.js';
 
@@ -44,6 +44,14 @@ export function toInstanceView(entry: StoredInstance, view: LeaseView): Instance
     leaseLive: state === 'live',
     evictionHeld: state === 'held',
     registeredAtMs: record.registeredAtMs,
-    lastUpdatedAtMs: parseVersion(record.version).wallMs,
+    lastUpdatedAtMs: wallMsOf(record.version),
   };
+}
+
+/** What a register or a heartbeat answers: the instance, and how often its client should heartbeat. */
+export function toRenewedView(entry: StoredInstance, view: LeaseView, heartbeatIntervalMs: number): InstanceView & { heartbeatIntervalMs: number } {
+  // Set on the built object rather than spread into a copy: this is every heartbeat's answer.
+  const answer = toInstanceView(entry, view) as InstanceView & { heartbeatIntervalMs: number };
+  answer.heartbeatIntervalMs = heartbeatIntervalMs;
+  return answer;
 }

@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
 import type { LogLevel } from '../config/load.js';
+import { redactSecrets } from './redact.js';
 
 /**
  * The production logger: JSON lines on stdout, written synchronously so that nothing is lost
@@ -11,19 +12,8 @@ export function createPinoLogger(level: LogLevel, destination?: DestinationStrea
   const options = {
     level,
     base: { pid: process.pid },
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'headers.authorization',
-        'req.headers["x-registry-signature"]',
-        'headers["x-registry-signature"]',
-        'token',
-        '*.token',
-        'clusterSecret',
-        '*.clusterSecret',
-      ],
-      censor: '[redacted]',
-    },
+    // Credentials never reach the log: see redact.ts (cheaper than pino's wildcard `redact`).
+    formatters: { log: redactSecrets },
   };
   return destination ? pino(options, destination) : pino(options);
 }

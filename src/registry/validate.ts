@@ -172,22 +172,18 @@ export function parseRegistration(
   const securePort = input.securePort === undefined || input.securePort === null ? null : parsePort('securePort', input.securePort);
   const instanceId = input.instanceId === undefined ? `${host}:${port}` : parseInstanceId('instanceId', input.instanceId);
   const group = input.group === undefined || input.group === null ? DEFAULT_GROUP : parseName('group', input.group);
-  return {
-    namespace,
-    service,
-    instanceId,
-    data: {
-      host,
-      port,
-      securePort,
-      status: input.status === undefined ? 'UP' : parseStatus('status', input.status),
-      weight: parseWeight(input.weight),
-      zone: parseZone(input.zone),
-      metadata: parseMetadata('metadata', input.metadata, limits),
-      ...(group === DEFAULT_GROUP ? {} : { group }),
-    },
-    leaseDurationMs: parseLeaseDuration('leaseDurationMs', input.leaseDurationMs, bounds),
+  const data: InstanceData = {
+    host,
+    port,
+    securePort,
+    status: input.status === undefined ? 'UP' : parseStatus('status', input.status),
+    weight: parseWeight(input.weight),
+    zone: parseZone(input.zone),
+    metadata: parseMetadata('metadata', input.metadata, limits),
   };
+  // Only another group is stored (set here rather than spread in: this runs for every register).
+  if (group !== DEFAULT_GROUP) data.group = group;
+  return { namespace, service, instanceId, data, leaseDurationMs: parseLeaseDuration('leaseDurationMs', input.leaseDurationMs, bounds) };
 }
 
 const DURATION = /^(\d{1,9})(ms|s|m)?$/;

@@ -48,6 +48,7 @@ export class FaultProxy {
   private flapTimer: NodeJS.Timeout | undefined;
 
   private constructor(
+    /** Where connections go (on 127.0.0.1); change it with `retarget`. */
     public targetPort: number,
     options: FaultProxyOptions,
   ) {
@@ -78,6 +79,15 @@ export class FaultProxy {
     clearTimeout(this.flapTimer);
     this.flapTimer = undefined;
     this.apply(mode);
+  }
+
+  /**
+   * Points the proxy at another port of 127.0.0.1 (a peer restarted on a new port) and cuts
+   * the open connections, which still lead to the old one. Mode, delay and drops stay.
+   */
+  retarget(targetPort: number): void {
+    this.targetPort = targetPort;
+    for (const socket of this.sockets) socket.destroy();
   }
 
   /** Back to a clean link: pass, no delay, no drops, no flapping. */

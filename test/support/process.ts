@@ -33,9 +33,56 @@ export interface PeerProcess {
   kill(signal?: NodeJS.Signals): void;
 }
 
+/** How long one /healthz probe of a starting peer may take: whatever holds the port may never answer. */
+const HEALTH_PROBE_TIMEOUT_MS = 2_000;
+
+/** pino's number for `fatal`. */
+const FATAL_LEVEL = 60;
+
+/**
+ * A peer process that ended before it was up, with what it said last: its fatal log line
+ * when it wrote one (`cannot listen`, `cannot use the data dir`), else the tail of its output.
+ */
+export class PeerStartError extends Error {
+  constructor(
+    /** The exit code, or null when a signal ended it. */
+    readonly exitCode: number | null,
+    readonly signal: NodeJS.Signals | null,
+    /** The fatal log line, or the last lines of stdout and stderr. */
+    readonly reason: string,
+    /** The peer could not listen because its port was taken (the one failure a new port fixes). */
+    readonly addressInUse: boolean,
+  ) {
+    super(`peer exited ${signal ? `on ${signal}` : `with code ${exitCode}`} before it was up: ${reason}`);
+    this.name = 'PeerStartError';
+  }
+}
+
+/** Why a peer ended at start, read from its output (a pure function of what it wrote). */
+export function startFailure(
+  end: { code: number | null; signal: NodeJS.Signals | null },
+  logs: Record<string, unknown>[],
+  stderr: string,
+): PeerStartError {
+  const fatal = logs.findLast((line) => line.level === FATAL_LEVEL);
+  if (fatal) {
+    const err = fatal.err as { code?: unknown; message?: unknown } | undefined;
+    const addressInUse = err?.code === 'EADDRINUSE' || String(err?.message ?? '').includes('EADDRINUSE');
+    const { stack: _stack, ...errWithoutStack } = (err ?? {}) as Record<string, unknown>;
+    const line = JSON.stringify(err ? { ...fatal, err: errWithoutStack } : fatal);
+    return new PeerStartError(end.code, end.signal, `${String(fatal.msg)}${err?.message ? `: ${String(err.message)}` : ''} (log line: ${line})`, addressInUse);
+  }
+  const tail = (lines: string[]) => lines.filter((line) => line.trim() !== '').slice(-5).join('\n');
+  const stdoutTail = tail(logs.map((line) => JSON.stringify(line)));
+  const stderrTail = tail(stderr.split('\n'));
+  const reason = [stderrTail && `stderr: ${stderrTail}`, stdoutTail && `stdout: ${stdoutTail}`].filter(Boolean).join('; ');
+  return new PeerStartError(end.code, end.signal, reason || 'no output', false);
+}
+
 /**
  * Starts `node dist/main.js` with the given flags (the same command the Docker image runs)
- * and waits until it logs that it listens. Only 127.0.0.1 is ever used.
+ * and waits until it logs that it listens. Only 127.0.0.1 is ever used. A peer that ends
+ * before it is up rejects at once with a `PeerStartError` naming why (its fatal log line).
  */
 export async function startPeerProcess(
   args: string[],
@@ -53,40 +100,63 @@ export async function startPeerProcess(
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
   let partial = '';
+  const parse = (line: string) => {
+    try {
+      logs.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      logs.push({ msg: line });
+    }
+  };
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
     partial += chunk;
     const lines = partial.split('\n');
     partial = lines.pop() ?? '';
-    for (const line of lines) {
-      try {
-        logs.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        logs.push({ msg: line });
-      }
-    }
+    for (const line of lines) parse(line);
   });
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  let exitCode: number | null | undefined;
-  void exited.then((code) => {
-    exitCode = code === null ? -1 : code;
+  // Listened for now, not when the exit is noticed: 'close' has often fired by then, and a
+  // listener added after it waits forever. 'close' (not 'exit') because only then has all of
+  // stdout arrived, the fatal line included.
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
+  let starting = true;
+  // Rejects with why the peer ended, if it ended while starting.
+  const endedEarly = closed.then((end) => {
+    if (partial !== '') parse(partial);
+    if (starting) throw startFailure(end, logs, stderr);
   });
-  const url = await waitFor<string>(
+  const exitSeen = Symbol('exit seen');
+  const up = waitFor<string | typeof exitSeen>(
     async () => {
-      if (exitCode !== undefined) throw new Error(`peer exited with ${exitCode}: ${stderr}`);
+      // 'exit' can come before 'close': stop polling, and let `endedEarly` say why.
+      if (child.exitCode !== null || child.signalCode !== null) return exitSeen;
       if (knownUrl) return (await isHealthy(knownUrl)) && knownUrl;
       const started = logs.find((line) => line.msg === 'registry peer started');
       return started && `http://${String(started.address)}`;
     },
     20_000,
     'the peer to start',
-  ).catch((error: unknown) => {
+  );
+  let url: string;
+  try {
+    // The end wins even while a health probe still waits on whatever holds the port.
+    const first = await Promise.race([up, endedEarly]);
+    if (typeof first !== 'string') {
+      await endedEarly; // throws: the process ended while starting
+      throw new Error('unreachable: the peer exited but its end was not reported');
+    }
+    url = first;
+  } catch (error) {
     // Never leave a half-started peer behind.
-    if (child.exitCode === null) child.kill('SIGKILL');
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     throw error;
-  });
+  } finally {
+    starting = false;
+  }
   return {
     child,
     url,
@@ -101,7 +171,7 @@ export async function startPeerProcess(
 
 async function isHealthy(url: string): Promise<boolean> {
   try {
-    const response = await request(`${url}/healthz`);
+    const response = await request(`${url}/healthz`, { signal: AbortSignal.timeout(HEALTH_PROBE_TIMEOUT_MS) });
     await response.body.dump();
     return response.statusCode === 200;
   } catch {

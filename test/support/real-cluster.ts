@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { seededRng } from '../../src/clock/rng.js';
 import { FaultProxy, freePort, type ProxyMode } from './fault-proxy.js';
-import { startPeerProcess, waitFor, type PeerProcess } from './process.js';
+import { PeerStartError, startPeerProcess, waitFor, type PeerProcess } from './process.js';
 
 export interface RealClusterOptions {
   size: number;
@@ -20,7 +20,16 @@ export interface RealClusterOptions {
   dataDirs?: boolean;
   /** Seeds the proxies' random drops (each link gets its own stream). */
   seed?: number;
+  /** Where the peers' ports come from (default `freePort`); a test of this class hands out taken ones. */
+  pickPort?: () => Promise<number>;
 }
+
+/**
+ * How many ports one peer start tries. A port is picked before the peer listens on it, and in
+ * between any outgoing connection on the machine may take it as its local port: the peer
+ * then exits with EADDRINUSE and starts again on a new port.
+ */
+const START_ATTEMPTS = 3;
 
 /** What a (re)started peer finds in its data dir: what it left there, an empty one, or none at all. */
 export type DataDirUse = 'keep' | 'wipe' | 'none';
@@ -76,12 +85,15 @@ export class RealCluster {
    * Starts (or restarts) one peer process with its own cluster file. `dataDir` says what it
    * finds on disk: `keep` (the default when the cluster has `dataDirs`) what it left there,
    * `wipe` an empty data dir (a peer that lost its disk), `none` no `--data-dir` at all.
+   *
+   * When its port was taken meanwhile, the peer moves to a new one (up to START_ATTEMPTS
+   * ports; any other failure is thrown at once): read `url(id)` again after a (re)start.
    */
   async startPeer(id: string, extraArgs: string[] = [], dataDir?: DataDirUse): Promise<PeerProcess> {
     const use = dataDir ?? (this.options.dataDirs ? 'keep' : 'none');
     if (use === 'wipe') await rm(this.dataDir(id), { recursive: true, force: true });
     if (use !== 'none') await mkdir(this.dataDir(id), { recursive: true });
-    const peer = await startPeerProcess([
+    const args = [
       '--config',
       join(this.dir, `${id}.json`),
       '--id',
@@ -91,9 +103,22 @@ export class RealCluster {
       ...(use === 'none' ? [] : ['--data-dir', this.dataDir(id)]),
       ...(this.options.args ?? []),
       ...extraArgs,
-    ], {}, this.url(id));
-    this.peers.set(id, peer);
-    return peer;
+    ];
+    const taken: number[] = [];
+    for (;;) {
+      try {
+        const peer = await startPeerProcess(args, {}, this.url(id));
+        this.peers.set(id, peer);
+        return peer;
+      } catch (error) {
+        if (!(error instanceof PeerStartError && error.addressInUse)) throw error;
+        taken.push(this.ports.get(id)!);
+        if (taken.length >= START_ATTEMPTS) {
+          throw new Error(`${id} found each of ${taken.length} ports taken (${taken.join(', ')}); last: ${error.message}`, { cause: error });
+        }
+        await this.movePeer(id, await this.pickPort());
+      }
+    }
   }
 
   async waitReady(id: string, timeoutMs = 20_000): Promise<void> {
@@ -138,9 +163,23 @@ export class RealCluster {
     if (this.dir) await rm(this.dir, { recursive: true, force: true });
   }
 
+  /**
+   * Gives a peer a new port: its own file (where it listens) and every proxy that leads to it.
+   * The other peers' files name only the proxies, so they stay as they are.
+   */
+  private async movePeer(id: string, port: number): Promise<void> {
+    this.ports.set(id, port);
+    await this.writePeerFile(id);
+    for (const from of this.ids) if (from !== id) this.proxy(from, id).retarget(port);
+  }
+
+  private pickPort(): Promise<number> {
+    return (this.options.pickPort ?? freePort)();
+  }
+
   private async setUp(): Promise<void> {
     this.dir = await mkdtemp(join(tmpdir(), 'registry-cluster-'));
-    for (const id of this.ids) this.ports.set(id, await freePort());
+    for (const id of this.ids) this.ports.set(id, await this.pickPort());
     let link = 0;
     for (const from of this.ids) {
       for (const to of this.ids) {
@@ -149,18 +188,21 @@ export class RealCluster {
         this.proxies.set(`${from}->${to}`, await FaultProxy.start(this.ports.get(to)!, { rng }));
       }
     }
-    for (const self of this.ids) {
-      const file = {
-        ...this.options.file,
-        cluster: { name: 'e2e', profile: 'local', ...this.options.cluster },
-        peers: this.ids.map((id, i) => ({
-          id,
-          url: id === self ? this.url(id) : this.proxy(self, id).url,
-          region: this.regionOf(id),
-          zone: `z${i}`,
-        })),
-      };
-      await writeFile(join(this.dir, `${self}.json`), JSON.stringify(file, null, 2));
-    }
+    for (const self of this.ids) await this.writePeerFile(self);
+  }
+
+  /** The cluster file of one peer: itself at its own port, every other peer through the proxy self->other. */
+  private async writePeerFile(self: string): Promise<void> {
+    const file = {
+      ...this.options.file,
+      cluster: { name: 'e2e', profile: 'local', ...this.options.cluster },
+      peers: this.ids.map((id, i) => ({
+        id,
+        url: id === self ? this.url(id) : this.proxy(self, id).url,
+        region: this.regionOf(id),
+        zone: `z${i}`,
+      })),
+    };
+    await writeFile(join(this.dir, `${self}.json`), JSON.stringify(file, null, 2));
   }
 }

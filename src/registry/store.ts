@@ -51,6 +51,7 @@ export class InstanceStore {
   /** Records that are not tombstones, per namespace. */
   private readonly liveByNamespace = new Map<string, number>();
   private readonly listeners = new Set<(change: StoreChange) => void>();
+  private readonly purgeListeners = new Set<(purged: StoredInstance) => void>();
   readonly digest: BucketDigest;
 
   constructor(digestBuckets: number) {
@@ -103,7 +104,19 @@ export class InstanceStore {
     }
     this.digest.toggle(keyString, bucket, record.version, record.deleted !== null);
     this.countLive(service, (record.deleted === null ? 1 : 0) - (previous && previous.record.deleted === null ? 1 : 0));
-    const entry: StoredInstance = { record, ...lease, revision: this.bump(service), bucket };
+    // Every field written out in one literal (no spread): V8 then keeps all of them inside the
+    // object, where a spread puts those past the first few in a separate property array (about
+    // 30 bytes more per instance, at 100,000 instances 3 MB).
+    const entry: StoredInstance = {
+      record,
+      leaseExpiresAtMs: lease.leaseExpiresAtMs,
+      heardUntilMs: lease.heardUntilMs,
+      hidden: lease.hidden,
+      held: lease.held,
+      ownedSinceMs: lease.ownedSinceMs,
+      revision: this.bump(service),
+      bucket,
+    };
     service.instances.set(record.instanceId, entry);
     this.emit({ kind: 'write', origin, before: previous?.record ?? null, entry });
     return entry;
@@ -121,7 +134,7 @@ export class InstanceStore {
     this.emit({ kind: 'local', origin: 'local', before: entry.record, entry });
   }
 
-  /** Drops a record for good (an expired tombstone). Not announced: readers never saw it. */
+  /** Drops a record for good (an expired tombstone). Not on the change feed (readers never saw it); told to `onPurge` listeners. */
   purge(key: InstanceKey): void {
     const serviceKey = serviceKeyString(key.namespace, key.service);
     const service = this.services.get(serviceKey);
@@ -132,12 +145,22 @@ export class InstanceStore {
     service.instances.delete(key.instanceId);
     this.recordCount -= 1;
     if (service.instances.size === 0) this.services.delete(serviceKey);
+    for (const listener of this.purgeListeners) listener(entry);
   }
 
   /** Subscribes to the change feed; returns the unsubscribe function. */
   onChange(listener: (change: StoreChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Subscribes to purges (not part of the change feed: nothing replicated or visible changed);
+   * for indexes keyed by record identity, which a purge ends. Returns the unsubscribe function.
+   */
+  onPurge(listener: (purged: StoredInstance) => void): () => void {
+    this.purgeListeners.add(listener);
+    return () => this.purgeListeners.delete(listener);
   }
 
   private serviceFor(namespace: string, service: string): ServiceEntries {

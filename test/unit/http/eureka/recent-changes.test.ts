@@ -18,13 +18,18 @@ async function setup(windowMs = 180_000) {
 
 describe('RecentChanges', () => {
   it('keeps the last change of each instance, in time order, and drops what left the window', async () => {
-    const { clock, register, ids, node } = await setup();
+    const { clock, register, ids, node, recent } = await setup();
     register('a');
     await clock.advance(60_000);
     register('b');
     await clock.advance(60_000);
     node.registry.update({ namespace: 'default', service: 'ORDERS', instanceId: 'a' }, { status: 'DOWN' });
     expect(ids()).toEqual(['b:ADDED', 'a:MODIFIED']);
+    const startMs = clock.nowMs() - 120_000;
+    expect(recent.changes().map((change) => [change.atMs - startMs, change.record])).toEqual([
+      [60_000, node.store.get({ namespace: 'default', service: 'ORDERS', instanceId: 'b' })!.record],
+      [120_000, node.store.get({ namespace: 'default', service: 'ORDERS', instanceId: 'a' })!.record],
+    ]);
     await clock.advance(120_000);
     // b changed 180 s ago: out; a changed 120 s ago: in.
     expect(ids()).toEqual(['a:MODIFIED']);
@@ -42,5 +47,36 @@ describe('RecentChanges', () => {
     register('b');
     expect(ids()).toEqual(['a:DELETED']);
     expect(recent.size).toBe(1);
+  });
+
+  it('keeps one entry per instance when its tombstone is purged within the window and it registers again', async () => {
+    const { clock, register, ids, node } = await setup();
+    const key = { namespace: 'default', service: 'ORDERS', instanceId: 'a' };
+    register('a');
+    register('b');
+    node.registry.cancel(key);
+    node.store.purge(key);
+    // The purged tombstone's delete is still news for clients that have not fetched since.
+    expect(ids()).toEqual(['b:ADDED', 'a:DELETED']);
+    await clock.advance(1_000);
+    register('a');
+    expect(ids()).toEqual(['b:ADDED', 'a:ADDED']);
+    node.registry.update(key, { status: 'DOWN' });
+    expect(ids()).toEqual(['b:ADDED', 'a:MODIFIED']);
+  });
+
+  it('drops a purged tombstone when it leaves the window, and a later register is one entry', async () => {
+    const { clock, register, ids, node } = await setup();
+    const key = { namespace: 'default', service: 'ORDERS', instanceId: 'a' };
+    register('a');
+    node.registry.cancel(key);
+    node.store.purge(key);
+    await clock.advance(180_000);
+    expect(ids()).toEqual([]);
+    register('a');
+    node.registry.cancel(key);
+    node.store.purge(key);
+    register('a');
+    expect(ids()).toEqual(['a:ADDED']);
   });
 });

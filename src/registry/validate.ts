@@ -119,7 +119,11 @@ export function parseMetadata(field: string, value: unknown, limits: InputLimits
       throw invalid(`${field}.${key}`, `must be at most ${limits.metadataValueMaxLength} characters`);
     }
   }
-  // fromEntries defines own properties, so even a "__proto__" key stays plain data.
+  // A plain object (a JSON body's) is kept as it came: it is a fresh object the request owns,
+  // and the smallest form V8 has for it (a copy made by fromEntries spills its fifth key out of
+  // the object: about 3 MB more per 100,000 instances). Anything else is copied into a plain
+  // object; fromEntries defines own properties, so even a "__proto__" key stays plain data.
+  if (Object.getPrototypeOf(value) === Object.prototype) return value as Record<string, string>;
   return Object.fromEntries(entries) as Record<string, string>;
 }
 

@@ -1,7 +1,6 @@
 import { BucketDigest, bucketOf } from './digest.js';
 import {
   instanceKeyString,
-  serviceKeyString,
   type InstanceKey,
   type InstanceRecord,
   type StoredInstance,
@@ -47,7 +46,11 @@ export interface ServiceEntries {
 export class InstanceStore {
   private revisionCounter = 0;
   private recordCount = 0;
-  private readonly services = new Map<string, ServiceEntries>();
+  /**
+   * Services by namespace, then by name: a lookup builds no key string, so the names a request
+   * brings (whose hashes V8 keeps once computed) are looked up as they came.
+   */
+  private readonly namespaces = new Map<string, Map<string, ServiceEntries>>();
   /** Records that are not tombstones, per namespace. */
   private readonly liveByNamespace = new Map<string, number>();
   private readonly listeners = new Set<(change: StoreChange) => void>();
@@ -69,11 +72,11 @@ export class InstanceStore {
   }
 
   get(key: InstanceKey): StoredInstance | undefined {
-    return this.services.get(serviceKeyString(key.namespace, key.service))?.instances.get(key.instanceId);
+    return this.namespaces.get(key.namespace)?.get(key.service)?.instances.get(key.instanceId);
   }
 
   getService(namespace: string, service: string): ServiceEntries | undefined {
-    return this.services.get(serviceKeyString(namespace, service));
+    return this.namespaces.get(namespace)?.get(service);
   }
 
   /** Instances (records that are not tombstones) of a namespace, all services together. */
@@ -82,13 +85,13 @@ export class InstanceStore {
   }
 
   /** Every service with at least one record (tombstones included), in no particular order. */
-  allServices(): IterableIterator<ServiceEntries> {
-    return this.services.values();
+  *allServices(): IterableIterator<ServiceEntries> {
+    for (const services of this.namespaces.values()) yield* services.values();
   }
 
   /** Every stored instance, tombstones included. */
   *entries(): IterableIterator<StoredInstance> {
-    for (const service of this.services.values()) yield* service.instances.values();
+    for (const service of this.allServices()) yield* service.instances.values();
   }
 
   /** Stores a new version of a record with its local lease state, and announces it. */
@@ -136,15 +139,18 @@ export class InstanceStore {
 
   /** Drops a record for good (an expired tombstone). Not on the change feed (readers never saw it); told to `onPurge` listeners. */
   purge(key: InstanceKey): void {
-    const serviceKey = serviceKeyString(key.namespace, key.service);
-    const service = this.services.get(serviceKey);
+    const services = this.namespaces.get(key.namespace);
+    const service = services?.get(key.service);
     const entry = service?.instances.get(key.instanceId);
-    if (!service || !entry) return;
+    if (!services || !service || !entry) return;
     this.digest.toggle(instanceKeyString(key), entry.bucket, entry.record.version, entry.record.deleted !== null);
     if (entry.record.deleted === null) this.countLive(service, -1);
     service.instances.delete(key.instanceId);
     this.recordCount -= 1;
-    if (service.instances.size === 0) this.services.delete(serviceKey);
+    if (service.instances.size === 0) {
+      services.delete(key.service);
+      if (services.size === 0) this.namespaces.delete(key.namespace);
+    }
     for (const listener of this.purgeListeners) listener(entry);
   }
 
@@ -164,11 +170,15 @@ export class InstanceStore {
   }
 
   private serviceFor(namespace: string, service: string): ServiceEntries {
-    const serviceKey = serviceKeyString(namespace, service);
-    let entries = this.services.get(serviceKey);
+    let services = this.namespaces.get(namespace);
+    if (!services) {
+      services = new Map();
+      this.namespaces.set(namespace, services);
+    }
+    let entries = services.get(service);
     if (!entries) {
       entries = { namespace, service, revision: 0, instances: new Map(), liveCount: 0 };
-      this.services.set(serviceKey, entries);
+      services.set(service, entries);
     }
     return entries;
   }

@@ -4,7 +4,9 @@
  * hardly depends on what else the machine runs, so two builds can be compared one after the
  * other (alternate them, and run each more than once).
  *
- *   npm run build && npx tsx bench/cpu-per-request.ts [--dist /path/to/other/checkout/dist] [--no-config] [--reference]
+ *   npm run build && npx tsx bench/cpu-per-request.ts [--dist /path/to/other/checkout/dist] [--no-config] [--reference] [--route NAME]
+ *
+ * `--route register` (repeatable) measures only the routes named.
  *
  * `--reference` measures the bare fastify server of bench/reference-server.ts instead (the
  * reference of the single-peer ratios), so the peer's figures can be set against it.
@@ -82,7 +84,8 @@ async function main(): Promise<void> {
     console.log(`${reference ? 'reference' : 'peer'}: ${args.at(reference ? 2 : 0)} (pid ${peer.pid}); ${REQUESTS} requests per route, ${IN_FLIGHT} in flight`);
     // Registers of new instances only (a re-register of the same data is a lease renewal).
     let fresh = SEEDED;
-    for (const route of ['register', 'heartbeat', 'discover'] as Route[]) {
+    const named = process.argv.flatMap((arg, i) => (process.argv[i - 1] === '--route' ? [arg as Route] : []));
+    for (const route of named.length > 0 ? named : (['register', 'heartbeat', 'discover'] as Route[])) {
       await pass(pool, route, fresh, REQUESTS); // warm-up
       if (route === 'register') fresh += REQUESTS;
       const before = cpuMs(peer.pid!);

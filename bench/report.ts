@@ -345,7 +345,7 @@ export function renderResultsPage(
       out.push(
         '## One peer against a bare fastify server',
         '',
-        `Closed loop, ${s.concurrency} requests in flight, ${s.rounds} paired rounds of ${s.roundSeconds} s per route and server after a warm-up, alternating which server goes first; the ratio is the median over the rounds of the peer's rate over the bare server's in the same round; ops/s and latencies pool every round. Discover lists a service of ${s.discoverInstances} instances; the peer logs at info (the default: one line per registration).`,
+        `Closed loop, ${s.concurrency} requests in flight, ${s.rounds} paired rounds of ${s.roundSeconds} s per route and server after a warm-up, alternating which server goes first; the ratio is the median over the rounds of the peer's rate over the bare server's in the same round; ops/s and latencies pool every round. Discover lists a service of ${s.discoverInstances} instances; the peer logs at info, the default: a line per registration up to 100 a second, the rest at debug and counted in one line a second (docs/logging.md).`,
         '',
         table(
           Object.entries(s.routes).map(([route, r]) => ({

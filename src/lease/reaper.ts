@@ -187,6 +187,7 @@ export class Reaper {
   runOnce(): ReaperRun {
     const { clock, registry, membership, rng, safety } = this.components;
     const nowMs = clock.nowMs();
+    registry.flushLogSummary();
     const scan = scanLeases(registry.store.allServices(), { nowMs, selfId: registry.peerId, membership, ...this.init });
     const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };

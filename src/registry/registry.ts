@@ -1,6 +1,7 @@
 import type { Clock } from '../clock/clock.js';
 import { parseVersion, type HybridClock } from '../clock/hlc.js';
 import { RegistryError } from '../errors.js';
+import { LineBudget } from '../log/line-budget.js';
 import type { Logger } from '../log/logger.js';
 import { sameEurekaAttributes } from './eureka-attributes.js';
 import { decideMerge, type MergeDecision } from './merge.js';
@@ -73,6 +74,9 @@ export interface RegisterResult {
   created: boolean;
 }
 
+/** Instance writes made here logged one by one at info each second; the rest at debug, counted in one line. */
+export const WRITE_LINES_PER_SECOND = 100;
+
 const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0 };
 
 /** A lease renewed by a client talking to this peer, which owns the instance since `ownedSinceMs`. */
@@ -105,6 +109,8 @@ export class Registry {
   private readonly log: Logger;
   /** Peers seen starting again, and when: their records written before that are held by a lost lease. */
   private readonly restartedOwners = new Map<string, number>();
+  /** Caps the info lines of instance writes made here (registered, updated, cancelled); the rest go to debug. */
+  private readonly writeLines: LineBudget;
 
   constructor(
     private readonly components: RegistryComponents,
@@ -112,6 +118,20 @@ export class Registry {
   ) {
     this.peerId = init.peerId;
     this.log = components.logger.child({ component: 'registry' });
+    this.writeLines = new LineBudget(components.clock, WRITE_LINES_PER_SECOND, (count, sinceMs) =>
+      this.log.info({ count, sinceMs }, `instance writes logged at debug only (over ${WRITE_LINES_PER_SECOND} lines a second)`),
+    );
+  }
+
+  /** Writes the summary of instance writes not logged one by one, if any (the reaper calls it on every run). */
+  flushLogSummary(): void {
+    this.writeLines.flush();
+  }
+
+  /** An instance write's line: at info within the budget, at debug beyond it (counted in the summary). */
+  private logWrite(fields: Record<string, unknown>, message: string): void {
+    if (this.writeLines.allow()) this.log.info(fields, message);
+    else this.log.debug(fields, message);
   }
 
   /** What the lease rules need to decide now. */
@@ -164,7 +184,7 @@ export class Registry {
       registeredAtMs: exists ? current.record.registeredAtMs : nowMs,
     };
     const entry = store.write(record, lease, 'local');
-    this.log.info(
+    this.logWrite(
       { key: instanceKeyString(record), host: record.data.host, port: record.data.port, status: record.data.status },
       exists ? 'instance re-registered' : 'instance registered',
     );
@@ -222,7 +242,7 @@ export class Registry {
     if (sameData(data, entry.record.data)) return entry;
     const record: InstanceRecord = { ...entry.record, data, version: this.components.hlc.next() };
     const updated = this.components.store.write(record, pickLease(entry), 'local');
-    this.log.info({ key: instanceKeyString(record), status: data.status }, 'instance updated');
+    this.logWrite({ key: instanceKeyString(record), status: data.status }, 'instance updated');
     return updated;
   }
 
@@ -374,10 +394,10 @@ export class Registry {
       deleted: reason,
     };
     const written = this.components.store.write(record, NO_LEASE, 'local');
-    this.log.info(
-      { key: instanceKeyString(record), ...(why === undefined ? {} : { why }) },
-      reason === 'cancel' ? 'instance cancelled' : 'instance evicted',
-    );
+    const fields = { key: instanceKeyString(record), ...(why === undefined ? {} : { why }) };
+    // Evictions are always logged (the reaper caps them per run); cancels share the budget.
+    if (reason === 'cancel') this.logWrite(fields, 'instance cancelled');
+    else this.log.info(fields, 'instance evicted');
     return written;
   }
 }

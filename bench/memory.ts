@@ -22,6 +22,12 @@ export interface MemoryResult {
   linear: boolean;
   targetMb: number;
   targetInstances: number;
+  /**
+   * After the last step, every service is listed once on both servers (the peer keeps JSON
+   * parts of what it lists, within a byte budget: src/http/instance-json.ts), and RSS is read
+   * again: the figure with the instances loaded and read. Absent in results of older runs.
+   */
+  listed?: MemoryPoint;
   settleMs: number;
 }
 
@@ -33,10 +39,11 @@ export const MEMORY_TARGET_MB = 200;
  */
 export const LINEARITY_MIN_R_SQUARED = 0.95;
 const SETTLE_MS = 3_000;
+const SERVICES = 100;
 
 function body(i: number) {
   return {
-    service: `mem-${i % 100}`,
+    service: `mem-${i % SERVICES}`,
     instanceId: `i-${i}`,
     host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
     port: 1 + (i % 60_000),
@@ -90,6 +97,17 @@ export async function benchMemory(options: { quick: boolean }): Promise<MemoryRe
       points.push(point);
       progress(`memory at ${count}: peer ${point.peerMb} MB, reference ${point.referenceMb} MB`);
     }
+    // Read everything once: what a peer that serves discovery holds, not only one that was written to.
+    for (const target of targets) {
+      const run = await runBounded(SERVICES, 8, 120_000, async (n) => {
+        const answer = await send(target, { method: 'GET', path: `/v1/services/mem-${n}` });
+        if (answer.status !== 200) throw new Error(`list answered ${answer.status}`);
+      });
+      if (run.done !== SERVICES) throw new Error(`listed only ${run.done} of ${SERVICES} services (${run.errors} errors)`);
+    }
+    await sleep(settleMs);
+    const listed = { instances: loaded, peerMb: round(peer.rssMb(), 1), referenceMb: round(reference.rssMb(), 1) };
+    progress(`memory at ${loaded}, every service listed once: peer ${listed.peerMb} MB, reference ${listed.referenceMb} MB`);
     for (const target of targets) await target.close();
     const loadedPoints = points.filter((point) => point.instances > 0);
     const peerMbPer10kByStep = loadedPoints.slice(1).map((point, i) => {
@@ -104,6 +122,7 @@ export async function benchMemory(options: { quick: boolean }): Promise<MemoryRe
       linear: loadedPoints.length >= 3 && fit.rSquared >= LINEARITY_MIN_R_SQUARED,
       targetMb: MEMORY_TARGET_MB,
       targetInstances: 100_000,
+      listed,
       settleMs,
     };
   } finally {

@@ -185,6 +185,17 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
       target: last.instances === memory.targetInstances ? `<= ${memory.targetMb} MB` : `<= ${memory.targetMb} MB at 100k (not reached in this mode)`,
       met: last.instances === memory.targetInstances ? met(last.peerMb <= memory.targetMb) : '',
     });
+    if (memory.listed) {
+      const { listed } = memory;
+      rows.push({
+        figure: `RSS of a peer with ${num(listed.instances)} instances, every service listed once`,
+        value: `${listed.peerMb} MB`,
+        reference: `bare fastify + Map ${listed.referenceMb} MB`,
+        ratio: `${Math.round((listed.peerMb / listed.referenceMb) * 10) / 10}x`,
+        target: listed.instances === memory.targetInstances ? `<= ${memory.targetMb} MB` : '',
+        met: listed.instances === memory.targetInstances ? met(listed.peerMb <= memory.targetMb) : '',
+      });
+    }
     rows.push({
       figure: 'memory growth linear in the instance count',
       value: `${memory.fit.mbPer10k} MB per 10k (line through ${memory.points.filter((p) => p.instances > 0).map((p) => num(p.instances)).join(', ')}); steps: ${memory.peerMbPer10kByStep.map((s) => `${s.mbPer10k} MB/10k (${num(s.from)}-${num(s.to)})`).join(', ')}`,
@@ -375,7 +386,10 @@ export function renderResultsPage(
         '',
         `VmRSS from /proc, ${mem.settleMs / 1_000} s after each load step; five metadata keys per instance, 100 services.`,
         '',
-        table(mem.points.map((p) => ({ instances: num(p.instances), 'peer MB': p.peerMb, 'bare fastify + Map MB': p.referenceMb }))),
+        table([
+          ...mem.points.map((p) => ({ instances: num(p.instances), 'peer MB': p.peerMb, 'bare fastify + Map MB': p.referenceMb })),
+          ...(mem.listed ? [{ instances: `${num(mem.listed.instances)}, every service listed once`, 'peer MB': mem.listed.peerMb, 'bare fastify + Map MB': mem.listed.referenceMb }] : []),
+        ]),
         '',
       );
     }

@@ -4,7 +4,7 @@ import type { RegistryNode } from '../node.js';
 import { listServiceEntries, listServices, orderByProximity } from '../registry/queries.js';
 import { renewalIntervalMs } from '../registry/lease-terms.js';
 import { andThen, durableWrite } from './durable-write.js';
-import { instancesJson } from './instance-json.js';
+import { InstanceJsonCache } from './instance-json.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import {
   parseCount,
@@ -47,6 +47,8 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
   const withInterval = (entry: StoredInstance) =>
     toRenewedView(entry, view(), renewalIntervalMs(entry.record, cluster.heartbeatIntervalMs));
   const durably = <T>(write: () => T, refuseWhenFailed = true) => durableWrite(node.durability, write, refuseWhenFailed);
+  const listingJson = new InstanceJsonCache(registry.store);
+  app.addHook('onClose', async () => listingJson.close());
 
   // The write routes are not async: without a data dir (or with nothing to wait for) they
   // answer in the same tick; `andThen` waits for the durability barrier only when there is one.
@@ -122,11 +124,11 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     if (query.near === undefined) {
       // The hottest read: written from per-record JSON parts (instance-json.ts), same bytes as the views'.
       reply.type('application/json; charset=utf-8');
-      return `${JSON.stringify(listing).slice(0, -1)},"instances":${instancesJson(entries, leases)}}`;
+      return `${JSON.stringify(listing).slice(0, -1)},"instances":${listingJson.instancesJson(entries, leases)}}`;
     }
     if (query.near.length === 0 || query.near.length > 64) throw invalid('near', 'must be a zone name of 1 to 64 characters');
     const instances = entries.map((entry) => toInstanceView(entry, leases));
-    return { ...listing, near: query.near, instances: orderByProximity(instances, query.near, node.regionOfZone) };
+    return { ...listing, instances: orderByProximity(instances, query.near, node.regionOfZone), near: query.near };
   });
 
   app.get('/v1/services', async (request, reply) => {

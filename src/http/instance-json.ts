@@ -1,3 +1,4 @@
+import type { InstanceStore } from '../registry/store.js';
 import type { InstanceRecord, StoredInstance } from '../registry/types.js';
 import { leaseRemainingMs, leaseState, type LeaseView } from '../registry/visibility.js';
 import { toInstanceView } from '../registry/view.js';
@@ -14,10 +15,19 @@ import { toInstanceView } from '../registry/view.js';
  *   head  "region":<dynamic>  middle  "leaseExpiresInMs":<dynamic>,"leaseLive":<dynamic>,"evictionHeld":<dynamic>  tail
  *
  * This is Eureka's idea of a response cache, at the granularity of one record, and without
- * its staleness: what is cached cannot change until the record does. The memory it takes is
- * the JSON of the instances that are read (about 450 bytes each with five metadata keys).
+ * its staleness: what is cached cannot change until the record does. Its memory is bounded:
+ * at most `LISTING_CACHE_MAX_BYTES` of parts (about 30,000 instances with five metadata keys),
+ * counted as records are cached and given back as the store replaces or purges them; past it,
+ * instances are serialized on every read, as without the cache.
  */
+/** Most bytes of JSON parts kept at once. */
+export const LISTING_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+/** What a cached record costs beyond its JSON text: the parts object, the slices, the WeakMap entry. */
+const PER_RECORD_OVERHEAD_BYTES = 160;
+
 interface Parts {
+  /** What it counts against the budget. */
+  bytes: number;
   /** Up to and including `"region":`. */
   head: string;
   /** From `,"owner":` up to and including `"leaseExpiresInMs":`. */
@@ -32,15 +42,13 @@ const LEASE_EXPIRES = ',"leaseExpiresInMs":';
 const LEASE_LIVE = ',"leaseLive":';
 const REGISTERED = ',"registeredAtMs":';
 
-const cache = new WeakMap<InstanceRecord, Parts | null>();
-
 /**
  * Splits the JSON of a view at its dynamic fields. Searched from the end: after `group` (the
  * last field a client writes freely) only fixed keys, peer ids, versions, numbers and booleans
  * follow, none of which can contain a quote, so the last match of each key is the field itself.
  * Null when the view's fields are not in the expected order (then every read stringifies).
  */
-function splitView(json: string): Parts | null {
+function splitView(json: string, bytes: number): Parts | null {
   const region = json.lastIndexOf(REGION);
   const owner = json.indexOf(OWNER, region);
   const leaseExpires = json.lastIndexOf(LEASE_EXPIRES);
@@ -48,41 +56,83 @@ function splitView(json: string): Parts | null {
   const registered = json.lastIndexOf(REGISTERED);
   if (region < 0 || !(region < owner && owner < leaseExpires && leaseExpires < leaseLive && leaseLive < registered)) return null;
   return {
+    bytes,
     head: json.slice(0, region + REGION.length),
     middle: json.slice(owner, leaseExpires + LEASE_EXPIRES.length),
     tail: json.slice(registered),
   };
 }
 
-/** The JSON of `toInstanceView(entry, view)`. */
-export function instanceJson(entry: StoredInstance, view: LeaseView): string {
-  let parts = cache.get(entry.record);
-  if (parts === undefined) {
-    const json = JSON.stringify(toInstanceView(entry, view));
-    parts = splitView(json);
-    cache.set(entry.record, parts);
-    return json;
-  }
-  if (parts === null) return JSON.stringify(toInstanceView(entry, view));
-  const { record } = entry;
-  const region = record.data.zone === '' ? undefined : view.regionOfZone?.(record.data.zone);
-  const state = leaseState(entry, view);
-  return (
-    parts.head +
-    (region === undefined ? 'null' : JSON.stringify(region)) +
-    parts.middle +
-    leaseRemainingMs(entry, view) +
-    ',"leaseLive":' +
-    (state === 'live') +
-    ',"evictionHeld":' +
-    (state === 'held') +
-    parts.tail
-  );
-}
+/** The store's side of the cache: replaced and purged records give their bytes back. */
+type ChangeFeed = Pick<InstanceStore, 'onChange' | 'onPurge'>;
 
-/** The JSON of a list of instances, as JSON.stringify would write the array of their views. */
-export function instancesJson(entries: readonly StoredInstance[], view: LeaseView): string {
-  let out = '[';
-  for (let i = 0; i < entries.length; i++) out += (i === 0 ? '' : ',') + instanceJson(entries[i]!, view);
-  return `${out}]`;
+export class InstanceJsonCache {
+  private readonly parts = new WeakMap<InstanceRecord, Parts | null>();
+  private bytes = 0;
+  private readonly unsubscribe: (() => void)[];
+
+  constructor(
+    store: ChangeFeed,
+    readonly maxBytes = LISTING_CACHE_MAX_BYTES,
+  ) {
+    this.unsubscribe = [
+      // A write replaces the record (`before`); a local change keeps it (its lease moved).
+      store.onChange((change) => {
+        if (change.kind === 'write' && change.before !== null) this.forget(change.before);
+      }),
+      store.onPurge((purged) => this.forget(purged.record)),
+    ];
+  }
+
+  /** Bytes of parts held now (at most `maxBytes`). */
+  get cachedBytes(): number {
+    return this.bytes;
+  }
+
+  close(): void {
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+  }
+
+  /** The JSON of `toInstanceView(entry, view)`. */
+  instanceJson(entry: StoredInstance, view: LeaseView): string {
+    const parts = this.parts.get(entry.record);
+    if (parts === undefined) {
+      const json = JSON.stringify(toInstanceView(entry, view));
+      const bytes = json.length + PER_RECORD_OVERHEAD_BYTES;
+      if (this.bytes + bytes <= this.maxBytes) {
+        const split = splitView(json, bytes);
+        this.parts.set(entry.record, split);
+        if (split) this.bytes += bytes;
+      }
+      return json;
+    }
+    if (parts === null) return JSON.stringify(toInstanceView(entry, view));
+    const { record } = entry;
+    const region = record.data.zone === '' ? undefined : view.regionOfZone?.(record.data.zone);
+    const state = leaseState(entry, view);
+    return (
+      parts.head +
+      (region === undefined ? 'null' : JSON.stringify(region)) +
+      parts.middle +
+      leaseRemainingMs(entry, view) +
+      ',"leaseLive":' +
+      (state === 'live') +
+      ',"evictionHeld":' +
+      (state === 'held') +
+      parts.tail
+    );
+  }
+
+  /** The JSON of a list of instances, as JSON.stringify would write the array of their views. */
+  instancesJson(entries: readonly StoredInstance[], view: LeaseView): string {
+    let out = '[';
+    for (let i = 0; i < entries.length; i++) out += (i === 0 ? '' : ',') + this.instanceJson(entries[i]!, view);
+    return `${out}]`;
+  }
+
+  private forget(record: InstanceRecord): void {
+    const parts = this.parts.get(record);
+    if (parts) this.bytes -= parts.bytes;
+    this.parts.delete(record);
+  }
 }

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatVersion } from '../../../src/clock/hlc.js';
-import { instanceJson, instancesJson } from '../../../src/http/instance-json.js';
+import { InstanceJsonCache } from '../../../src/http/instance-json.js';
+import { InstanceStore } from '../../../src/registry/store.js';
 import type { InstanceData, InstanceStatus, StoredInstance } from '../../../src/registry/types.js';
 import { parseRegistration } from '../../../src/registry/validate.js';
 import { toInstanceView } from '../../../src/registry/view.js';
@@ -65,12 +66,20 @@ function toEntry(fields: Record<string, any>): StoredInstance {
   };
 }
 
-function leaseView(nowMs: number, upPeers: string[], guards: { suspendOwnedExpiry: boolean; holdDownOwners: boolean }): LeaseView {
-  const regions: Record<string, string> = { 'eu-a': 'eu', 'us-a': 'us', '"': 'q"uote' };
+/** Zone to region maps: membership changes them, so the region must never come from the cache. */
+const REGION_MAPS: Record<string, string>[] = [{ 'eu-a': 'eu', 'us-a': 'us', '"': 'q"uote' }, { 'eu-a': 'west', nowhere: 'found' }, {}];
+
+function leaseView(
+  nowMs: number,
+  upPeers: string[],
+  guards: { suspendOwnedExpiry: boolean; holdDownOwners: boolean },
+  regions: Record<string, string> = REGION_MAPS[0]!,
+): LeaseView {
   return { nowMs, selfId: SELF, liveness: { isUp: (id) => upPeers.includes(id) }, guards, regionOfZone: (zone) => regions[zone] };
 }
 
 const viewArb = fc.record({
+  regions: fc.constantFrom(...REGION_MAPS),
   nowMs: fc.integer({ min: 0, max: 2_000_000 }),
   up: fc.subarray(['peer-2', 'eu-1.b:x_y']),
   suspendOwnedExpiry: fc.boolean(),
@@ -82,9 +91,10 @@ describe('instance JSON from cached parts', () => {
     fc.assert(
       fc.property(entryArb, viewArb, viewArb, (fields, first, later) => {
         const entry = toEntry(fields);
+        const cache = new InstanceJsonCache(new InstanceStore(16));
         for (const v of [first, later, first]) {
-          const view = leaseView(v.nowMs, v.up, v);
-          expect(instanceJson(entry, view)).toBe(JSON.stringify(toInstanceView(entry, view)));
+          const view = leaseView(v.nowMs, v.up, v, v.regions);
+          expect(cache.instanceJson(entry, view)).toBe(JSON.stringify(toInstanceView(entry, view)));
         }
       }),
       { numRuns: 400 },
@@ -96,7 +106,8 @@ describe('instance JSON from cached parts', () => {
     const body = { service: 'svc', host: '10.0.0.1', port: 80, leaseDurationMs: 5_000, metadata: { a: '1' } };
     node.registry.register(parseRegistration(body, 'default', node.config.limits, node.config.cluster));
     const key = { namespace: 'default', service: 'svc', instanceId: '10.0.0.1:80' };
-    const read = () => JSON.parse(instanceJson(node.store.get(key)!, node.registry.leaseView()));
+    const cache = new InstanceJsonCache(node.store);
+    const read = () => JSON.parse(cache.instanceJson(node.store.get(key)!, node.registry.leaseView()));
     expect(read()).toMatchObject({ leaseExpiresInMs: 5_000, leaseLive: true, status: 'UP' });
     await clock.advance(2_000);
     expect(read()).toMatchObject({ leaseExpiresInMs: 3_000, leaseLive: true });
@@ -109,11 +120,34 @@ describe('instance JSON from cached parts', () => {
     fc.assert(
       fc.property(fc.array(entryArb, { maxLength: 6 }), viewArb, (list, v) => {
         const entries = list.map(toEntry);
-        const view = leaseView(v.nowMs, v.up, v);
-        instancesJson(entries, view); // caches the parts
-        expect(instancesJson(entries, view)).toBe(JSON.stringify(entries.map((entry) => toInstanceView(entry, view))));
+        const view = leaseView(v.nowMs, v.up, v, v.regions);
+        const cache = new InstanceJsonCache(new InstanceStore(16));
+        cache.instancesJson(entries, view); // caches the parts
+        expect(cache.instancesJson(entries, view)).toBe(JSON.stringify(entries.map((entry) => toInstanceView(entry, view))));
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('keeps its bytes within the budget, gives them back as records are replaced, and answers the same past it', async () => {
+    const { node } = await createTestNode();
+    const cache = new InstanceJsonCache(node.store, 2_000);
+    const register = (port: number, version: string) =>
+      node.registry.register(
+        parseRegistration({ service: 'svc', host: '10.0.0.1', port, metadata: { version } }, 'default', node.config.limits, node.config.cluster),
+      ).entry;
+    const entries = Array.from({ length: 10 }, (_, i) => register(100 + i, '1'));
+    const view = node.registry.leaseView();
+    expect(cache.instancesJson(entries, view)).toBe(JSON.stringify(entries.map((entry) => toInstanceView(entry, view))));
+    const full = cache.cachedBytes;
+    expect(full).toBeGreaterThan(0);
+    expect(full).toBeLessThanOrEqual(2_000);
+    // Past the budget the rest is written whole, and the same again.
+    expect(cache.instancesJson(entries, view)).toBe(JSON.stringify(entries.map((entry) => toInstanceView(entry, view))));
+    expect(cache.cachedBytes).toBe(full);
+    // A new version of a cached record gives its bytes back.
+    register(100, '2');
+    expect(cache.cachedBytes).toBeLessThan(full);
+    cache.close();
   });
 });

@@ -24,7 +24,8 @@ export class LineBudget {
   /** True when this event may have its own line; otherwise it is counted for the summary. */
   allow(): boolean {
     const nowMs = this.clock.nowMs();
-    if (nowMs - this.windowStartMs >= 1_000) {
+    // A new second, or the wall clock stepped back (then start over rather than wait for it).
+    if (nowMs - this.windowStartMs >= 1_000 || nowMs < this.windowStartMs) {
       this.flush();
       this.windowStartMs = nowMs;
       this.used = 0;

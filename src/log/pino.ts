@@ -13,7 +13,7 @@ export function createPinoLogger(level: LogLevel, destination?: DestinationStrea
     level,
     base: { pid: process.pid },
     // Credentials never reach the log: see redact.ts (cheaper than pino's wildcard `redact`).
-    formatters: { log: redactSecrets },
+    formatters: { log: redactSecrets, bindings: redactSecrets },
   };
   return destination ? pino(options, destination) : pino(options);
 }

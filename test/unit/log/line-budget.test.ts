@@ -24,6 +24,17 @@ describe('LineBudget', () => {
     expect(summaries).toHaveLength(1); // nothing counted since
   });
 
+  it('starts a new second when the wall clock steps back, rather than waiting for it', () => {
+    let nowMs = 10_000;
+    const clock = { nowMs: () => nowMs } as unknown as FakeClock;
+    const summaries: number[] = [];
+    const budget = new LineBudget(clock, 1, (count) => summaries.push(count));
+    expect([budget.allow(), budget.allow()]).toEqual([true, false]);
+    nowMs = 5_000;
+    expect(budget.allow()).toBe(true);
+    expect(summaries).toEqual([1]);
+  });
+
   it('flush tells what was counted without waiting for the next event', async () => {
     const clock = new FakeClock();
     const summaries: number[] = [];

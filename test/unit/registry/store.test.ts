@@ -37,4 +37,21 @@ describe('InstanceStore', () => {
     store.purge(store.write(record({ deleted: 'cancel', instanceId: 'i-2' }), lease, 'local').record);
     expect(purged).toHaveLength(1);
   });
+
+  it('finds services by namespace and name, lists them all, and forgets an emptied service and namespace', () => {
+    const store = new InstanceStore(16);
+    const a = store.write(record({ namespace: 'team-a', service: 'orders', instanceId: 'i-1' }), lease, 'local');
+    store.write(record({ namespace: 'team-b', service: 'orders', instanceId: 'i-1' }), lease, 'local');
+    store.write(record({ namespace: 'team-a', service: 'billing', instanceId: 'i-1', deleted: 'cancel' }), lease, 'local');
+    expect(store.get({ namespace: 'team-a', service: 'orders', instanceId: 'i-1' })).toBe(a);
+    expect(store.get({ namespace: 'team-c', service: 'orders', instanceId: 'i-1' })).toBeUndefined();
+    expect([...store.allServices()].map((s) => `${s.namespace}/${s.service}`).sort()).toEqual(['team-a/billing', 'team-a/orders', 'team-b/orders']);
+    expect([...store.entries()]).toHaveLength(3);
+    store.purge({ namespace: 'team-a', service: 'billing', instanceId: 'i-1' });
+    expect(store.getService('team-a', 'billing')).toBeUndefined();
+    expect([...store.allServices()].map((s) => `${s.namespace}/${s.service}`).sort()).toEqual(['team-a/orders', 'team-b/orders']);
+    store.write(record({ namespace: 'team-b', service: 'orders', instanceId: 'i-1', deleted: 'cancel', version: '0000000003e8.000001.peer-1' }), lease, 'local');
+    store.purge({ namespace: 'team-b', service: 'orders', instanceId: 'i-1' });
+    expect([...store.allServices()].map((s) => s.namespace)).toEqual(['team-a']);
+  });
 });

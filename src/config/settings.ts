@@ -292,6 +292,12 @@ export const limitSettings = {
     1_000,
     'Requests per second one client may send: per token, or per address for requests without a valid token (dev mode, probes, bad credentials). A token bucket: `rateLimitBurst` at once, refilled at this rate; beyond it 429 `REG_ERR_RATE_LIMITED` with `Retry-After`. Peer routes are exempt. A token shared by many instances needs room for all their heartbeats (5,000 instances every 10 s: 500/s). 0 switches rate limiting off.',
   ),
+  listingCacheMaxBytes: bytes(
+    0,
+    4 * 1024 * 1024 * 1024,
+    8 * 1024 * 1024,
+    'Most memory the JSON of listed instances may take: `GET /v1/services/{service}` keeps the parts of each listed instance that only change with its record (about 550 bytes an instance with five metadata keys), so a list is not serialized anew on every read; given back as records change. Past it, the other instances are serialized on every read. 0 switches the cache off.',
+  ),
   rateLimitBurst: count(1, 10_000_000, 2_000, 'Requests one client may send at once before `rateLimitPerSecond` applies (the size of its token bucket).'),
   rateLimitClientsMax: count(
     100,

@@ -47,7 +47,7 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
   const withInterval = (entry: StoredInstance) =>
     toRenewedView(entry, view(), renewalIntervalMs(entry.record, cluster.heartbeatIntervalMs));
   const durably = <T>(write: () => T, refuseWhenFailed = true) => durableWrite(node.durability, write, refuseWhenFailed);
-  const listingJson = new InstanceJsonCache(registry.store);
+  const listingJson = new InstanceJsonCache(registry.store, limits.listingCacheMaxBytes);
   app.addHook('onClose', async () => listingJson.close());
 
   // The write routes are not async: without a data dir (or with nothing to wait for) they

@@ -15,13 +15,11 @@ import { toInstanceView } from '../registry/view.js';
  *   head  "region":<dynamic>  middle  "leaseExpiresInMs":<dynamic>,"leaseLive":<dynamic>,"evictionHeld":<dynamic>  tail
  *
  * This is Eureka's idea of a response cache, at the granularity of one record, and without
- * its staleness: what is cached cannot change until the record does. Its memory is bounded:
- * at most `LISTING_CACHE_MAX_BYTES` of parts (about 30,000 instances with five metadata keys),
- * counted as records are cached and given back as the store replaces or purges them; past it,
- * instances are serialized on every read, as without the cache.
+ * its staleness: what is cached cannot change until the record does. Its memory is bounded by
+ * `limits.listingCacheMaxBytes` (8 MB, about 15,000 instances with five metadata keys by
+ * default), counted as records are cached and given back as the store replaces or purges
+ * them; past it, instances are serialized on every read, as without the cache.
  */
-/** Most bytes of JSON parts kept at once. */
-export const LISTING_CACHE_MAX_BYTES = 16 * 1024 * 1024;
 /** What a cached record costs beyond its JSON text: the parts object, the slices, the WeakMap entry. */
 const PER_RECORD_OVERHEAD_BYTES = 160;
 
@@ -73,7 +71,8 @@ export class InstanceJsonCache {
 
   constructor(
     store: ChangeFeed,
-    readonly maxBytes = LISTING_CACHE_MAX_BYTES,
+    /** `limits.listingCacheMaxBytes`. */
+    readonly maxBytes: number,
   ) {
     this.unsubscribe = [
       // A write replaces the record (`before`); a local change keeps it (its lease moved).

@@ -91,7 +91,7 @@ describe('instance JSON from cached parts', () => {
     fc.assert(
       fc.property(entryArb, viewArb, viewArb, (fields, first, later) => {
         const entry = toEntry(fields);
-        const cache = new InstanceJsonCache(new InstanceStore(16));
+        const cache = new InstanceJsonCache(new InstanceStore(16), 1_000_000);
         for (const v of [first, later, first]) {
           const view = leaseView(v.nowMs, v.up, v, v.regions);
           expect(cache.instanceJson(entry, view)).toBe(JSON.stringify(toInstanceView(entry, view)));
@@ -106,7 +106,7 @@ describe('instance JSON from cached parts', () => {
     const body = { service: 'svc', host: '10.0.0.1', port: 80, leaseDurationMs: 5_000, metadata: { a: '1' } };
     node.registry.register(parseRegistration(body, 'default', node.config.limits, node.config.cluster));
     const key = { namespace: 'default', service: 'svc', instanceId: '10.0.0.1:80' };
-    const cache = new InstanceJsonCache(node.store);
+    const cache = new InstanceJsonCache(node.store, 1_000_000);
     const read = () => JSON.parse(cache.instanceJson(node.store.get(key)!, node.registry.leaseView()));
     expect(read()).toMatchObject({ leaseExpiresInMs: 5_000, leaseLive: true, status: 'UP' });
     await clock.advance(2_000);
@@ -121,7 +121,7 @@ describe('instance JSON from cached parts', () => {
       fc.property(fc.array(entryArb, { maxLength: 6 }), viewArb, (list, v) => {
         const entries = list.map(toEntry);
         const view = leaseView(v.nowMs, v.up, v, v.regions);
-        const cache = new InstanceJsonCache(new InstanceStore(16));
+        const cache = new InstanceJsonCache(new InstanceStore(16), 1_000_000);
         cache.instancesJson(entries, view); // caches the parts
         expect(cache.instancesJson(entries, view)).toBe(JSON.stringify(entries.map((entry) => toInstanceView(entry, view))));
       }),

@@ -129,10 +129,13 @@ export async function benchEtcd(options: { quick: boolean }): Promise<EtcdResult
       const answer = await send(peerPool, { method: 'POST', path: '/v1/instances', body: instanceBody(i) });
       if (answer.status !== 201) throw new Error(`register answered ${answer.status}`);
     };
-    // Warm up both (JIT, connections, etcd's first WAL segment) on other keys, untimed.
-    const WARM_UP = 500;
-    await runBounded(WARM_UP, CONCURRENCY, 30_000, (i) => registerOnEtcd(1_000_000 + i));
-    await runBounded(WARM_UP, CONCURRENCY, 30_000, (i) => registerOnPeer(1_000_000 + i));
+    // Warm up both (JIT, connections, etcd's first WAL segment) on other keys, untimed, with as
+    // many registrations as are measured, as the single-peer rounds warm up for a second: with
+    // 500 the peer's first chunks still measured V8 compiling its code (its rate rose tenfold
+    // over the ten chunks while etcd's stayed flat, see bench/findings.md).
+    const WARM_UP = instances;
+    await runBounded(WARM_UP, CONCURRENCY, 60_000, (i) => registerOnEtcd(1_000_000 + i));
+    await runBounded(WARM_UP, CONCURRENCY, 60_000, (i) => registerOnPeer(1_000_000 + i));
     // In tenths, alternating who goes first; the ratio is the median of the tenths' ratios, so
     // that a burst of the neighbours' load skews a few of them, not the figure.
     const totals = { etcd: { done: 0, errors: 0, elapsedMs: 0 }, ours: { done: 0, errors: 0, elapsedMs: 0 } };

@@ -274,6 +274,11 @@ export class Registry {
       return decision;
     }
     const heardUntilMs = current?.heardUntilMs ?? 0;
+    // A newer version of the same owner's instance keeps the lease it has here: that may be the
+    // grace this peer gave it when the owner went down, and the sender, who may still have seen
+    // the owner up, sent one lease (a status change made there would otherwise cut the grace
+    // short and hide the instance while its client heartbeats elsewhere; found by chaos).
+    const keptMs = current && current.record.deleted === null && current.record.owner === record.owner ? current.leaseExpiresAtMs : 0;
     // Our own record coming back (a restart, a snapshot): we own it from now unless we already did.
     const ownedSinceMs =
       record.owner !== this.peerId ? 0 : current?.record.owner === this.peerId ? current.ownedSinceMs : nowMs;
@@ -281,7 +286,7 @@ export class Registry {
       record.deleted !== null
         ? NO_LEASE
         : {
-            leaseExpiresAtMs: Math.max(nowMs + Math.max(0, leaseRemainingMs), heardUntilMs),
+            leaseExpiresAtMs: Math.max(nowMs + Math.max(0, leaseRemainingMs), heardUntilMs, keptMs),
             heardUntilMs,
             hidden: false,
             held: false,

@@ -150,5 +150,25 @@ describe('Registry', () => {
       expect(compareVersions(eviction.version, entry!.record.version)).toBeLessThan(0);
       expect(changes.at(-1)).toMatchObject({ kind: 'write', origin: 'local' });
     });
+
+    it('keeps the grace a down owner\'s instance got here when a newer version of it arrives from a peer that still saw the owner up', async () => {
+      // Found by chaos (seed 20261129, 5 peers, `--kills detected --serial`): a status change made
+      // on a peer that still saw the owner up came with that peer's view of the lease (one
+      // lease), replaced the grace here, and the instance was hidden once that lease ran out.
+      const { clock, registry } = await setup();
+      const graceMs = 60_000;
+      registry.applyRemote(record({ wallMs: clock.nowMs(), peerId: 'peer-2' }), 6_000);
+      registry.ownerDown('peer-2');
+      const graceUntilMs = registry.find(input())!.leaseExpiresAtMs;
+      expect(graceUntilMs).toBeGreaterThanOrEqual(clock.nowMs() + Math.min(graceMs, 15_000));
+      const statusChange = record({ wallMs: clock.nowMs() + 1, peerId: 'peer-3' });
+      registry.applyRemote({ ...statusChange, owner: 'peer-2', data: { ...statusChange.data, status: 'OUT_OF_SERVICE' } }, 6_000);
+      const entry = registry.find(input())!;
+      expect(entry.record.data.status).toBe('OUT_OF_SERVICE');
+      expect(entry.leaseExpiresAtMs).toBe(graceUntilMs);
+      // A new owner brings its own lease: nothing is kept from the old one's grace.
+      registry.applyRemote(record({ wallMs: clock.nowMs() + 2, peerId: 'peer-3' }), 6_000);
+      expect(registry.find(input())!.leaseExpiresAtMs).toBe(clock.nowMs() + 6_000);
+    });
   });
 });

@@ -12,7 +12,8 @@
  *   instance again, no peer ever serves a version newer than the cancel, and no peer has it
  *   at the end;
  * - availability: every call to a peer that was ready and running all along was answered (404
- *   counts as an answer), and every side of every partition acknowledged writes;
+ *   counts as an answer), and every side of every partition acknowledged writes, unless all
+ *   of its peers were still starting (see `startupAllowanceMs`);
  * - no peer exits by itself.
  * An instance held by an eviction guard is served, so it is never taken for a bug; one that
  * is no longer served while its client kept heartbeating always is.
@@ -40,6 +41,8 @@ export interface CheckFigures {
   partitions: number;
   /** Partition sides no client call reached a running peer of while they lasted (nothing to judge). */
   partitionSidesUnexercised: number;
+  /** Partition sides whose peers were all still starting (not ready, started within the start-up allowance). */
+  partitionSidesStarting: number;
   kills: number;
   faults: number;
   /** Instances that stopped being served somewhere, in all (legitimate ones included). */
@@ -140,6 +143,7 @@ export function checkHistory(history: History): CheckResult {
     callsAnswered: 0,
     partitions: history.faults.filter((fault) => fault.kind === 'partition').length,
     partitionSidesUnexercised: 0,
+    partitionSidesStarting: 0,
     kills: history.faults.filter((fault) => fault.kind === 'kill').length,
     faults: history.faults.length,
     disappearances: 0,
@@ -267,7 +271,8 @@ function runOf(history: History, peer: string, incarnation: number): PeerRun | u
 /**
  * Every call to a ready, running peer is answered (404 is an answer); every side of every
  * partition answered writes while it lasted (a side whose only peers were still syncing
- * fails this rule).
+ * fails this rule, unless they started too shortly before the partition ended to get ready
+ * even alone: `startupAllowanceMs`).
  */
 function checkAvailability(history: History, violations: Violation[], figures: CheckFigures): void {
   for (const op of history.ops) {
@@ -308,6 +313,19 @@ function checkAvailability(history: History, violations: Violation[], figures: C
       // A 404 is an answer too: a peer restarted with an emptied data dir that knows no
       // instance yet answers a status change or cancel with 404, and is serving all the same.
       if (writes.some((op) => op.outcome !== 'failed')) continue;
+      // Every write went to a peer still starting, started too shortly before the partition
+      // ended to have got ready even alone: no peer of that side could serve yet. One that had
+      // time to start alone and did not is still a violation.
+      const allowanceMs = history.settings.startupAllowanceMs ?? 0;
+      const stillStarting = (op: ClientOp) => {
+        const run = runOf(history, op.peer, op.incarnation)!;
+        const notReady = run.readyAtMs === null || run.readyAtMs > op.sentAtMs;
+        return notReady && fault.endedAtMs - run.startedAtMs < allowanceMs;
+      };
+      if (writes.every(stillStarting)) {
+        figures.partitionSidesStarting += 1;
+        continue;
+      }
       violations.push({
         property: 'availability',
         message: `no write was answered on side [${side.join(', ')}] of the partition ${rel(history, fault.startedAtMs)}..${rel(history, fault.endedAtMs)} (${writes.length} sent)`,

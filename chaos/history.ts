@@ -120,6 +120,14 @@ export interface CheckSettings {
   leaseSlackMs: number;
   /** A registration acknowledged this recently before a final round may not have reached every peer yet. */
   replicationAllowanceMs: number;
+  /**
+   * How long a (re)started peer may take to get ready when no peer answers its start-up sync:
+   * it asks each other peer in turn, each call bounded by the peer call timeout, then starts
+   * alone (src/replication/bootstrap.ts). A partition side whose peers had all started less
+   * than this before the partition ended, and were not ready yet, had no peer that could
+   * serve: it is counted, not judged. Absent in older histories (then every side is judged).
+   */
+  startupAllowanceMs?: number;
 }
 
 export interface History {

@@ -40,7 +40,7 @@ export function formatFigures(result: CheckResult): string {
   return [
     `operations: ${ops}`,
     `calls to ready, running peers answered: ${f.callsAnswered}/${f.callsToLivePeers}`,
-    `faults: ${f.faults} (${f.partitions} partitions, ${f.partitionSidesUnexercised} partition sides no call reached, ${f.kills} kills); instances vanishing somewhere (legitimate ones included): ${f.disappearances}; held by an eviction guard at some point: ${f.heldSeen}; acknowledged cancels lost with a wiped disk before any peer could hear them: ${f.cancelsLostWithDisk}`,
+    `faults: ${f.faults} (${f.partitions} partitions, ${f.partitionSidesUnexercised} partition sides no call reached, ${f.partitionSidesStarting ?? 0} whose peers were all still starting, ${f.kills} kills); instances vanishing somewhere (legitimate ones included): ${f.disappearances}; held by an eviction guard at some point: ${f.heldSeen}; acknowledged cancels lost with a wiped disk before any peer could hear them: ${f.cancelsLostWithDisk}`,
     `converged ${f.convergedAfterMs === null ? 'never' : `${f.convergedAfterMs} ms`} after the last heal, on ${f.finalInstances} instances`,
   ].join('\n');
 }

@@ -7,6 +7,7 @@
  * final phase (at most a minute).
  */
 import { seededRng } from '../src/clock/rng.js';
+import { profiles } from '../src/config/profiles.js';
 import { RealCluster } from '../test/support/real-cluster.js';
 import { checkHistory, sameEverywhere, type CheckResult } from './checker.js';
 import type { CheckSettings, FinalRound, History } from './history.js';
@@ -41,11 +42,18 @@ export interface ChaosOptions {
  */
 export const CONVERGENCE_TARGET_MS = 5_000;
 
-const defaultSettings: CheckSettings = {
-  convergenceTargetMs: CONVERGENCE_TARGET_MS,
-  leaseSlackMs: 50,
-  replicationAllowanceMs: 1_000,
-};
+/** The peers run the `local` profile: a start-up sync call gives up after its peer call timeout. */
+const PEER_CALL_TIMEOUT_MS = profiles.local.overrides.peerCallTimeoutMs ?? 2_000;
+
+function defaultSettings(peers: number): CheckSettings {
+  return {
+    convergenceTargetMs: CONVERGENCE_TARGET_MS,
+    leaseSlackMs: 50,
+    replicationAllowanceMs: 1_000,
+    // Every other peer asked in turn, then starting alone; a second for the process itself.
+    startupAllowanceMs: (peers - 1) * PEER_CALL_TIMEOUT_MS + 1_000,
+  };
+}
 
 /** Calls from clients and the observer give up after this long (a peer on loopback answers in ms). */
 const CALL_TIMEOUT_MS = 3_000;
@@ -54,7 +62,7 @@ const FINAL_PHASE_MAX_MS = 30_000;
 
 export async function runChaos(options: ChaosOptions): Promise<{ history: History; result: CheckResult }> {
   const log = options.log ?? (() => {});
-  const settings = { ...defaultSettings, ...options.settings };
+  const settings = { ...defaultSettings(options.peers), ...options.settings };
   const rng = seededRng(options.seed);
   const dataDirs = options.restarts !== 'without';
   log(`chaos seed ${options.seed}: ${options.peers} peers, ${options.clients} clients, ${Math.round(options.durationMs / 1_000)} s of faults, restarts ${options.restarts} data dir, kills: ${options.kills}${options.serial ? ', one fault at a time' : ''}`);

@@ -299,6 +299,37 @@ describe('the chaos history checker', () => {
       );
     });
 
+    it('does not judge a side whose only peer was restarted too shortly before the partition ended to get ready even alone', () => {
+      // Found reading seed 20261129, 5 peers, kills detected, serial: peer-a restarted 1 ms before
+      // a 0.7 s partition cut it off alone; its start-up sync could only give up after asking
+      // every other peer (a peer call timeout each), and no write on its side could be answered.
+      const starting = (allowanceMs: number | undefined, readyAfterMs: number): History => {
+        const history = goodHistory();
+        history.settings = { ...history.settings, ...(allowanceMs === undefined ? {} : { startupAllowanceMs: allowanceMs }) };
+        history.runs[0] = { ...history.runs[0]!, endedAtMs: T0 + 1_999, endedBy: 'kill' };
+        history.runs.push({ peer: 'peer-a', incarnation: 2, startedAtMs: T0 + 2_000, readyAtMs: T0 + 2_000 + readyAfterMs, endedAtMs: null, endedBy: null, dataDir: 'keep' });
+        // peer-a#2 answers 503 until it is ready; its clients' calls meanwhile fail.
+        history.ops = history.ops
+          .filter((o) => o.peer !== 'peer-a' || o.sentAtMs < T0 + 1_999 || o.sentAtMs >= T0 + 2_000 + readyAfterMs || o.kind === 'status')
+          .map((o) => (o.peer === 'peer-a' && o.sentAtMs >= T0 + 2_000 ? { ...o, incarnation: 2 } : o));
+        const onA = history.ops.find((o) => o.peer === 'peer-a' && o.kind === 'status')!;
+        Object.assign(onA, { outcome: 'failed', httpStatus: 503, version: undefined });
+        return history;
+      };
+      // The partition lasted 4 s; starting alone may take 5 s: not judged, counted.
+      const result = checkHistory(starting(5_000, 4_500));
+      expect(result.violations.filter((violation) => violation.property === 'availability')).toEqual([]);
+      expect(result.figures.partitionSidesStarting).toBe(1);
+      // An older history (no allowance): judged as before.
+      expect(checkHistory(starting(undefined, 4_500)).violations.map((violation) => violation.message)).toContain(
+        'no write was answered on side [peer-a] of the partition +2.000s..+6.000s (1 sent)',
+      );
+      // Had it had time to start alone (allowance 3 s) and stayed unready: still a violation.
+      expect(checkHistory(starting(3_000, 4_500)).violations.map((violation) => violation.message)).toContain(
+        'no write was answered on side [peer-a] of the partition +2.000s..+6.000s (1 sent)',
+      );
+    });
+
     it('counts a side that no call reached as not exercised, not as a violation', () => {
       const history = goodHistory();
       history.ops = history.ops.filter((o) => o.peer !== 'peer-b');

@@ -14,24 +14,22 @@
  * `--no-config` starts the peer without the config file that switches the rate limit off, for
  * builds older than the rate limit (they do not know the setting).
  *
- * Starts `node <dist>/main.js` on 127.0.0.1 (rate limit off, log level info), seeds 1,000
+ * Starts `node <dist>/main.js` on 127.0.0.1 (bench/processes.ts: rate limit off, log level info,
+ * its log in bench/out/), seeds 1,000
  * instances, then per route: a warm-up pass and a measured pass of 60,000 requests, 32 in
  * flight; prints user+system CPU of the peer process (from /proc) per request. Linux only.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Pool } from 'undici';
-import { freePort } from '../test/support/fault-proxy.js';
-import { waitFor } from '../test/support/process.js';
+import type { Pool } from 'undici';
+import { pool, runBounded, type JsonCall } from './lib.js';
+import { startPeer, startReference, type ServerProcess } from './processes.js';
 
 const REQUESTS = 60_000;
 const IN_FLIGHT = 32;
 const SEEDED = 1_000;
-const distArg = process.argv.indexOf('--dist');
-const dist = distArg > 0 ? resolve(process.argv[distArg + 1]!) : fileURLToPath(new URL('../dist/', import.meta.url));
+/** Bounds each pass in time as well as in count. */
+const PASS_MAX_MS = 300_000;
 
 /** CPU time (user + system) of a process so far, in ms (Linux clock ticks of 10 ms). */
 function cpuMs(pid: number): number {
@@ -39,67 +37,62 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** Seeded instances go to `svc-*` (20 each, what discover lists); measured registers to `reg-*`. */
-const body = (n: number, prefix = n < SEEDED ? 'svc' : 'reg') =>
-  JSON.stringify({ service: `${prefix}-${n % 50}`, instanceId: `i-${n}`, host: '10.0.0.1', port: 1 + (n % 60_000), leaseDurationMs: 600_000, metadata: { a: '1', b: '2', c: '3', d: '4', e: '5' } });
-
 type Route = 'register' | 'heartbeat' | 'discover';
 
-async function call(pool: Pool, route: Route, n: number): Promise<void> {
+/** Seeded instances go to `svc-*` (20 each, what discover lists); measured registers to `reg-*`. */
+function callOf(route: Route, n: number): JsonCall {
   const k = n % SEEDED;
-  const answer =
-    route === 'register'
-      ? await pool.request({ method: 'POST', path: '/v1/instances', headers: { 'content-type': 'application/json' }, body: body(n) })
-      : route === 'heartbeat'
-        ? await pool.request({ method: 'PUT', path: `/v1/services/svc-${k % 50}/instances/i-${k}/heartbeat` })
-        : await pool.request({ method: 'GET', path: `/v1/services/svc-${k % 50}` }); // 20 instances each
-  await answer.body.dump();
-  if (answer.statusCode >= 300) throw new Error(`${route} answered ${answer.statusCode}`);
+  if (route === 'register') {
+    const prefix = n < SEEDED ? 'svc' : 'reg';
+    const body = { service: `${prefix}-${n % 50}`, instanceId: `i-${n}`, host: '10.0.0.1', port: 1 + (n % 60_000), leaseDurationMs: 600_000, metadata: { a: '1', b: '2', c: '3', d: '4', e: '5' } };
+    return { method: 'POST', path: '/v1/instances', body };
+  }
+  if (route === 'heartbeat') return { method: 'PUT', path: `/v1/services/svc-${k % 50}/instances/i-${k}/heartbeat` };
+  return { method: 'GET', path: `/v1/services/svc-${k % 50}` }; // 20 instances each
 }
 
-/** `count` calls from `first` on, `IN_FLIGHT` at a time. */
-async function pass(pool: Pool, route: Route, first: number, count: number): Promise<void> {
-  let next = first;
-  const worker = async () => {
-    while (next < first + count) await call(pool, route, next++);
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+/** `count` calls from `first` on, `IN_FLIGHT` at a time; every one must succeed. */
+async function pass(target: Pool, route: Route, first: number, count: number): Promise<void> {
+  const run = await runBounded(count, IN_FLIGHT, PASS_MAX_MS, async (i) => {
+    const call = callOf(route, first + i);
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const answer = await target.request({ method: call.method, path: call.path, headers: body ? { 'content-type': 'application/json' } : {}, body });
+    // Dropped, not decoded (lib's `send` reads it as text): the load generator's own CPU moves
+    // what the peer pays to wake it on a two-core machine, so it stays as light as it was.
+    await answer.body.dump();
+    if (answer.statusCode >= 300) throw new Error(`${route} answered ${answer.statusCode}`);
+  });
+  if (run.errors > 0 || run.done < count) throw new Error(`${route}: ${run.done} of ${count} calls succeeded (${run.errors} failed)`);
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'registry-cpu-'));
-  const config = join(dir, 'peer.json');
-  writeFileSync(config, JSON.stringify({ limits: { rateLimitPerSecond: 0 } }));
-  const port = await freePort();
-  const configArgs = process.argv.includes('--no-config') ? [] : ['--config', config];
+  const distArg = process.argv.indexOf('--dist');
+  const entry = distArg > 0 ? join(resolve(process.argv[distArg + 1]!), 'main.js') : 'dist/main.js';
   const reference = process.argv.includes('--reference');
-  const args = reference
-    ? ['--import', 'tsx', fileURLToPath(new URL('./reference-server.ts', import.meta.url)), String(port)]
-    : [join(dist, 'main.js'), ...configArgs, '--port', String(port), '--host', '127.0.0.1', '--log-level', process.env.LOG_LEVEL ?? 'info'];
-  const peer = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
-  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: IN_FLIGHT });
+  const server: ServerProcess = reference
+    ? await startReference('cpu-reference', { pinned: false })
+    : await startPeer('cpu-peer', { pinned: false, main: entry, unlimited: !process.argv.includes('--no-config'), logLevel: process.env.LOG_LEVEL ?? 'info' });
+  const target = pool(server.url, IN_FLIGHT);
   try {
-    await waitFor(async () => (await pool.request({ method: 'GET', path: reference ? '/healthz' : '/readyz' }).then(async (r) => (await r.body.dump(), r.statusCode), () => 0)) === 200, 20_000, 'the peer to be ready');
-    await pass(pool, 'register', 0, SEEDED);
-    console.log(`${reference ? 'reference' : 'peer'}: ${args.at(reference ? 2 : 0)} (pid ${peer.pid}); ${REQUESTS} requests per route, ${IN_FLIGHT} in flight`);
+    await pass(target, 'register', 0, SEEDED);
+    console.log(`${reference ? 'reference: bench/reference-server.ts' : `peer: ${entry}`} (pid ${server.pid}); ${REQUESTS} requests per route, ${IN_FLIGHT} in flight`);
     // Registers of new instances only (a re-register of the same data is a lease renewal).
     let fresh = SEEDED;
     const named = process.argv.flatMap((arg, i) => (process.argv[i - 1] === '--route' ? [arg as Route] : []));
     for (const route of named.length > 0 ? named : (['register', 'heartbeat', 'discover'] as Route[])) {
-      await pass(pool, route, fresh, REQUESTS); // warm-up
+      await pass(target, route, fresh, REQUESTS); // warm-up
       if (route === 'register') fresh += REQUESTS;
-      const before = cpuMs(peer.pid!);
+      const before = cpuMs(server.pid);
       const started = performance.now();
-      await pass(pool, route, fresh, REQUESTS);
+      await pass(target, route, fresh, REQUESTS);
       if (route === 'register') fresh += REQUESTS;
-      const usPerRequest = ((cpuMs(peer.pid!) - before) * 1_000) / REQUESTS;
+      const usPerRequest = ((cpuMs(server.pid) - before) * 1_000) / REQUESTS;
       const perSecond = REQUESTS / ((performance.now() - started) / 1_000);
       console.log(`${route.padEnd(9)} ${usPerRequest.toFixed(1)} µs of peer CPU per request (${Math.round(perSecond)}/s)`);
     }
   } finally {
-    await pool.close();
-    peer.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    await target.close();
+    await server.stop();
   }
 }
 

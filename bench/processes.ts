@@ -116,16 +116,22 @@ function unlimitedConfigFile(): string {
   return file;
 }
 
-/** A registry peer on its own, from the compiled dist (run `npm run build` first). */
-export async function startPeer(name: string, options: { pinned: boolean; logLevel?: string; extraArgs?: string[] }): Promise<ServerProcess> {
+/**
+ * A registry peer on its own, from the compiled dist (run `npm run build` first). `main` runs
+ * another build's entry point; `unlimited: false` leaves out the config file that switches the
+ * rate limit off (for builds older than the setting).
+ */
+export async function startPeer(
+  name: string,
+  options: { pinned: boolean; logLevel?: string; extraArgs?: string[]; main?: string; unlimited?: boolean },
+): Promise<ServerProcess> {
   const port = await freePort();
   return startServer({
     name,
     command: process.execPath,
     args: [
-      'dist/main.js',
-      '--config',
-      unlimitedConfigFile(),
+      options.main ?? 'dist/main.js',
+      ...(options.unlimited === false ? [] : ['--config', unlimitedConfigFile()]),
       '--host',
       '127.0.0.1',
       '--port',

@@ -31,7 +31,7 @@ export function formatVersion(parts: VersionParts): Version {
 /** Splits a version into its parts; the caller must have checked it with `isVersion`. */
 export function parseVersion(version: Version): VersionParts {
   return {
-    wallMs: Number.parseInt(version.slice(0, WALL_DIGITS), 16),
+    wallMs: wallMsOf(version),
     counter: Number.parseInt(version.slice(WALL_DIGITS + 1, WALL_DIGITS + 1 + COUNTER_DIGITS), 16),
     peerId: version.slice(WALL_DIGITS + COUNTER_DIGITS + 2),
   };

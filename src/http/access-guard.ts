@@ -218,12 +218,13 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
   // verifier stays on the root: route hooks run after the peer routes' own gunzip, and the
   // signature covers the bytes as sent.
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) {
-      if (method !== 'HEAD' && accessOf(method, route.url) === undefined) {
+    const methods = [route.method].flat();
+    const classes = methods.map((method) => accessOf(method, route.url));
+    methods.forEach((method, i) => {
+      if (method !== 'HEAD' && classes[i] === undefined) {
         log.error({ method, route: route.url }, 'route has no access policy: every request to it is refused (add it to src/http/access-policy.ts)');
       }
-    }
-    const classes = [route.method].flat().map((method) => accessOf(method, route.url));
+    });
     if (peerAuth && classes.includes('peer')) route.preHandler = [...hookList(route.preHandler), verifyBodilessPeerCall];
     if (tokens.enabled && classes.some((access) => access !== undefined && access !== 'peer' && access !== 'public' && access !== 'admin')) {
       route.preHandler = [...hookList(route.preHandler), checkNamespaces];

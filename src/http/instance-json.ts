@@ -1,7 +1,7 @@
 import type { InstanceStore } from '../registry/store.js';
 import type { InstanceRecord, StoredInstance } from '../registry/types.js';
 import { leaseRemainingMs, leaseState, type LeaseView } from '../registry/visibility.js';
-import { toInstanceView } from '../registry/view.js';
+import { regionOf, toInstanceView } from '../registry/view.js';
 
 /**
  * The JSON of an instance view, the same bytes as `JSON.stringify(toInstanceView(entry, view))`
@@ -106,12 +106,11 @@ export class InstanceJsonCache {
       return json;
     }
     if (parts === null) return JSON.stringify(toInstanceView(entry, view));
-    const { record } = entry;
-    const region = record.data.zone === '' ? undefined : view.regionOfZone?.(record.data.zone);
+    const region = regionOf(entry, view);
     const state = leaseState(entry, view);
     return (
       parts.head +
-      (region === undefined ? 'null' : JSON.stringify(region)) +
+      (region === null ? 'null' : JSON.stringify(region)) +
       parts.middle +
       leaseRemainingMs(entry, view) +
       ',"leaseLive":' +

@@ -20,6 +20,12 @@ export interface InstanceView extends InstanceKey, InstanceData {
   lastUpdatedAtMs: number;
 }
 
+/** The region of an instance's zone as the peers' configuration says now; null when none is known. */
+export function regionOf(entry: StoredInstance, view: LeaseView): string | null {
+  const { zone } = entry.record.data;
+  return (zone === '' ? undefined : view.regionOfZone?.(zone)) ?? null;
+}
+
 /** Builds the public view of a stored instance. */
 export function toInstanceView(entry: StoredInstance, view: LeaseView): InstanceView {
   const { record } = entry;
@@ -36,7 +42,7 @@ export function toInstanceView(entry: StoredInstance, view: LeaseView): Instance
     zone: record.data.zone,
     metadata: record.data.metadata,
     group: groupOf(record.data),
-    region: (record.data.zone === '' ? undefined : view.regionOfZone?.(record.data.zone)) ?? null,
+    region: regionOf(entry, view),
     owner: record.owner,
     version: record.version,
     leaseDurationMs: record.leaseDurationMs,

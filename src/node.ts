@@ -19,6 +19,7 @@ import { PeerService } from './replication/peer-service.js';
 import { Replicator } from './replication/replicator.js';
 import type { PeerDescriptor, PeerTransport } from './transport/transport.js';
 import { WatchHub } from './watch/hub.js';
+import { ServiceViews } from './views/service-views.js';
 import { clusterStatus, type ClusterStatus } from './cluster-status.js';
 
 /** Collaborators a peer is built from: everything that touches time, chance or the outside. */
@@ -58,6 +59,8 @@ export class RegistryNode {
   readonly antiEntropy: AntiEntropy;
   /** Watch streams and long polls. */
   readonly watch: WatchHub;
+  /** The read layer: per-service served views and their shared encodings (every protocol reads these). */
+  readonly views: ServiceViews;
   /** What the peer routes (and the simulated network) call. */
   readonly peerApi: PeerService;
   /** The data dir (null without one: purely in memory). */
@@ -168,6 +171,7 @@ export class RegistryNode {
       },
     );
     this.peerApi = new PeerService({ membership, inbox: this.inbox, antiEntropy: this.antiEntropy });
+    this.views = new ServiceViews({ clock, store: this.store, leaseView: () => this.registry.leaseView() });
     this.watch = new WatchHub(
       { clock, rng, registry: this.registry, logger },
       { coalesceMs: cluster.watchCoalesceMs, maxWatchers: cluster.watchMaxWatchers },
@@ -230,6 +234,7 @@ export class RegistryNode {
   async stop(): Promise<void> {
     this.readyFlag = false;
     this.watch.closeAll();
+    this.views.close();
     this.antiEntropy.stop();
     this.membership.stop();
     this.reaper.stop();

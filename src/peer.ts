@@ -7,6 +7,7 @@ import { buildServer, type ServerTls } from './http/server.js';
 import { DataDirError } from './persistence/disk.js';
 import { createPinoLogger } from './log/pino.js';
 import { RegistryNode } from './node.js';
+import { closeProtocolListeners, startProtocolListeners, type ProtocolListener } from './protocol-listeners.js';
 import { decideStartup, startupFacts } from './security/startup-policy.js';
 import { HttpTransport } from './transport/http-transport.js';
 
@@ -90,6 +91,16 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
     }
     throw error;
   }
+  // DNS, xDS and Consul listeners (each off unless its port is set), after the start-up sync.
+  let listeners: ProtocolListener[];
+  try {
+    listeners = await startProtocolListeners({ node, config, logger, ...(tls.server ? { tls: tls.server } : {}) });
+  } catch (error) {
+    logger.fatal({ err: error }, 'cannot start a protocol listener');
+    logger.flush();
+    process.stderr.write(`registry: cannot start a protocol listener: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
   const address = app.server.address();
   logger.info(
     {
@@ -116,6 +127,7 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
+    await closeProtocolListeners(listeners);
     await app.close();
     await node.stop();
     await transport.close();

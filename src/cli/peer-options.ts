@@ -20,5 +20,8 @@ export function addPeerOptions(command: Command): Command {
     .option('--tls-cert <file>', "this peer's TLS certificate, PEM (env REGISTRY_TLS_CERT)")
     .option('--tls-key <file>', 'its private key, PEM (env REGISTRY_TLS_KEY)')
     .option('--tls-ca <file>', "the CA of the peers' certificates, PEM (env REGISTRY_TLS_CA)")
+    .option('--dns-port <port>', 'serve DNS on this UDP and TCP port; off by default (env REGISTRY_DNS_PORT)')
+    .option('--xds-port <port>', 'serve gRPC xDS (ADS) on this port; off by default (env REGISTRY_XDS_PORT)')
+    .option('--consul-port <port>', 'serve the Consul-compatible HTTP API on this port; off by default (env REGISTRY_CONSUL_PORT)')
     .option('--insecure', 'start on a non-loopback address even without authentication (env REGISTRY_INSECURE)');
 }

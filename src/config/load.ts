@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { profileNames, profiles, type ProfileName } from './profiles.js';
+import { ProtocolConfigError, readProtocols, type ProtocolConfigs } from './protocols.js';
 import { readSecurity, SecurityConfigError, type SecurityConfig, type TlsConfig } from './security.js';
 import {
   clusterSettings,
@@ -49,6 +50,8 @@ export interface RegistryConfig {
   seeds: PeerConfig[];
   /** Per-service settings, keyed `namespace/service`. */
   services: Record<string, ServiceSettings>;
+  /** The DNS, xDS and Consul listeners (each off unless its port is set; see protocols.ts). */
+  protocols: ProtocolConfigs;
 }
 
 /** Settings of one service (the `services` object of the file). */
@@ -75,6 +78,12 @@ export interface ConfigFlags {
   tlsCert?: string;
   tlsKey?: string;
   tlsCa?: string;
+  /** Serve DNS (UDP and TCP) on this port (docs/dns.md). */
+  dnsPort?: string | number;
+  /** Serve xDS (gRPC ADS) on this port (docs/xds.md). */
+  xdsPort?: string | number;
+  /** Serve the Consul-compatible HTTP API on this port (docs/consul.md). */
+  consulPort?: string | number;
 }
 
 /** The environment variable of each flag. */
@@ -94,6 +103,9 @@ export const envNames: Record<keyof ConfigFlags, string> = {
   tlsCert: 'REGISTRY_TLS_CERT',
   tlsKey: 'REGISTRY_TLS_KEY',
   tlsCa: 'REGISTRY_TLS_CA',
+  dnsPort: 'REGISTRY_DNS_PORT',
+  xdsPort: 'REGISTRY_XDS_PORT',
+  consulPort: 'REGISTRY_CONSUL_PORT',
 };
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -116,6 +128,9 @@ const FILE_FIELDS = new Set([
   'services',
   'security',
   'tls',
+  'dns',
+  'xds',
+  'consul',
 ]);
 const SERVICE_KEY = /^(?:([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\/)?([A-Za-z0-9][A-Za-z0-9._:-]{0,127})$/;
 const CLUSTER_FIELDS = new Set(['name', 'profile', ...Object.keys(clusterSettings)]);
@@ -366,6 +381,19 @@ export function resolveConfig(
   const logLevel =
     readEnum(...source('logLevel', doc.logLevel), logLevels) ?? 'info';
   const clusterName = readString('cluster.name', clusterDoc.name) ?? 'default';
+  const portOf = (name: 'dnsPort' | 'xdsPort' | 'consulPort', section: unknown, field: string) =>
+    readPort(...source(name, isObject(section) ? section.port : undefined, field));
+  let protocols: ProtocolConfigs;
+  try {
+    protocols = readProtocols(doc, {
+      dns: portOf('dnsPort', doc.dns, 'dns.port'),
+      xds: portOf('xdsPort', doc.xds, 'xds.port'),
+      consul: portOf('consulPort', doc.consul, 'consul.port'),
+    });
+  } catch (error) {
+    if (error instanceof ProtocolConfigError) throw new ConfigError(error.field, error.problem);
+    throw error;
+  }
 
   return {
     self,
@@ -381,6 +409,7 @@ export function resolveConfig(
     ...secured,
     seeds: peers.filter((peer) => peer.id !== id),
     services: readServices(doc.services, cluster),
+    protocols,
   };
 }
 

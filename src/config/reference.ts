@@ -139,6 +139,21 @@ authentication a peer runs open, which it only does on a loopback address unless
 
 ${table('security.', securitySettings)}
 
+## Protocol listeners
+
+Beside the HTTP API a peer can serve DNS, gRPC xDS and a Consul-compatible HTTP API, each on a
+port of its own, on the peer's host, and each off until its port is set. They serve the same
+records as \`/v1\` and the Eureka API.
+
+| field | type | default | what it does |
+| --- | --- | --- | --- |
+| \`dns.port\` | port | off | serve DNS over UDP and TCP on this port (docs/dns.md). Also \`--dns-port\`. |
+| \`dns.namespaces\` | array | \`["default"]\` | the namespaces DNS answers for (DNS carries no credentials; docs/security.md) |
+| \`xds.port\` | port | off | serve the xDS Aggregated Discovery Service (gRPC) on this port (docs/xds.md). Also \`--xds-port\`. |
+| \`xds.namespaces\` | array | \`["default"]\` | the namespaces xDS exposes |
+| \`consul.port\` | port | off | serve Consul's agent, catalog and health HTTP API on this port (docs/consul.md). Also \`--consul-port\`. |
+| \`consul.namespaces\` | array | \`["default"]\` | the namespaces the Consul API serves |
+
 ## Profiles
 
 ${profileNames.map((name) => `- \`${name}\`: ${profiles[name].description}`).join('\n')}

@@ -100,3 +100,32 @@ describe('resolveConfig', () => {
     expect(caught.message).toContain(problem);
   });
 });
+
+describe('protocol listeners (dns, xds, consul)', () => {
+  it('are off by default and serve the default namespace', () => {
+    const config = resolveConfig({}, {}, {});
+    expect(config.protocols).toEqual({
+      dns: { port: null, namespaces: ['default'] },
+      xds: { port: null, namespaces: ['default'] },
+      consul: { port: null, namespaces: ['default'] },
+    });
+  });
+
+  it('take their port from a flag over the environment over the file', () => {
+    const file = { dns: { port: 5300 }, xds: { port: 5400, namespaces: ['default', 'team-a'] }, consul: { port: 5500 } };
+    const config = resolveConfig(file, { REGISTRY_XDS_PORT: '6400', REGISTRY_CONSUL_PORT: '6500' }, { consulPort: '7500' });
+    expect(config.protocols.dns.port).toBe(5300);
+    expect(config.protocols.xds).toEqual({ port: 6400, namespaces: ['default', 'team-a'] });
+    expect(config.protocols.consul.port).toBe(7500);
+  });
+
+  it.each([
+    [{ dns: { port: 70000 } }, {}, 'dns.port', 'integer from 0 to 65535'],
+    [{}, { dnsPort: 'x' }, '--dns-port', 'integer from 0 to 65535'],
+    [{ xds: { colour: 1 } }, {}, 'xds.colour', 'not a known setting'],
+    [{ consul: { namespaces: [] } }, {}, 'consul.namespaces', 'non-empty array'],
+    [{ dns: 'on' }, {}, 'dns', 'must be an object'],
+  ])('refuse %j %j naming %s', (file, flags, field, problem) => {
+    expect(() => resolveConfig(file, {}, flags)).toThrow(expect.objectContaining({ field, message: expect.stringContaining(problem) }));
+  });
+});

@@ -1,0 +1,172 @@
+import type { InstanceStore, StoreChange } from '../registry/store.js';
+import type { StoredInstance } from '../registry/types.js';
+import { toInstanceView, type InstanceView } from '../registry/view.js';
+import { isServed, type LeaseView } from '../registry/visibility.js';
+
+/**
+ * The read layer: what every protocol serves (native /v1, Eureka, SSE watch, Prometheus SD,
+ * DNS, xDS, Consul) is read from here, never from the store directly.
+ *
+ * Per (namespace, service) it keeps one `ServiceView`: the instances served now, built once
+ * after a change and shared by every reader until the next one. Each protocol asks for its
+ * encoding of a view (`encoding(view, name, build)`): built on the first read after a change
+ * and shared by every reader of the same view, so a read costs a lookup, not a build.
+ *
+ * Exactness: a view is rebuilt on the first read after any change the store announces (local
+ * writes, replicated writes, anti-entropy repairs, evictions, hides, holds). What moves with
+ * time alone (the lease countdown `leaseExpiresInMs`, an expiry the reaper has not acted on
+ * yet, an owner's liveness) may lag by at most `maxAgeMs`: a view older than that is rebuilt.
+ */
+export interface ServiceView {
+  readonly namespace: string;
+  readonly service: string;
+  /** The store's revision of the service's last change (0: never seen). */
+  readonly revision: number;
+  /** When the view was built (the clock's time): lease countdowns are as of then. */
+  readonly builtAtMs: number;
+  /** Served instances (lease live, or held by an eviction guard), every status, sorted by instance id. */
+  readonly served: readonly StoredInstance[];
+  /** `served` as the native API shows them, in the same order, as of `builtAtMs`. */
+  readonly instances: readonly InstanceView[];
+}
+
+/** A change to one service, as the read layer announces it (synchronously, once per store change). */
+export interface ServiceChange {
+  namespace: string;
+  service: string;
+  /** The service's revision after the change. */
+  revision: number;
+}
+
+export interface ServiceViewsComponents {
+  clock: { nowMs(): number };
+  store: InstanceStore;
+  /** The lease rules in force now (Registry.leaseView). */
+  leaseView: () => LeaseView;
+}
+
+export interface ServiceViewsInit {
+  /** Longest a view is served before it is rebuilt even without a change (lease countdowns). */
+  maxAgeMs: number;
+}
+
+/** The longest a view may lag in its time-dependent fields by default: one second. */
+export const DEFAULT_VIEW_MAX_AGE_MS = 1_000;
+
+interface Cached {
+  view: ServiceView;
+  encodings: Map<string, unknown>;
+}
+
+function byInstanceId(a: StoredInstance, b: StoredInstance): number {
+  const x = a.record.instanceId;
+  const y = b.record.instanceId;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+export class ServiceViews {
+  private readonly cache = new Map<string, Map<string, Cached>>();
+  private readonly listeners = new Set<(change: ServiceChange) => void>();
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly components: ServiceViewsComponents,
+    private readonly init: ServiceViewsInit = { maxAgeMs: DEFAULT_VIEW_MAX_AGE_MS },
+  ) {
+    this.unsubscribe = components.store.onChange((change) => this.onStoreChange(change));
+  }
+
+  /** The served state of one service now (an unknown service is an empty view). */
+  get(namespace: string, service: string): ServiceView {
+    return this.cached(namespace, service).view;
+  }
+
+  /**
+   * The encoding `name` of a view (a protocol's bytes or objects for it): built by `build` on
+   * the first call for this view, then shared. A view that is no longer current keeps the
+   * encodings it had; readers holding it get what they were built from.
+   */
+  encoding<T>(view: ServiceView, name: string, build: (view: ServiceView) => T): T {
+    const cached = this.cache.get(view.namespace)?.get(view.service);
+    if (!cached || cached.view !== view) return build(view);
+    if (cached.encodings.has(name)) return cached.encodings.get(name) as T;
+    const value = build(view);
+    cached.encodings.set(name, value);
+    return value;
+  }
+
+  /** The encoding `name` of the current view of a service (`get` then `encoding`). */
+  encoded<T>(namespace: string, service: string, name: string, build: (view: ServiceView) => T): T {
+    return this.encoding(this.get(namespace, service), name, build);
+  }
+
+  /** The names of the services of a namespace that have at least one record, sorted. */
+  servicesOf(namespace: string): string[] {
+    const out: string[] = [];
+    for (const entries of this.components.store.allServices()) if (entries.namespace === namespace) out.push(entries.service);
+    return out.sort();
+  }
+
+  /** The revision of the service's last change (0: never seen), without building its view. */
+  revisionOf(namespace: string, service: string): number {
+    return this.components.store.getService(namespace, service)?.revision ?? 0;
+  }
+
+  /** The store's revision: it passes any revision of any service on every change. */
+  get revision(): number {
+    return this.components.store.revision;
+  }
+
+  /** Calls `listener` after every change to a service's records or visibility; returns the unsubscribe function. */
+  onChange(listener: (change: ServiceChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Stops following the store (shutdown). */
+  close(): void {
+    this.unsubscribe();
+    this.cache.clear();
+    this.listeners.clear();
+  }
+
+  private cached(namespace: string, service: string): Cached {
+    let services = this.cache.get(namespace);
+    const current = services?.get(service);
+    const revision = this.revisionOf(namespace, service);
+    const nowMs = this.components.clock.nowMs();
+    if (current && current.view.revision === revision && nowMs - current.view.builtAtMs < this.init.maxAgeMs && nowMs >= current.view.builtAtMs) {
+      return current;
+    }
+    const fresh: Cached = { view: this.build(namespace, service, revision), encodings: new Map() };
+    if (!services) this.cache.set(namespace, (services = new Map()));
+    services.set(service, fresh);
+    return fresh;
+  }
+
+  private build(namespace: string, service: string, revision: number): ServiceView {
+    const leases = this.components.leaseView();
+    const entries = this.components.store.getService(namespace, service);
+    const served: StoredInstance[] = [];
+    for (const entry of entries?.instances.values() ?? []) if (isServed(entry, leases)) served.push(entry);
+    served.sort(byInstanceId);
+    return {
+      namespace,
+      service: entries?.service ?? service,
+      revision,
+      builtAtMs: leases.nowMs,
+      served,
+      instances: served.map((entry) => toInstanceView(entry, leases)),
+    };
+  }
+
+  private onStoreChange(change: StoreChange): void {
+    const { namespace, service } = change.entry.record;
+    // The cached view is now stale; drop it at once so its encodings are given back.
+    const services = this.cache.get(namespace);
+    if (services?.delete(service) && services.size === 0) this.cache.delete(namespace);
+    if (this.listeners.size === 0) return;
+    const event: ServiceChange = { namespace, service, revision: change.entry.revision };
+    for (const listener of this.listeners) listener(event);
+  }
+}

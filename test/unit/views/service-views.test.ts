@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { createTestNode } from '../../support/node.js';
+import type { ServiceChange } from '../../../src/views/service-views.js';
+
+const reg = (instanceId: string, extra: Record<string, unknown> = {}) => ({
+  namespace: 'default',
+  service: 'orders',
+  instanceId,
+  data: { host: '10.0.0.1', port: 8080, securePort: null, status: 'UP' as const, weight: 1, zone: '', metadata: {}, ...extra },
+  leaseDurationMs: 30_000,
+});
+
+describe('ServiceViews', () => {
+  it('shares one view and one encoding between reads until the service changes', async () => {
+    const { node } = await createTestNode();
+    node.registry.register(reg('a'));
+    const first = node.views.get('default', 'orders');
+    expect(first.instances.map((i) => i.instanceId)).toEqual(['a']);
+    expect(node.views.get('default', 'orders')).toBe(first);
+    let builds = 0;
+    const encode = () => node.views.encoded('default', 'orders', 'ids', (view) => (builds += 1, view.instances.map((i) => i.instanceId).join()));
+    expect(encode()).toBe('a');
+    expect(encode()).toBe('a');
+    expect(builds).toBe(1);
+    node.registry.register(reg('b'));
+    expect(encode()).toBe('a,b');
+    expect(builds).toBe(2);
+  });
+
+  it('rebuilds a view older than its bound even without a change (lease countdowns)', async () => {
+    const { node, clock } = await createTestNode();
+    node.registry.register(reg('a'));
+    const first = node.views.get('default', 'orders');
+    await clock.advance(999);
+    expect(node.views.get('default', 'orders')).toBe(first);
+    await clock.advance(1);
+    const second = node.views.get('default', 'orders');
+    expect(second).not.toBe(first);
+    expect(second.instances[0]!.leaseExpiresInMs).toBe(first.instances[0]!.leaseExpiresInMs - 1_000);
+  });
+
+  it('announces every change with the service and its new revision; an unknown service is empty', async () => {
+    const { node } = await createTestNode();
+    const seen: ServiceChange[] = [];
+    node.views.onChange((change) => seen.push(change));
+    node.registry.register(reg('a'));
+    expect(seen).toEqual([{ namespace: 'default', service: 'orders', revision: node.views.revisionOf('default', 'orders') }]);
+    expect(node.views.get('default', 'nothing').instances).toEqual([]);
+    expect(node.views.servicesOf('default')).toEqual(['orders']);
+  });
+});

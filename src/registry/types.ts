@@ -85,12 +85,22 @@ export interface StoredInstance {
 /** The separator inside a key; namespace and service names never contain it. */
 export const KEY_SEPARATOR = '/';
 
-/** The map key of an instance: `namespace/service/instanceId`. */
-export function instanceKeyString(key: InstanceKey): string {
-  return `${key.namespace}${KEY_SEPARATOR}${key.service}${KEY_SEPARATOR}${key.instanceId}`;
+/**
+ * What identifies a service: its name lower-cased. Service names are one name whatever their
+ * case and whatever the protocol that brought them (the DNS rule, RFC 4343): `orders`,
+ * `Orders` and Eureka's `ORDERS` are the same service, shown as first registered. Names are
+ * ASCII (validate.ts), so lower-casing is exact.
+ */
+export function serviceIdentity(service: string): string {
+  return service.toLowerCase();
 }
 
-/** The map key of a service: `namespace/service`. */
+/** The map key of an instance: `namespace/service/instanceId`, the service by its identity. */
+export function instanceKeyString(key: InstanceKey): string {
+  return `${key.namespace}${KEY_SEPARATOR}${serviceIdentity(key.service)}${KEY_SEPARATOR}${key.instanceId}`;
+}
+
+/** The map key of a service: `namespace/service`, the service by its identity. */
 export function serviceKeyString(namespace: string, service: string): string {
-  return `${namespace}${KEY_SEPARATOR}${service}`;
+  return `${namespace}${KEY_SEPARATOR}${serviceIdentity(service)}`;
 }

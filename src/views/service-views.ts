@@ -1,5 +1,5 @@
 import type { InstanceStore, StoreChange } from '../registry/store.js';
-import type { StoredInstance } from '../registry/types.js';
+import { serviceIdentity, type StoredInstance } from '../registry/types.js';
 import { toInstanceView, type InstanceView } from '../registry/view.js';
 import { isServed, type LeaseView } from '../registry/visibility.js';
 
@@ -87,7 +87,7 @@ export class ServiceViews {
    * encodings it had; readers holding it get what they were built from.
    */
   encoding<T>(view: ServiceView, name: string, build: (view: ServiceView) => T): T {
-    const cached = this.cache.get(view.namespace)?.get(view.service);
+    const cached = this.cache.get(view.namespace)?.get(serviceIdentity(view.service));
     if (!cached || cached.view !== view) return build(view);
     if (cached.encodings.has(name)) return cached.encodings.get(name) as T;
     const value = build(view);
@@ -132,7 +132,8 @@ export class ServiceViews {
 
   private cached(namespace: string, service: string): Cached {
     let services = this.cache.get(namespace);
-    const current = services?.get(service);
+    const identity = serviceIdentity(service);
+    const current = services?.get(identity);
     const revision = this.revisionOf(namespace, service);
     const nowMs = this.components.clock.nowMs();
     if (current && current.view.revision === revision && nowMs - current.view.builtAtMs < this.init.maxAgeMs && nowMs >= current.view.builtAtMs) {
@@ -140,7 +141,7 @@ export class ServiceViews {
     }
     const fresh: Cached = { view: this.build(namespace, service, revision), encodings: new Map() };
     if (!services) this.cache.set(namespace, (services = new Map()));
-    services.set(service, fresh);
+    services.set(identity, fresh);
     return fresh;
   }
 
@@ -164,7 +165,7 @@ export class ServiceViews {
     const { namespace, service } = change.entry.record;
     // The cached view is now stale; drop it at once so its encodings are given back.
     const services = this.cache.get(namespace);
-    if (services?.delete(service) && services.size === 0) this.cache.delete(namespace);
+    if (services?.delete(serviceIdentity(service)) && services.size === 0) this.cache.delete(namespace);
     if (this.listeners.size === 0) return;
     const event: ServiceChange = { namespace, service, revision: change.entry.revision };
     for (const listener of this.listeners) listener(event);

@@ -221,7 +221,9 @@ export class WatchHub {
         const entry = entries?.instances.get(id);
         if (entry && isServed(entry, view)) current.set(id, toInstanceView(entry, view));
       }
-      const [namespace, service] = splitServiceKey(key);
+      const [namespace, identity] = splitServiceKey(key);
+      // The key holds the service's identity (lower-cased); events name it as it is stored.
+      const service = entries?.service ?? identity;
       const subscribers = [...(this.byService.get(key) ?? []), ...(this.byNamespace.get(namespace) ?? [])];
       for (const subscriber of subscribers) {
         if (subscriber.closed) continue;

@@ -3,7 +3,7 @@ import { parseVersion, type HybridClock } from '../clock/hlc.js';
 import { RegistryError } from '../errors.js';
 import { LineBudget } from '../log/line-budget.js';
 import type { Logger } from '../log/logger.js';
-import { sameEurekaAttributes } from './eureka-attributes.js';
+import { sameExtensions } from './extensions.js';
 import { decideMerge, type MergeDecision } from './merge.js';
 import type { InstanceStore, LocalLeaseState } from './store.js';
 import {
@@ -94,7 +94,8 @@ function sameData(a: InstanceData, b: InstanceData): boolean {
     a.zone === b.zone &&
     groupOf(a) === groupOf(b) &&
     JSON.stringify(a.metadata) === JSON.stringify(b.metadata) &&
-    sameEurekaAttributes(a.eureka, b.eureka)
+    a.renewalIntervalMs === b.renewalIntervalMs &&
+    sameExtensions(a.extensions, b.extensions)
   );
 }
 

@@ -4,8 +4,8 @@ import { toInstanceView, type InstanceView } from '../registry/view.js';
 import { isServed, type LeaseView } from '../registry/visibility.js';
 
 /**
- * The read layer: what every protocol serves (native /v1, Eureka, SSE watch, Prometheus SD,
- * DNS, xDS, Consul) is read from here, never from the store directly.
+ * The read layer: what every protocol adapter serves (native /v1, the SSE watch and every
+ * other protocol) is read from here, never from the store directly.
  *
  * Per (namespace, service) it keeps one `ServiceView`: the instances served now, built once
  * after a change and shared by every reader until the next one. Each protocol asks for its

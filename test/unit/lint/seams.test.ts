@@ -41,5 +41,24 @@ describe('the core seams (eslint.config.js)', () => {
     const results = await eslint.lintFiles(['src']);
     const errors = results.flatMap((result) => result.messages.map((message) => `${result.filePath}:${message.line} ${message.ruleId}`));
     expect(errors).toEqual([]);
+  }, 120_000);
+});
+
+describe('a protocol-free core', () => {
+  it('names no protocol in the code of the core folders (comments aside)', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const protocols = /eureka|consul|xds|prometheus|grpc|dns-packet/i;
+    const found: string[] = [];
+    for (const folder of ['registry', 'lease', 'replication', 'membership', 'watch', 'views']) {
+      for (const file of readdirSync(`src/${folder}`)) {
+        const code = readFileSync(`src/${folder}/${file}`, 'utf8')
+          .replace(/\/\*[\s\S]*?\*\//g, '')
+          .replace(/\/\/.*$/gm, '');
+        code.split('\n').forEach((line, index) => {
+          if (protocols.test(line)) found.push(`src/${folder}/${file}:${index + 1}: ${line.trim()}`);
+        });
+      }
+    }
+    expect(found).toEqual([]);
   });
 });

@@ -42,7 +42,7 @@ export class ConsulAccess {
   }
 
   /** The principal of a request (anonymous in dev mode); throws 403 or 429. */
-  principal(request: FastifyRequest): Principal {
+  private principal(request: FastifyRequest): Principal {
     let principal: Principal | undefined = ANONYMOUS;
     if (this.tokens.enabled) {
       const token = this.tokenOf(request);
@@ -55,6 +55,11 @@ export class ConsulAccess {
     this.rateLimit(principal && principal !== ANONYMOUS ? `token:${principal.name}` : `address:${request.ip}`);
     if (!principal) throw new ConsulError(403, 'Permission denied: this registry needs a token (X-Consul-Token or Authorization: Bearer)');
     return principal;
+  }
+
+  /** A route open to any client (Consul's status routes need no ACL): only the rate limit applies. */
+  open(request: FastifyRequest): void {
+    this.rateLimit(`address:${request.ip}`);
   }
 
   /** The namespace a request reads or writes, once its principal may use it with `scope`. */

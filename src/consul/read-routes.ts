@@ -67,7 +67,7 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
   });
 
   app.get('/v1/catalog/datacenters', async (request, reply) => {
-    access.principal(request);
+    access.open(request);
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(knownDatacenters(node)));
   });
 }

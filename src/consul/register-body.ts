@@ -164,6 +164,7 @@ export function parseConsulRegistration(body: unknown, context: RegisterContext)
   const connect = field(body, 'Connect');
   if (connect !== undefined && connect !== null) throw badRequest('Connect: Consul Connect is not supported by this registry');
   const id = optionalString('ID', field(body, 'ID')) ?? name;
+  parseInstanceIdAs('ID', id);
   const address = optionalString('Address', field(body, 'Address')) ?? context.clientAddress;
   // An IPv6 client address may come as ::ffff:1.2.3.4; keep the IPv4 form then.
   const host = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;

@@ -8,6 +8,7 @@ import { badRequest, ConsulError } from './errors.js';
 import { CHECK_STATUSES, checksOf, type CheckStatus } from './fields.js';
 import { findByCheckId, findByServiceId, keyOf } from './lookup.js';
 import { agentService, consulInstance, type ConsulInstance } from './payloads.js';
+import { refuseFilterExpression } from './query.js';
 import { field, parseConsulRegistration } from './register-body.js';
 import { unknownCheck, type ConsulWrites } from './writes.js';
 
@@ -77,6 +78,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
 
   app.get('/v1/agent/services', async (request, reply) => {
     const namespace = access.authorize(request, 'read');
+    refuseFilterExpression(request.query as Query);
     const services: Record<string, unknown> = {};
     for (const instance of ownInstances(namespace)) services[instance.id] = agentService(instance);
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(services));

@@ -37,6 +37,7 @@ export function knownDatacenters(node: RegistryNode): string[] {
 
 /** `tag` (repeatable), `dc` and `near` as an instance filter; `passing` when the route takes it. */
 export function instanceFilter(node: RegistryNode, query: Query, withPassing: boolean): InstanceFilter {
+  refuseFilterExpression(query);
   const tags = [query.tag ?? []].flat().filter((tag): tag is string => typeof tag === 'string');
   const dcValue = query.dc;
   let datacenter: string | null = null;
@@ -53,6 +54,11 @@ export function instanceFilter(node: RegistryNode, query: Query, withPassing: bo
     nearZone = near === '_agent' ? node.config.self.zone : near;
   }
   return { passing: withPassing && queryFlag(query, 'passing'), tags, datacenter, nearZone };
+}
+
+/** Consul's `?filter=` expressions are not implemented: refused, since ignoring one would answer more than was asked. */
+export function refuseFilterExpression(query: Query): void {
+  if (query.filter !== undefined) throw badRequest('filter: filter expressions are not supported by this registry; use tag, passing, dc or near');
 }
 
 export interface BlockingSettings {

@@ -101,7 +101,7 @@ describe('catalog and health reads', () => {
     expect(checks.map((c: { CheckID: string }) => c.CheckID)).toEqual(['service:web-1']);
   });
 
-  it.each(['/v1/health/service/bad%20name', '/v1/health/service/web?index=x', '/v1/health/service/web?index=1&wait=soon'])('answers 400 to %s', async (url) => {
+  it.each(['/v1/health/service/web?filter=Service.Port%3D%3D80', '/v1/health/service/bad%20name', '/v1/health/service/web?index=x', '/v1/health/service/web?index=1&wait=soon'])('answers 400 to %s', async (url) => {
     t = await createTestConsul();
     const response = await get(url);
     expect(response.statusCode).toBe(400);

@@ -32,6 +32,13 @@ describe('PUT /v1/agent/service/register', () => {
     expect(service).toMatchObject({ ID: 'web-1', Service: 'web', Tags: ['v1', 'primary'], Meta: { version: '1.2' }, Port: 8080, Address: '10.0.0.1', Weights: { Passing: 5, Warning: 2 } });
   });
 
+  it('is listed by the Eureka API as the same instance', async () => {
+    t = await createTestConsul();
+    await register(web({ Check: { TTL: '10s', Status: 'passing' } }));
+    const app = (await t.native.inject({ url: '/eureka/v2/apps/WEB', headers: { accept: 'application/json' } })).json().application;
+    expect(app.instance[0]).toMatchObject({ instanceId: 'web-1', ipAddr: '10.0.0.1', status: 'UP' });
+  });
+
   it('reads lower-case fields as Go does (python-consul), defaults ID to the name and Address to the client', async () => {
     t = await createTestConsul();
     const response = await t.app.inject({ method: 'PUT', url: '/v1/agent/service/register', remoteAddress: '10.9.9.9', payload: { name: 'py', port: 81, check: { ttl: '5s' } } });

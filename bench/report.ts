@@ -12,6 +12,7 @@ import { LINEARITY_MIN_R_SQUARED, type MemoryResult } from './memory.js';
 import { CLUSTER_TARGETS, type ClusterPoint } from './replication.js';
 import type { SinglePeerResult } from './single-peer.js';
 import type { SseResult } from './sse.js';
+import type { ConsulResult } from './consul.js';
 import { table } from './lib.js';
 
 export interface BenchResults {
@@ -23,6 +24,8 @@ export interface BenchResults {
   etcd: EtcdResult | { skipped: string };
   memory: MemoryResult | { skipped: string };
   sse: SseResult | { skipped: string };
+  /** Absent in results written before the Consul API. */
+  consul?: ConsulResult | { skipped: string };
   cluster: { points: ClusterPoint[]; skipped: string[]; primary: { peers: number; instances: number } };
 }
 
@@ -87,10 +90,11 @@ const file = (name: string) => new URL(`./${name}`, import.meta.url);
 const met = (ok: boolean) => (ok ? 'yes' : '**NO**');
 const skipped = (value: object): value is { skipped: string } => 'skipped' in value;
 const num = (value: number) => value.toLocaleString('en-US');
+const round1 = (value: number) => Math.round(value * 10) / 10;
 
 function summaryRows(results: BenchResults): Record<string, string>[] {
   const rows: Record<string, string>[] = [];
-  const { singlePeer, etcd, memory, sse, cluster } = results;
+  const { singlePeer, etcd, memory, sse, consul, cluster } = results;
   if (!skipped(singlePeer)) {
     for (const [route, r] of Object.entries(singlePeer.routes)) {
       rows.push({
@@ -165,6 +169,27 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
     });
   } else {
     rows.push({ figure: 'watch (SSE) notification, 1,000 subscribers', value: `not measured: ${skipped(sse) ? sse.skipped : sse.reason}`, reference: '', ratio: '', target: 'none set', met: 'not measured' });
+  }
+  if (consul && !skipped(consul)) {
+    rows.push({
+      figure: `Consul blocking query wake-up, ${num(consul.watchers)} watchers on one service`,
+      value: `p50 ${consul.wakeP50Ms} ms, p99 ${consul.wakeP99Ms} ms (all woken: p99 ${consul.allWokenP99Ms} ms); ${consul.spuriousWakeups} woken by another service`,
+      reference: `the register's own round trip p50 ${consul.writeAckP50Ms} ms, p99 ${consul.writeAckP99Ms} ms`,
+      ratio: '',
+      target: 'none set',
+      met: '',
+    });
+    rows.push({
+      figure: `cost of ${num(consul.watchers)} held Consul blocking queries`,
+      value: `RSS +${round1(consul.rssWithWatchersMb - consul.rssBeforeMb)} MB (${consul.rssPerWatcherKb} KB each), idle CPU ${consul.idleCpuPercentWithWatchers}% of a core; ${consul.cpuMsPerWakeAll} ms CPU per write that wakes all`,
+      reference: `the peer before: RSS ${consul.rssBeforeMb} MB, idle CPU ${consul.idleCpuPercentBefore}%`,
+      ratio: '',
+      target: 'none set',
+      met: '',
+    });
+  } else {
+    const why = consul === undefined ? 'not in this run' : consul.skipped;
+    rows.push({ figure: 'Consul blocking queries, 1,000 watchers', value: `not measured: ${why}`, reference: '', ratio: '', target: 'none set', met: 'not measured' });
   }
   if (!skipped(memory)) {
     const idle = memory.points[0]!;

@@ -16,7 +16,37 @@ export interface ListenerConfig {
 
 export type DnsConfig = ListenerConfig;
 export type XdsConfig = ListenerConfig;
-export type ConsulConfig = ListenerConfig;
+/** The Consul API's settings beyond port and namespaces (docs/consul.md). */
+export interface ConsulConfig extends ListenerConfig {
+  /**
+   * The `wait` of a blocking query that gives none, in ms. Consul's default is 5 minutes; a
+   * shorter one costs one more round trip per watcher and period, a longer one holds a socket.
+   */
+  defaultWaitMs: number;
+  /** Longest `wait` a blocking query may ask for, in ms (Consul's cap: 10 minutes); longer asks are cut to it. */
+  maxWaitMs: number;
+  /**
+   * Most blocking queries this listener holds at once; the next one is answered 429. Each costs
+   * a socket and about 2 KB (bench/consul.ts measures it).
+   */
+  blockingQueriesMax: number;
+  /**
+   * How often the TTL checks of the instances this peer owns are looked at, in ms: a check not
+   * renewed within its TTL turns critical at most this much later.
+   */
+  ttlSweepIntervalMs: number;
+}
+
+/** Defaults of the Consul settings beyond port and namespaces. */
+export const CONSUL_DEFAULTS = { defaultWaitMs: 300_000, maxWaitMs: 600_000, blockingQueriesMax: 10_000, ttlSweepIntervalMs: 1_000 } as const;
+
+/** Bounds of each Consul setting (inclusive). */
+const CONSUL_BOUNDS: Record<keyof typeof CONSUL_DEFAULTS, [number, number]> = {
+  defaultWaitMs: [1_000, 3_600_000],
+  maxWaitMs: [1_000, 3_600_000],
+  blockingQueriesMax: [1, 1_000_000],
+  ttlSweepIntervalMs: [100, 60_000],
+};
 
 /** The three listeners' settings together, as `RegistryConfig` carries them. */
 export interface ProtocolConfigs {
@@ -75,6 +105,24 @@ export function readProtocols(doc: Json, ports: { dns: number | undefined; xds: 
   return {
     dns: readListener('dns', doc.dns, ports.dns).config,
     xds: readListener('xds', doc.xds, ports.xds).config,
-    consul: readListener('consul', doc.consul, ports.consul).config,
+    consul: readConsul(doc.consul, ports.consul),
   };
+}
+
+/** The `consul` section: the listener's port and namespaces, and the settings of CONSUL_DEFAULTS. */
+function readConsul(doc: unknown, port: number | undefined): ConsulConfig {
+  const names = Object.keys(CONSUL_DEFAULTS) as (keyof typeof CONSUL_DEFAULTS)[];
+  const { section, config } = readListener('consul', doc, port, names);
+  const out: ConsulConfig = { ...config, ...CONSUL_DEFAULTS };
+  for (const name of names) {
+    const value = section[name];
+    if (value === undefined) continue;
+    const [min, max] = CONSUL_BOUNDS[name];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      throw new ProtocolConfigError(`consul.${name}`, `must be an integer between ${min} and ${max}`);
+    }
+    out[name] = value;
+  }
+  if (out.defaultWaitMs > out.maxWaitMs) throw new ProtocolConfigError('consul.defaultWaitMs', 'must not be longer than consul.maxWaitMs');
+  return out;
 }

@@ -152,7 +152,11 @@ records as \`/v1\` and the Eureka API.
 | \`xds.port\` | port | off | serve the xDS Aggregated Discovery Service (gRPC) on this port (docs/xds.md). Also \`--xds-port\`. |
 | \`xds.namespaces\` | array | \`["default"]\` | the namespaces xDS exposes |
 | \`consul.port\` | port | off | serve Consul's agent, catalog and health HTTP API on this port (docs/consul.md). Also \`--consul-port\`. |
-| \`consul.namespaces\` | array | \`["default"]\` | the namespaces the Consul API serves |
+| \`consul.namespaces\` | array | \`["default"]\` | the namespaces the Consul API serves; the first is the one a request that names none (\`?ns=\`) reads and writes |
+| \`consul.defaultWaitMs\` | ms | \`300000\` | the \`wait\` of a blocking query that gives none (Consul's default: 5 minutes) |
+| \`consul.maxWaitMs\` | ms | \`600000\` | longest \`wait\` a blocking query may ask for; longer asks are cut to it (Consul's cap: 10 minutes) |
+| \`consul.blockingQueriesMax\` | count | \`10000\` | most blocking queries held at once; the next one is answered 429 |
+| \`consul.ttlSweepIntervalMs\` | ms | \`1000\` | how often the TTL checks of the instances this peer owns are looked at: a check not renewed within its TTL turns critical at most this much later |
 
 ## Profiles
 

@@ -99,6 +99,33 @@ describe('the results page', () => {
   it('reports what was not measured, with why', () => {
     expect(row('against etcd')).toContain('not measured: etcd is not installed');
     expect(row('watch (SSE)')).toContain('not measured: this build has no watch endpoint');
+    expect(row('Consul blocking queries')).toContain('not measured: not in this run');
+  });
+
+  it('shows the Consul wake-up latency and the cost of its watchers next to their references', () => {
+    const consul = {
+      watchers: 1_000,
+      writes: 30,
+      wakeP50Ms: 20,
+      wakeP99Ms: 45,
+      allWokenP99Ms: 50,
+      woken: 30_000,
+      expected: 30_000,
+      spuriousWakeups: 0,
+      writeAckP50Ms: 1.5,
+      writeAckP99Ms: 4,
+      rssBeforeMb: 70,
+      rssWithWatchersMb: 80,
+      rssPerWatcherKb: 10.24,
+      idleCpuPercentWithWatchers: 0.3,
+      idleCpuPercentBefore: 0.3,
+      cpuMsPerWakeAll: 90,
+    };
+    const page = renderResultsPage({ ...results(), consul }, chaos, '', 'scaling.svg').markdown;
+    const line = (start: string) => page.split('\n').find((l) => l.startsWith(`| ${start}`)) ?? '';
+    expect(line('Consul blocking query wake-up')).toContain('p50 20 ms, p99 45 ms (all woken: p99 50 ms); 0 woken by another service');
+    expect(line('Consul blocking query wake-up')).toContain("the register's own round trip p50 1.5 ms");
+    expect(line('cost of 1,000 held Consul')).toContain('RSS +10 MB (10.24 KB each)');
   });
 
   it('records the chaos runs with their seeds and commands, and the hand-written findings', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../../src/config/load.js';
+import { CONSUL_DEFAULTS } from '../../../src/config/protocols.js';
 import { configError } from '../../support/errors.js';
 import exampleCluster from '../../../cluster.example.json' with { type: 'json' };
 
@@ -107,7 +108,7 @@ describe('protocol listeners (dns, xds, consul)', () => {
     expect(config.protocols).toEqual({
       dns: { port: null, namespaces: ['default'] },
       xds: { port: null, namespaces: ['default'] },
-      consul: { port: null, namespaces: ['default'] },
+      consul: { port: null, namespaces: ['default'], ...CONSUL_DEFAULTS },
     });
   });
 
@@ -124,6 +125,8 @@ describe('protocol listeners (dns, xds, consul)', () => {
     [{}, { dnsPort: 'x' }, '--dns-port', 'integer from 0 to 65535'],
     [{ xds: { colour: 1 } }, {}, 'xds.colour', 'not a known setting'],
     [{ consul: { namespaces: [] } }, {}, 'consul.namespaces', 'non-empty array'],
+    [{ consul: { maxWaitMs: 10 } }, {}, 'consul.maxWaitMs', 'integer between 1000 and 3600000'],
+    [{ consul: { defaultWaitMs: 700_000 } }, {}, 'consul.defaultWaitMs', 'not be longer than consul.maxWaitMs'],
     [{ dns: 'on' }, {}, 'dns', 'must be an object'],
   ])('refuse %j %j naming %s', (file, flags, field, problem) => {
     expect(() => resolveConfig(file, {}, flags)).toThrow(expect.objectContaining({ field, message: expect.stringContaining(problem) }));

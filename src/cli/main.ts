@@ -123,6 +123,7 @@ export function buildProgram(): Command {
     .option('--id <id>', 'instance id (default host:port; with --count, id-0, id-1...)')
     .option('--status <status>', 'UP, DOWN, STARTING or OUT_OF_SERVICE')
     .option('--zone <zone>', 'zone')
+    .option('--group <group>', 'group inside the service (default DEFAULT_GROUP)')
     .option('--weight <weight>', 'weight', number('--weight'))
     .option('--metadata <key=value>', 'metadata (repeat for more)', keyValue, {})
     .option('--lease-ms <ms>', 'lease duration', integer('--lease-ms', 1, 2 ** 31))

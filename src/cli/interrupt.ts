@@ -10,7 +10,7 @@ import { EXIT_INTERRUPTED } from './client.js';
 export class Interrupt {
   private readonly aborter = new AbortController();
   /** Aborted by the first SIGINT or SIGTERM. */
-  readonly signal = this.aborter.signal;
+  readonly signal: AbortSignal = this.aborter.signal;
 
   private readonly onSignal = (name: NodeJS.Signals): void => {
     if (!this.signal.aborted) {

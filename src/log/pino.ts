@@ -1,5 +1,5 @@
-import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
-import pretty, { prettyFactory } from 'pino-pretty';
+import { destination as fileDestination, pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
+import { prettyFactory } from 'pino-pretty';
 import type { LogLevel } from '../config/load.js';
 import { redactSecrets } from './redact.js';
 
@@ -37,8 +37,11 @@ export function createPinoLogger(level: LogLevel, destination?: DestinationStrea
   };
   const humans = options.pretty ?? (destination === undefined && process.stdout.isTTY === true);
   if (humans) {
-    const colorize = destination === undefined && process.stdout.hasColors?.() === true;
-    return pino(loggerOptions, pretty({ ...prettyOptions(colorize), sync: true, ...(destination ? { destination } : {}) }));
+    // Each JSON line formatted as it is written, synchronously (pino-pretty's own stream form
+    // goes through asynchronous transforms, and the last lines before an exit could be lost).
+    const format = prettyLineFormatter(destination === undefined && process.stdout.hasColors?.() === true);
+    const target = destination ?? fileDestination({ dest: 1, sync: true });
+    return pino(loggerOptions, { write: (line: string) => target.write(format(line)) });
   }
   return destination ? pino(loggerOptions, destination) : pino(loggerOptions);
 }

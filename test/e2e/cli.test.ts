@@ -82,7 +82,7 @@ describe('registry (the command line) against a real peer', () => {
     expect((await callJson('GET', `${peer.url}/v1/services/natural?group=canary`)).body.instances).toHaveLength(21);
     expect((await runCli(['register', 'cli-one', '10.0.0.1', '1'], env)).code).toBe(0);
     expect((await runCli(['show', 'cli-one'], env)).stdout).toContain('cli-one (namespace default): 1 instance, 1 up');
-  });
+  }, 60_000);
 
   it('keeps namespaces apart with --namespace', async () => {
     expect((await runCli(['register', 'ns-svc', '10.0.0.9', '80', '-n', 'team-a'], env)).code).toBe(0);
@@ -257,7 +257,7 @@ describe('registry register --heartbeat and Ctrl-C', () => {
       slow.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, 60_000);
 
   it('exits at once on a second Ctrl-C, while the cancels still wait', async () => {
     // A peer stand-in that registers and heartbeats but never answers a cancel.

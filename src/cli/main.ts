@@ -12,7 +12,7 @@ import { watchCommand } from './watch-command.js';
 /**
  * `registry`: the command line (docs/cli.md). `start` and `cluster` run peers; the other
  * commands talk to any peer by URL. Exit codes: 0 done, 1 the peer could not be reached or
- * refused, 2 bad usage.
+ * refused, 2 bad usage, 130 a second Ctrl-C while `register --heartbeat` cleans up.
  */
 
 interface ClientFlags {

@@ -46,6 +46,14 @@ export interface GuardsView {
   held: { selfPreservation: number; partitionGuard: number; serviceCap: number; runCap: number };
 }
 
+/**
+ * `1 instance`, `2 instances`: a count and its noun, singular for one. `shown` is how the count
+ * is written (the dashboard groups digits: `1,000 instances`).
+ */
+export function plural(count: number, noun: string, shown: string = String(count)): string {
+  return `${shown} ${count === 1 ? noun : `${noun}s`}`;
+}
+
 /** `850ms`, `12.5s`, `4m10s`, `3h05m`. */
 export function duration(ms: number): string {
   if (!Number.isFinite(ms)) return '-';

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RegistryNode } from '../node.js';
+import { serviceIdentity } from '../registry/types.js';
 import { andThen } from '../http/durable-write.js';
 import type { ConsulAccess } from './access.js';
 import type { CheckChange } from './check-update.js';
@@ -50,7 +51,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
       previousChecks: previous ? checksOf(previous.record.data.metadata) : [],
     });
     // An ID already registered under another name moves: Consul's IDs are unique on an agent.
-    const moved = previous && previous.record.service !== input.service ? writes.deregister(keyOf(previous)) : undefined;
+    const moved = previous && serviceIdentity(previous.record.service) !== serviceIdentity(input.service) ? writes.deregister(keyOf(previous)) : undefined;
     return andThen(moved ?? null, () => andThen(writes.register(input), () => reply.code(200).send()));
   });
 

@@ -1,6 +1,7 @@
 import type { Clock, TimerHandle } from '../clock/clock.js';
 import { randomInt, type Rng } from '../clock/rng.js';
 import type { ServiceChange, ServiceViews } from '../views/service-views.js';
+import { serviceKeyString } from '../registry/types.js';
 import { ConsulError } from './errors.js';
 
 /**
@@ -26,8 +27,9 @@ function catalogKey(namespace: string): string {
   return `${namespace}/`;
 }
 
+/** The key of the waiters on one service: by its identity, so `Web` and `web` wake together. */
 function serviceKey(namespace: string, service: string): string {
-  return `${namespace}/${service}`;
+  return serviceKeyString(namespace, service);
 }
 
 export class BlockingQueries {

@@ -110,6 +110,19 @@ describe('catalog and health reads', () => {
 });
 
 describe('blocking queries', () => {
+  it('wakes a query on Web when web changes: one service whatever the case of its name', async () => {
+    t = await createTestConsul();
+    await register('web-1');
+    const index = Number((await get('/v1/health/service/Web')).headers['x-consul-index']);
+    const query = pending(`/v1/health/service/Web?index=${index}&wait=5m`);
+    await settle();
+    expect(query.state.done).toBe(false);
+    await register('web-2', { Name: 'WEB' });
+    const response = await query.promise;
+    expect(ids(response.json())).toEqual(['web-1', 'web-2']);
+    expect((await get('/v1/catalog/services')).json()).toEqual({ web: ['v1'] });
+  });
+
   it('wakes on a change to its service only, then answers the new state and index', async () => {
     t = await createTestConsul();
     await register('web-1');

@@ -1,0 +1,155 @@
+import dnsPacket, { type Answer, type DecodedPacket, type OptAnswer, type Question } from 'dns-packet';
+import type { DnsConfig } from '../config/protocols.js';
+import type { ServiceView, ServiceViews } from '../views/service-views.js';
+import { answerTo, MAX_MESSAGE_BYTES, optRecord, plainAnswer, PreparedAnswer, questionNameBytes, udpLimit } from './encoding.js';
+import { lowerAscii, nameParser, type Lookup, type NameParser, type ServiceLookup } from './names.js';
+import { RCODE, serviceRecords, soaRecord, type RecordContext } from './records.js';
+import { ServiceIndex } from './service-index.js';
+
+/**
+ * Answers DNS queries (bytes in, bytes out) from the read layer; no sockets (listener.ts has
+ * them). A service name's answer is encoded once per view and question (`views.encoding`),
+ * so a query costs its decode, two map lookups and a copy of the encoded answer.
+ */
+
+export interface ResponderComponents {
+  views: ServiceViews;
+  /** The region of a lower-cased zone from the peers' configuration, when a peer is in that zone. */
+  regionOfZone(zone: string): string | undefined;
+}
+
+export type DnsTransport = 'udp' | 'tcp';
+
+/** What one query came to, for the counters and the logs. */
+export interface Outcome {
+  rcode: number;
+  truncated: boolean;
+}
+
+/** RFC 6891 6.1.3: an EDNS version other than 0 is answered BADVERS (16: extended 1, header 0). */
+const BADVERS_EXTENDED = 1;
+const ANSWERED_TYPES = new Set(['A', 'AAAA', 'SRV', 'TXT', 'ANY']);
+
+/** QTYPE ANY (255), which dns-packet's RecordType leaves out. */
+function isAny(question: Question): boolean {
+  return (question.type as string) === 'ANY';
+}
+
+/** The zones and groups (lower-cased) of a view's UP instances: what qualifiers may name. */
+function qualifiersOf(view: ServiceView): { zones: Set<string>; groups: Set<string> } {
+  const zones = new Set<string>();
+  const groups = new Set<string>();
+  for (const instance of view.instances) {
+    if (instance.status !== 'UP') continue;
+    if (instance.zone !== '') zones.add(instance.zone.toLowerCase());
+    groups.add(instance.group.toLowerCase());
+  }
+  return { zones, groups };
+}
+
+export class DnsResponder {
+  private readonly parser: NameParser;
+  private readonly index: ServiceIndex;
+  private readonly context: RecordContext;
+
+  constructor(
+    private readonly components: ResponderComponents,
+    private readonly config: DnsConfig,
+  ) {
+    this.parser = nameParser({ domain: config.domain, namespaces: config.namespaces });
+    this.index = new ServiceIndex(components.views, config.namespaces);
+    this.context = { domain: config.domain, ttlSeconds: config.ttlSeconds, regionOfZone: (zone) => components.regionOfZone(zone) };
+  }
+
+  close(): void {
+    this.index.close();
+  }
+
+  /**
+   * The answer to one message, or null when none is due: a message that is no query (a
+   * response, or too short to carry an id) is dropped. A query that cannot be decoded answers
+   * FORMERR; nothing a client sends throws out of here.
+   */
+  answer(message: Buffer, transport: DnsTransport, decoded?: DecodedPacket): { bytes: Buffer; outcome: Outcome } | null {
+    if (message.length < 12) return null;
+    let query: DecodedPacket;
+    try {
+      query = decoded ?? dnsPacket.decode(message);
+    } catch {
+      if ((message[2]! & 0x80) !== 0) return null; // a response: never answer one
+      return this.plain({ id: message.readUInt16BE(0), flags: message.readUInt16BE(2) & 0x7fff }, RCODE.FORMERR);
+    }
+    if (query.type !== 'query') return null;
+    const opt = query.additionals?.find((record): record is OptAnswer => record.type === 'OPT');
+    const reply = opt ? optRecord(this.config.maxUdpPayloadBytes) : null;
+    const question = query.questions?.[0];
+    if ((query as DecodedPacket & { opcode?: string }).opcode !== 'QUERY') return this.plain(query, RCODE.NOTIMP, { opt: reply });
+    if (!question || query.questions!.length !== 1) return this.plain(query, RCODE.FORMERR, { opt: reply });
+    if (opt && opt.ednsVersion !== 0) return this.plain(query, RCODE.NOERROR, { question, opt: optRecord(this.config.maxUdpPayloadBytes, BADVERS_EXTENDED) });
+    if (question.class !== 'IN' && question.class !== 'ANY') return this.plain(query, RCODE.REFUSED, { question, opt: reply });
+    const limit = transport === 'udp' ? udpLimit(opt, this.config.maxUdpPayloadBytes) : MAX_MESSAGE_BYTES;
+
+    const lower = lowerAscii(question.name);
+    const lookup: Lookup = lower === null ? { kind: 'unknown' } : this.parser.parse(lower);
+    switch (lookup.kind) {
+      case 'outside':
+        return this.plain(query, RCODE.REFUSED, { question, opt: reply });
+      case 'unknown':
+        return this.plain(query, RCODE.NXDOMAIN, { question, opt: reply, authorities: [this.soa()] });
+      case 'apex': {
+        const answers: Answer[] = question.type === 'SOA' || isAny(question) ? [this.soa()] : [];
+        return this.send(new PreparedAnswer(this.question(question, lower!), { rcode: RCODE.NOERROR, answers, authorities: answers.length ? [] : [this.soa()], additionals: [] }, reply), message, limit);
+      }
+      case 'address': {
+        const match = (question.type === 'A' && lookup.family === 4) || (question.type === 'AAAA' && lookup.family === 6) || isAny(question);
+        const answers: Answer[] = match ? [{ type: lookup.family === 4 ? 'A' : 'AAAA', name: lower!, ttl: this.config.ttlSeconds, data: lookup.address }] : [];
+        return this.send(new PreparedAnswer(this.question(question, lower!), { rcode: RCODE.NOERROR, answers, authorities: match ? [] : [this.soa()], additionals: [] }, reply), message, limit);
+      }
+      case 'service':
+        return this.service(query, question, lower!, lookup, reply, message, limit);
+    }
+  }
+
+  private service(query: DecodedPacket, question: Question, lower: string, lookup: ServiceLookup, reply: OptAnswer | null, message: Buffer, limit: number) {
+    const names = this.index.namesOf(lookup.namespace, lookup.service);
+    const views = this.components.views;
+    const nxdomain = () => this.plain(query, RCODE.NXDOMAIN, { question, opt: reply, authorities: [this.soa()] });
+    // Names differing in case only: the first one that has instances (the store will keep one).
+    const view = names.map((name) => views.get(lookup.namespace, name)).find((candidate) => candidate.served.length > 0);
+    if (!view) return nxdomain();
+    // Qualifiers naming no zone or group of the service answer NXDOMAIN before anything is
+    // encoded: only names that exist get an encoding of their own.
+    const known = views.encoding(view, 'dns:qualifiers', qualifiersOf);
+    if (lookup.group !== null && !known.groups.has(lookup.group)) return nxdomain();
+    if (lookup.zone !== null && !known.zones.has(lookup.zone) && this.components.regionOfZone(lookup.zone) === undefined) return nxdomain();
+    if (!ANSWERED_TYPES.has(question.type)) {
+      // Another type (MX, CNAME...): NODATA when the name exists, encoded per query (rare).
+      const exists = views.encoding(view, `dns:ANY:plain:${lower}`, (current) => this.prepare(question, lower, 'ANY', current, lookup, null)).rcode === RCODE.NOERROR;
+      return this.plain(query, exists ? RCODE.NOERROR : RCODE.NXDOMAIN, { question, opt: reply, authorities: [this.soa()] });
+    }
+    const name = `dns:${question.type}:${question.class}:${reply ? 'edns' : 'plain'}:${lower}`;
+    return this.send(views.encoding(view, name, (current) => this.prepare(question, lower, question.type, current, lookup, reply)), message, limit);
+  }
+
+  private prepare(question: Question, lower: string, type: string, view: ServiceView, lookup: ServiceLookup, reply: OptAnswer | null): PreparedAnswer {
+    return new PreparedAnswer({ name: lower, type: question.type, class: question.class }, serviceRecords(type, lower, view, lookup, this.context), reply);
+  }
+
+  private send(prepared: PreparedAnswer, message: Buffer, limit: number): { bytes: Buffer; outcome: Outcome } {
+    const template = prepared.forLimit(limit);
+    const bytes = answerTo(template, message, questionNameBytes(message), questionNameBytes(template));
+    return { bytes, outcome: { rcode: bytes[3]! & 0x0f, truncated: (bytes[2]! & 0x02) !== 0 } };
+  }
+
+  private plain(query: DecodedPacket | { id: number; flags: number }, rcode: number, options: Parameters<typeof plainAnswer>[2] = {}): { bytes: Buffer; outcome: Outcome } {
+    return { bytes: plainAnswer(query, rcode, options), outcome: { rcode, truncated: false } };
+  }
+
+  private question(question: Question, lower: string): Question {
+    return { name: lower, type: question.type, class: question.class };
+  }
+
+  private soa(): Answer {
+    return soaRecord(this.context, this.components.views.revision);
+  }
+}

@@ -104,14 +104,8 @@ function onTcpConnection(listener: DnsListener, responder: DnsResponder, allowed
         if (pending.length < 2 + length) break;
         const framed = pending.subarray(0, 2 + length);
         pending = pending.subarray(2 + length);
-        let decoded: DecodedPacket | undefined;
         try {
-          decoded = dnsPacket.streamDecode(framed) as DecodedPacket;
-        } catch {
-          decoded = undefined; // the responder answers FORMERR
-        }
-        try {
-          const reply = responder.answer(framed.subarray(2), 'tcp', decoded);
+          const reply = responder.answer(framed.subarray(2), 'tcp', () => dnsPacket.streamDecode(framed) as DecodedPacket);
           if (!reply) continue;
           const prefix = Buffer.allocUnsafe(2);
           prefix.writeUInt16BE(reply.bytes.length);

@@ -5,7 +5,7 @@
  *   <domain>                                          the apex: SOA
  *   [<zone>.][<group>.group.]<service>.service[.<namespace>].<domain>
  *                                                     A, AAAA, SRV, TXT of a service's UP instances
- *   _<service>._tcp.service[.<namespace>].<domain>    the RFC 2782 form (also _udp): SRV
+ *   _<service>._tcp.service[.<namespace>].<domain>    the RFC 2782 form (also _udp): the same records
  *   <hex address>.addr.<domain>                       an SRV target: A (8 hex digits) or AAAA (32)
  *
  * Without `.<namespace>` the namespace is `default`. Namespaces are matched against the served
@@ -34,8 +34,6 @@ export interface ServiceLookup {
   zone: string | null;
   /** Only this group's instances (lower-cased), or null for every group. */
   group: string | null;
-  /** Asked in the RFC 2782 form `_service._tcp`. */
-  rfc2782: boolean;
 }
 
 /** What a parse needs to know: the domain (lower-case, trailing dot) and the served namespaces. */
@@ -106,7 +104,7 @@ function parseService(qualifiers: string[], namespace: string): Lookup {
   const unknown: Lookup = { kind: 'unknown' };
   if (qualifiers.length === 2 && qualifiers[0]!.startsWith('_') && (qualifiers[1] === '_tcp' || qualifiers[1] === '_udp')) {
     const service = qualifiers[0]!.slice(1);
-    return service === '' ? unknown : { kind: 'service', namespace, service, zone: null, group: null, rfc2782: true };
+    return service === '' ? unknown : { kind: 'service', namespace, service, zone: null, group: null };
   }
   const service = qualifiers.pop();
   if (service === undefined || service === '') return unknown;
@@ -118,7 +116,7 @@ function parseService(qualifiers: string[], namespace: string): Lookup {
   let zone: string | null = null;
   if (qualifiers.length === 1) zone = qualifiers.pop()!;
   if (qualifiers.length > 0) return unknown;
-  return { kind: 'service', namespace, service, zone, group, rfc2782: false };
+  return { kind: 'service', namespace, service, zone, group };
 }
 
 /** Builds the parser of one configuration (the namespaces' label suffixes are computed here, once). */

@@ -68,23 +68,30 @@ export class DnsResponder {
   /**
    * The answer to one message, or null when none is due: a message that is no query (a
    * response, or too short to carry an id) is dropped. A query that cannot be decoded answers
-   * FORMERR; nothing a client sends throws out of here.
+   * FORMERR; nothing a client sends throws out of here. `decode` is how the message is decoded
+   * (TCP passes dns-packet's streamDecode of the framed message), after the header checks.
    */
-  answer(message: Buffer, transport: DnsTransport, decoded?: DecodedPacket): { bytes: Buffer; outcome: Outcome } | null {
+  answer(message: Buffer, transport: DnsTransport, decode: (message: Buffer) => DecodedPacket = dnsPacket.decode): { bytes: Buffer; outcome: Outcome } | null {
     if (message.length < 12) return null;
+    if ((message[2]! & 0x80) !== 0) return null; // a response: never answer one
+    const header = { id: message.readUInt16BE(0), flags: message.readUInt16BE(2) & 0x7fff };
+    if (((header.flags >> 11) & 0xf) !== 0) return this.plain(header, RCODE.NOTIMP); // opcode: QUERY only
+    // A query has one question, no answer or authority records, and an OPT (maybe a TSIG)
+    // at most. Checked on the header's counts before decoding: dns-packet allocates what the
+    // counts say first, so 65,535 of each would cost milliseconds per packet.
+    const counts = [message.readUInt16BE(4), message.readUInt16BE(6), message.readUInt16BE(8), message.readUInt16BE(10)];
+    if (counts[0] !== 1 || counts[1] !== 0 || counts[2] !== 0 || counts[3]! > 2) return this.plain(header, RCODE.FORMERR);
     let query: DecodedPacket;
     try {
-      query = decoded ?? dnsPacket.decode(message);
+      query = decode(message);
     } catch {
-      if ((message[2]! & 0x80) !== 0) return null; // a response: never answer one
-      return this.plain({ id: message.readUInt16BE(0), flags: message.readUInt16BE(2) & 0x7fff }, RCODE.FORMERR);
+      return this.plain(header, RCODE.FORMERR);
     }
     if (query.type !== 'query') return null;
     const opt = query.additionals?.find((record): record is OptAnswer => record.type === 'OPT');
     const reply = opt ? optRecord(this.config.maxUdpPayloadBytes) : null;
     const question = query.questions?.[0];
-    if ((query as DecodedPacket & { opcode?: string }).opcode !== 'QUERY') return this.plain(query, RCODE.NOTIMP, { opt: reply });
-    if (!question || query.questions!.length !== 1) return this.plain(query, RCODE.FORMERR, { opt: reply });
+    if (!question) return this.plain(query, RCODE.FORMERR, { opt: reply });
     if (opt && opt.ednsVersion !== 0) return this.plain(query, RCODE.NOERROR, { question, opt: optRecord(this.config.maxUdpPayloadBytes, BADVERS_EXTENDED) });
     if (question.class !== 'IN' && question.class !== 'ANY') return this.plain(query, RCODE.REFUSED, { question, opt: reply });
     const limit = transport === 'udp' ? udpLimit(opt, this.config.maxUdpPayloadBytes) : MAX_MESSAGE_BYTES;

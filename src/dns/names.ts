@@ -6,7 +6,7 @@
  *   [<zone>.][<group>.group.]<service>.service[.<namespace>].<domain>
  *                                                     A, AAAA, SRV, TXT of a service's UP instances
  *   _<service>._tcp.service[.<namespace>].<domain>    the RFC 2782 form (also _udp): the same records
- *   <hex address>.addr.<domain>                       an SRV target: A (8 hex digits) or AAAA (32)
+ *   <hex address>[-<port>].addr.<domain>              an SRV target: A (8 hex digits) or AAAA (32)
  *
  * Without `.<namespace>` the namespace is `default`. Namespaces are matched against the served
  * ones (`dns.namespaces`) as a suffix, so a namespace may hold dots; a service is one label.
@@ -58,16 +58,21 @@ export function lowerAscii(name: string): string | null {
   return /^[\x00-\x7f]*$/.test(name) ? name.toLowerCase() : null;
 }
 
-/** The SRV target name of an address: its bytes in hex under `addr.` (IPv6 in full, 32 digits). */
-export function addressName(address: string, family: 4 | 6, domain: string): string {
+/**
+ * The SRV target name of an instance's address: the address's bytes in hex (IPv6 in full, 32
+ * digits) and the port, under `addr.`. The port makes the target of every SRV record its own:
+ * clients such as HAProxy match additional records to SRV records by target, one each, so
+ * instances sharing a host behind one target would leave all but one unresolved.
+ */
+export function addressName(address: string, family: 4 | 6, domain: string, port?: number): string {
   const hex =
     family === 4
       ? address
           .split('.')
           .map((part) => Number(part).toString(16).padStart(2, '0'))
           .join('')
-      : expandIpv6(address);
-  return `${hex}.addr.${domain}`;
+      : expandIpv6(address.split('%')[0]!);
+  return `${hex}${port === undefined ? '' : `-${port}`}.addr.${domain}`;
 }
 
 /** The 32 hex digits of an IPv6 address (with an embedded IPv4 tail, as `::ffff:1.2.3.4`, too). */
@@ -86,8 +91,9 @@ function expandIpv6(address: string): string {
   return groups.map((group) => group.padStart(4, '0')).join('');
 }
 
-function parseAddress(hex: string): Lookup {
-  if (!HEX.test(hex)) return { kind: 'unknown' };
+function parseAddress(label: string): Lookup {
+  const [hex = '', port, extra] = label.split('-');
+  if (!HEX.test(hex) || extra !== undefined || (port !== undefined && !/^[1-9][0-9]{0,4}$/.test(port))) return { kind: 'unknown' };
   if (hex.length === 8) {
     const bytes = [0, 2, 4, 6].map((at) => parseInt(hex.slice(at, at + 2), 16));
     return { kind: 'address', address: bytes.join('.'), family: 4 };

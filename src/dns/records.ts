@@ -67,6 +67,11 @@ function familyOf(host: string): 0 | 4 | 6 {
   return isIP(host) as 0 | 4 | 6;
 }
 
+/** An address host as a record carries it: lower-case, without an IPv6 zone index (`%eth0`). */
+function addressOf(host: string): string {
+  return host.toLowerCase().split('%')[0]!;
+}
+
 /** The SOA of the domain: negative answers carry it (RFC 2308), its minimum is the negative TTL. */
 export function soaRecord(context: RecordContext, serial: number): SoaAnswer {
   return {
@@ -97,7 +102,7 @@ export function addressRecords(owner: string, instances: readonly InstanceView[]
   const candidates = instances.filter((instance) => familyOf(instance.host) === family);
   const best = Math.min(...candidates.map((instance) => priorityOf(instance, lookup.zone, region)));
   const nearest = candidates.filter((instance) => priorityOf(instance, lookup.zone, region) === best);
-  const addresses = [...new Set(nearest.map((instance) => instance.host.toLowerCase()))];
+  const addresses = [...new Set(nearest.map((instance) => addressOf(instance.host)))];
   const start = addresses.length === 0 ? 0 : rotateBy % addresses.length;
   const rotated = [...addresses.slice(start), ...addresses.slice(0, start)];
   return rotated.map((address) => ({ type: family === 4 ? 'A' : 'AAAA', name: owner, ttl: context.ttlSeconds, data: address }) as Answer);
@@ -109,8 +114,8 @@ function regionOfInstances(instances: readonly InstanceView[], zone: string): st
 
 /**
  * SRV answers, one per instance: its port, its weight, its priority by the asked zone, and a
- * target: `<hex address>.addr.<domain>` for an address (its A or AAAA goes in the additional
- * section), the host itself for a name (the resolver looks it up).
+ * target: `<hex address>-<port>.addr.<domain>` for an address (its A or AAAA goes in the
+ * additional section), the host itself for a name (the resolver looks it up).
  */
 export function srvRecords(owner: string, instances: readonly InstanceView[], lookup: ServiceLookup, context: RecordContext): { answers: Answer[]; additionals: Answer[] } {
   const region = lookup.zone === null ? undefined : context.regionOfZone(lookup.zone) ?? regionOfInstances(instances, lookup.zone);
@@ -118,8 +123,8 @@ export function srvRecords(owner: string, instances: readonly InstanceView[], lo
   const additionals = new Map<string, Answer>();
   for (const instance of instances) {
     const family = familyOf(instance.host);
-    const host = instance.host.toLowerCase();
-    const target = family === 0 ? host.replace(/\.$/, '') : addressName(host, family, context.domain);
+    const host = family === 0 ? instance.host.toLowerCase().replace(/\.$/, '') : addressOf(instance.host);
+    const target = family === 0 ? host : addressName(host, family, context.domain, instance.port);
     answers.push({
       type: 'SRV',
       name: owner,

@@ -28,6 +28,9 @@ describe('DNS names', () => {
     ['web.registry', { kind: 'unknown' }],
     ['0a000005.addr.registry', { kind: 'address', address: '10.0.0.5', family: 4 }],
     ['20010db8000000000000000000000001.addr.registry', { kind: 'address', address: '2001:0db8:0000:0000:0000:0000:0000:0001', family: 6 }],
+    ['0a000005-8080.addr.registry', { kind: 'address', address: '10.0.0.5', family: 4 }],
+    ['0a000005-.addr.registry', { kind: 'unknown' }],
+    ['0a000005-80-1.addr.registry', { kind: 'unknown' }],
     ['0a0000.addr.registry', { kind: 'unknown' }],
     ['zz000005.addr.registry', { kind: 'unknown' }],
   ])('%s', (name, expected) => {
@@ -59,6 +62,7 @@ describe('DNS names', () => {
     ['::ffff:10.0.0.5', 6, '00000000000000000000ffff0a000005.addr.registry.'],
   ])('names the address %s as an SRV target', (address, family, name) => {
     expect(addressName(address, family, 'registry.')).toBe(name);
+    expect(addressName(address, family, 'registry.', 8080)).toBe(name.replace('.addr.', '-8080.addr.'));
     const parsed = parser.parse(name.slice(0, -1));
     expect(parsed.kind).toBe('address');
   });

@@ -31,6 +31,7 @@ const fleet = [
   instance('e', 'api.example.com', { zone: 'us-1', region: 'us', port: 8005 }),
   instance('f', '10.0.0.6', { status: 'DOWN' }),
   instance('g', '10.0.0.7', { group: 'blue', port: 8007 }),
+  instance('h', 'fe80::8%eth0', { status: 'DOWN' }),
 ];
 
 describe('DNS records', () => {
@@ -40,6 +41,14 @@ describe('DNS records', () => {
     expect(a.answers.map((answer) => dataOf(answer))).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.7']);
     expect(a.answers.every((answer) => answer.name === OWNER && answer.type === 'A' && 'ttl' in answer && answer.ttl === 5)).toBe(true);
     expect(serviceRecords('AAAA', OWNER, view(fleet), lookup(), context).answers.map((answer) => dataOf(answer))).toEqual(['2001:db8::4']);
+  });
+
+  it('gives instances sharing a host targets of their own, and leaves an IPv6 zone index out', () => {
+    const shared = [instance('a', '127.0.0.1', { port: 1 }), instance('b', '127.0.0.1', { port: 2 }), instance('c', 'FE80::1%eth0', { port: 3 })];
+    const srv = serviceRecords('SRV', OWNER, view(shared), lookup(), context);
+    expect(srv.answers.map((answer) => (dataOf(answer) as { target: string }).target)).toEqual(['7f000001-1.addr.registry.', '7f000001-2.addr.registry.', 'fe800000000000000000000000000001-3.addr.registry.']);
+    expect(srv.additionals.map((record) => dataOf(record))).toEqual(['127.0.0.1', '127.0.0.1', 'fe80::1']);
+    expect(serviceRecords('AAAA', OWNER, view(shared), lookup(), context).answers.map((answer) => dataOf(answer))).toEqual(['fe80::1']);
   });
 
   it('rotates the A records by the second the view was built', () => {
@@ -59,19 +68,19 @@ describe('DNS records', () => {
   it('answers SRV with port, weight, zone priority and an address target resolved in the additional section', () => {
     const srv = serviceRecords('SRV', OWNER, view(fleet), lookup({ zone: 'eu-1' }), context);
     expect(srv.answers.map((answer) => dataOf(answer))).toEqual([
-      { priority: PRIORITY.zone, weight: 3, port: 8001, target: '0a000001.addr.registry.' },
-      { priority: PRIORITY.region, weight: 1, port: 8002, target: '0a000002.addr.registry.' },
-      { priority: PRIORITY.other, weight: 1, port: 8003, target: '0a000003.addr.registry.' },
-      { priority: PRIORITY.zone, weight: 1, port: 8004, target: '20010db8000000000000000000000004.addr.registry.' },
+      { priority: PRIORITY.zone, weight: 3, port: 8001, target: '0a000001-8001.addr.registry.' },
+      { priority: PRIORITY.region, weight: 1, port: 8002, target: '0a000002-8002.addr.registry.' },
+      { priority: PRIORITY.other, weight: 1, port: 8003, target: '0a000003-8003.addr.registry.' },
+      { priority: PRIORITY.zone, weight: 1, port: 8004, target: '20010db8000000000000000000000004-8004.addr.registry.' },
       { priority: PRIORITY.other, weight: 1, port: 8005, target: 'api.example.com' },
-      { priority: PRIORITY.other, weight: 1, port: 8007, target: '0a000007.addr.registry.' },
+      { priority: PRIORITY.other, weight: 1, port: 8007, target: '0a000007-8007.addr.registry.' },
     ]);
     expect(srv.additionals.map((record) => [record.name, record.type, dataOf(record)])).toEqual([
-      ['0a000001.addr.registry.', 'A', '10.0.0.1'],
-      ['0a000002.addr.registry.', 'A', '10.0.0.2'],
-      ['0a000003.addr.registry.', 'A', '10.0.0.3'],
-      ['20010db8000000000000000000000004.addr.registry.', 'AAAA', '2001:db8::4'],
-      ['0a000007.addr.registry.', 'A', '10.0.0.7'],
+      ['0a000001-8001.addr.registry.', 'A', '10.0.0.1'],
+      ['0a000002-8002.addr.registry.', 'A', '10.0.0.2'],
+      ['0a000003-8003.addr.registry.', 'A', '10.0.0.3'],
+      ['20010db8000000000000000000000004-8004.addr.registry.', 'AAAA', '2001:db8::4'],
+      ['0a000007-8007.addr.registry.', 'A', '10.0.0.7'],
     ]);
     const plain = serviceRecords('SRV', OWNER, view(fleet), lookup(), context);
     expect(plain.answers.every((answer) => (dataOf(answer) as { priority: number }).priority === 0)).toBe(true);

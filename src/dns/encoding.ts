@@ -125,16 +125,19 @@ export function questionNameBytes(query: Buffer): number {
 /**
  * A template made the answer to one query: the query's id and RD bit, and its question name
  * as the client spelled it (RFC 4343: case is preserved in the answer; resolvers that randomise
- * case, as unbound does, compare it) when its length is the one encoded.
+ * case, as unbound does, compare it) when its length is the one encoded. Answered as two
+ * parts, sent together (UDP: one datagram from both; TCP: one write): a small head of its own
+ * and the rest of the shared template, never copied or changed.
  */
-export function answerTo(template: Buffer, query: Buffer, nameBytes: number, templateNameBytes: number): Buffer {
-  const out = Buffer.allocUnsafe(template.length);
-  template.copy(out);
-  out[0] = query[0]!;
-  out[1] = query[1]!;
-  out[2] = out[2]! | (query[2]! & 0x01);
-  if (nameBytes > 0 && nameBytes === templateNameBytes) query.copy(out, HEADER_BYTES, HEADER_BYTES, HEADER_BYTES + nameBytes);
-  return out;
+export function answerTo(template: Buffer, query: Buffer, nameBytes: number, templateNameBytes: number): Buffer[] {
+  const headBytes = HEADER_BYTES + (nameBytes > 0 && nameBytes === templateNameBytes ? nameBytes : 0);
+  const head = Buffer.allocUnsafe(headBytes);
+  template.copy(head, 0, 0, HEADER_BYTES);
+  head[0] = query[0]!;
+  head[1] = query[1]!;
+  head[2] = head[2]! | (query[2]! & 0x01);
+  if (headBytes > HEADER_BYTES) query.copy(head, HEADER_BYTES, HEADER_BYTES, headBytes);
+  return [head, template.subarray(headBytes)];
 }
 
 /** An answer without records (REFUSED, FORMERR, NOTIMP, NXDOMAIN with its SOA...), encoded for this one query. */

@@ -37,11 +37,11 @@ export function sourceFilter(networks: readonly string[]): (address: string) => 
 }
 
 /** REFUSED for a query from a source that may not ask: its question echoed, nothing else. */
-function refusal(message: Buffer): Buffer | null {
+function refusal(message: Buffer): Buffer[] | null {
   try {
     const query = dnsPacket.decode(message);
     if (query.type !== 'query') return null;
-    return plainAnswer(query, RCODE.REFUSED, query.questions?.length === 1 ? { question: query.questions[0]! } : {});
+    return [plainAnswer(query, RCODE.REFUSED, query.questions?.length === 1 ? { question: query.questions[0]! } : {})];
   } catch {
     return null;
   }
@@ -73,7 +73,7 @@ class DnsListener implements ProtocolListener {
 function onUdpMessage(udp: UdpSocket, responder: DnsResponder, allowed: (address: string) => boolean, log: Logger) {
   return (message: Buffer, from: RemoteInfo) => {
     try {
-      const reply = allowed(from.address) ? responder.answer(message, 'udp')?.bytes : refusal(message);
+      const reply = allowed(from.address) ? responder.answer(message, 'udp')?.parts : refusal(message);
       if (reply) udp.send(reply, from.port, from.address);
     } catch (error) {
       // Nothing a client sends may stop the listener; a bug here costs one answer, not the peer.
@@ -108,8 +108,8 @@ function onTcpConnection(listener: DnsListener, responder: DnsResponder, allowed
           const reply = responder.answer(framed.subarray(2), 'tcp', () => dnsPacket.streamDecode(framed) as DecodedPacket);
           if (!reply) continue;
           const prefix = Buffer.allocUnsafe(2);
-          prefix.writeUInt16BE(reply.bytes.length);
-          if (!socket.write(Buffer.concat([prefix, reply.bytes]))) {
+          prefix.writeUInt16BE(reply.parts.reduce((total, part) => total + part.length, 0));
+          if (!socket.write(Buffer.concat([prefix, ...reply.parts]))) {
             socket.pause();
             socket.once('drain', () => socket.resume());
           }

@@ -9,7 +9,8 @@ import { ServiceIndex } from './service-index.js';
 /**
  * Answers DNS queries (bytes in, bytes out) from the read layer; no sockets (listener.ts has
  * them). A service name's answer is encoded once per view and question (`views.encoding`),
- * so a query costs its decode, two map lookups and a copy of the encoded answer.
+ * so a query costs its decode, a few map lookups and a small head before the shared encoded
+ * answer; a query whose bytes (after the id) were seen before skips the decode as well.
  */
 
 export interface ResponderComponents {
@@ -20,15 +21,34 @@ export interface ResponderComponents {
 
 export type DnsTransport = 'udp' | 'tcp';
 
-/** What one query came to, for the counters and the logs. */
-export interface Outcome {
-  rcode: number;
-  truncated: boolean;
+/** An answer in the parts it is sent from (see encoding.ts answerTo); one buffer for a plain answer. */
+export interface DnsReply {
+  parts: Buffer[];
+}
+
+/** The reply as one buffer (TCP framing, tests). */
+export function joined(reply: DnsReply): Buffer {
+  return reply.parts.length === 1 ? reply.parts[0]! : Buffer.concat(reply.parts);
 }
 
 /** RFC 6891 6.1.3: an EDNS version other than 0 is answered BADVERS (16: extended 1, header 0). */
 const BADVERS_EXTENDED = 1;
 const ANSWERED_TYPES = new Set(['A', 'AAAA', 'SRV', 'TXT', 'ANY']);
+/** Queries remembered by their bytes (see `Remembered`); the memo is emptied when it grows past this. */
+const MAX_REMEMBERED = 4_096;
+
+/**
+ * A service query as its bytes after the id (flags, question as spelled, EDNS0 size) and its
+ * transport: the view and encoded answer it came to. A query with the same bytes is answered
+ * from here while the view is still current, without decoding or parsing it again.
+ */
+interface Remembered {
+  namespace: string;
+  service: string;
+  view: ServiceView;
+  prepared: PreparedAnswer;
+  limit: number;
+}
 
 /** QTYPE ANY (255), which dns-packet's RecordType leaves out. */
 function isAny(question: Question): boolean {
@@ -51,6 +71,9 @@ export class DnsResponder {
   private readonly parser: NameParser;
   private readonly index: ServiceIndex;
   private readonly context: RecordContext;
+  /** The OPT record of every answer to an EDNS0 query (RFC 6891): our UDP buffer size. */
+  private readonly opt: OptAnswer;
+  private readonly remembered = new Map<string, Remembered>();
 
   constructor(
     private readonly components: ResponderComponents,
@@ -58,6 +81,7 @@ export class DnsResponder {
   ) {
     this.parser = nameParser({ domain: config.domain, namespaces: config.namespaces });
     this.index = new ServiceIndex(components.views, config.namespaces);
+    this.opt = optRecord(config.maxUdpPayloadBytes);
     this.context = { domain: config.domain, ttlSeconds: config.ttlSeconds, regionOfZone: (zone) => components.regionOfZone(zone) };
   }
 
@@ -71,8 +95,11 @@ export class DnsResponder {
    * FORMERR; nothing a client sends throws out of here. `decode` is how the message is decoded
    * (TCP passes dns-packet's streamDecode of the framed message), after the header checks.
    */
-  answer(message: Buffer, transport: DnsTransport, decode: (message: Buffer) => DecodedPacket = dnsPacket.decode): { bytes: Buffer; outcome: Outcome } | null {
+  answer(message: Buffer, transport: DnsTransport, decode: (message: Buffer) => DecodedPacket = dnsPacket.decode): DnsReply | null {
     if (message.length < 12) return null;
+    const key = `${transport}${message.toString('latin1', 2)}`;
+    const known = this.remembered.get(key);
+    if (known && this.components.views.get(known.namespace, known.service) === known.view) return this.send(known.prepared, message, known.limit);
     if ((message[2]! & 0x80) !== 0) return null; // a response: never answer one
     const header = { id: message.readUInt16BE(0), flags: message.readUInt16BE(2) & 0x7fff };
     if (((header.flags >> 11) & 0xf) !== 0) return this.plain(header, RCODE.NOTIMP); // opcode: QUERY only
@@ -89,7 +116,7 @@ export class DnsResponder {
     }
     if (query.type !== 'query') return null;
     const opt = query.additionals?.find((record): record is OptAnswer => record.type === 'OPT');
-    const reply = opt ? optRecord(this.config.maxUdpPayloadBytes) : null;
+    const reply = opt ? this.opt : null;
     const question = query.questions?.[0];
     if (!question) return this.plain(query, RCODE.FORMERR, { opt: reply });
     if (opt && opt.ednsVersion !== 0) return this.plain(query, RCODE.NOERROR, { question, opt: optRecord(this.config.maxUdpPayloadBytes, BADVERS_EXTENDED) });
@@ -113,16 +140,23 @@ export class DnsResponder {
         return this.send(new PreparedAnswer(this.question(question, lower!), { rcode: RCODE.NOERROR, answers, authorities: match ? [] : [this.soa()], additionals: [] }, reply), message, limit);
       }
       case 'service':
-        return this.service(query, question, lower!, lookup, reply, message, limit);
+        return this.service(query, question, lower!, lookup, reply, message, limit, key);
     }
   }
 
-  private service(query: DecodedPacket, question: Question, lower: string, lookup: ServiceLookup, reply: OptAnswer | null, message: Buffer, limit: number) {
+  private service(query: DecodedPacket, question: Question, lower: string, lookup: ServiceLookup, reply: OptAnswer | null, message: Buffer, limit: number, key: string) {
     const names = this.index.namesOf(lookup.namespace, lookup.service);
     const views = this.components.views;
     const nxdomain = () => this.plain(query, RCODE.NXDOMAIN, { question, opt: reply, authorities: [this.soa()] });
     // Names differing in case only: the first one that has instances (the store will keep one).
-    const view = names.map((name) => views.get(lookup.namespace, name)).find((candidate) => candidate.served.length > 0);
+    let view: ServiceView | undefined;
+    for (const name of names) {
+      const candidate = views.get(lookup.namespace, name);
+      if (candidate.served.length > 0) {
+        view = candidate;
+        break;
+      }
+    }
     if (!view) return nxdomain();
     // Qualifiers naming no zone or group of the service answer NXDOMAIN before anything is
     // encoded: only names that exist get an encoding of their own.
@@ -135,21 +169,23 @@ export class DnsResponder {
       return this.plain(query, exists ? RCODE.NOERROR : RCODE.NXDOMAIN, { question, opt: reply, authorities: [this.soa()] });
     }
     const name = `dns:${question.type}:${question.class}:${reply ? 'edns' : 'plain'}:${lower}`;
-    return this.send(views.encoding(view, name, (current) => this.prepare(question, lower, question.type, current, lookup, reply)), message, limit);
+    const prepared = views.encoding(view, name, (current) => this.prepare(question, lower, question.type, current, lookup, reply));
+    if (this.remembered.size >= MAX_REMEMBERED) this.remembered.clear();
+    this.remembered.set(key, { namespace: lookup.namespace, service: view.service, view, prepared, limit });
+    return this.send(prepared, message, limit);
   }
 
   private prepare(question: Question, lower: string, type: string, view: ServiceView, lookup: ServiceLookup, reply: OptAnswer | null): PreparedAnswer {
     return new PreparedAnswer({ name: lower, type: question.type, class: question.class }, serviceRecords(type, lower, view, lookup, this.context), reply);
   }
 
-  private send(prepared: PreparedAnswer, message: Buffer, limit: number): { bytes: Buffer; outcome: Outcome } {
+  private send(prepared: PreparedAnswer, message: Buffer, limit: number): DnsReply {
     const template = prepared.forLimit(limit);
-    const bytes = answerTo(template, message, questionNameBytes(message), questionNameBytes(template));
-    return { bytes, outcome: { rcode: bytes[3]! & 0x0f, truncated: (bytes[2]! & 0x02) !== 0 } };
+    return { parts: answerTo(template, message, questionNameBytes(message), questionNameBytes(template)) };
   }
 
-  private plain(query: DecodedPacket | { id: number; flags: number }, rcode: number, options: Parameters<typeof plainAnswer>[2] = {}): { bytes: Buffer; outcome: Outcome } {
-    return { bytes: plainAnswer(query, rcode, options), outcome: { rcode, truncated: false } };
+  private plain(query: DecodedPacket | { id: number; flags: number }, rcode: number, options: Parameters<typeof plainAnswer>[2] = {}): DnsReply {
+    return { parts: [plainAnswer(query, rcode, options)] };
   }
 
   private question(question: Question, lower: string): Question {

@@ -2,7 +2,7 @@ import dnsPacket, { type Answer, type DecodedPacket, type Packet } from 'dns-pac
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '../../../src/clock/rng.js';
 import { resolveConfig } from '../../../src/config/load.js';
-import { DnsResponder, type DnsTransport } from '../../../src/dns/responder.js';
+import { DnsResponder, joined, type DnsTransport } from '../../../src/dns/responder.js';
 import { createTestNode } from '../../support/node.js';
 
 const dataOf = (answer: Answer): unknown => (answer as { data?: unknown }).data;
@@ -31,7 +31,8 @@ async function setup(instances: number, extra: Record<string, unknown> = {}) {
     };
     const reply = responder.answer(dnsPacket.encode(query), options.transport ?? 'udp');
     if (!reply) throw new Error('no answer');
-    return { bytes: reply.bytes, packet: dnsPacket.decode(reply.bytes) as unknown as DecodedPacket & { rcode: string } };
+    const bytes = joined(reply);
+    return { bytes, packet: dnsPacket.decode(bytes) as unknown as DecodedPacket & { rcode: string } };
   };
   return { ...testNode, responder, ask };
 }
@@ -111,17 +112,17 @@ describe('DnsResponder', () => {
   it('answers FORMERR, NOTIMP and BADVERS for what it cannot take, and drops responses', async () => {
     const { responder, ask } = await setup(1);
     const garbage = Buffer.from([0x12, 0x34, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05]);
-    const formerr = dnsPacket.decode(responder.answer(garbage, 'udp')!.bytes) as unknown as DecodedPacket & { rcode: string };
+    const formerr = dnsPacket.decode(joined(responder.answer(garbage, 'udp')!)) as unknown as DecodedPacket & { rcode: string };
     expect([formerr.id, formerr.rcode]).toEqual([0x1234, 'FORMERR']);
     const two = dnsPacket.encode({ type: 'query', id: 1, questions: [{ name: 'a.registry', type: 'A' }, { name: 'b.registry', type: 'A' }] });
-    expect((dnsPacket.decode(responder.answer(two, 'udp')!.bytes) as unknown as { rcode: string }).rcode).toBe('FORMERR');
+    expect((dnsPacket.decode(joined(responder.answer(two, 'udp')!)) as unknown as { rcode: string }).rcode).toBe('FORMERR');
     const notify = dnsPacket.encode({ type: 'query', id: 1, flags: 4 << 11, questions: [{ name: 'registry', type: 'SOA' }] });
-    expect((dnsPacket.decode(responder.answer(notify, 'udp')!.bytes) as unknown as { rcode: string }).rcode).toBe('NOTIMP');
+    expect((dnsPacket.decode(joined(responder.answer(notify, 'udp')!)) as unknown as { rcode: string }).rcode).toBe('NOTIMP');
     const response = dnsPacket.encode({ type: 'response', id: 1, questions: [{ name: 'web.service.registry', type: 'A' }] });
     expect(responder.answer(response, 'udp')).toBeNull();
     expect(responder.answer(Buffer.from([1, 2, 3]), 'udp')).toBeNull();
     const v1 = dnsPacket.encode({ type: 'query', id: 1, questions: [{ name: 'web.service.registry', type: 'A' }], additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, ednsVersion: 1 } as never] });
-    const badvers = dnsPacket.decode(responder.answer(v1, 'udp')!.bytes);
+    const badvers = dnsPacket.decode(joined(responder.answer(v1, 'udp')!));
     expect(badvers.additionals!.find((record) => record.type === 'OPT')).toMatchObject({ extendedRcode: 1 });
     expect(ask({ name: 'web.service.registry', type: 'A' }).packet.rcode).toBe('NOERROR');
   });

@@ -8,6 +8,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { writeFileSync } from 'node:fs';
+import { benchDns } from './dns.js';
 import { benchEtcd } from './etcd.js';
 import { progress, quick, writeResult } from './lib.js';
 import { benchMemory } from './memory.js';
@@ -59,6 +60,7 @@ const singlePeer = await section('single peer', quick ? 20_000 : 90_000, () => b
 const etcd = await section('etcd', quick ? 15_000 : 45_000, () => benchEtcd({ quick }));
 const memory = await section('memory', quick ? 15_000 : 60_000, () => benchMemory({ quick }));
 const sse = await section('sse', 20_000, () => benchSse({ quick }));
+const dns = await section('dns', quick ? 15_000 : 40_000, () => benchDns({ quick }));
 const points: ClusterPoint[] = [];
 const skippedPoints: string[] = [];
 for (const { estimateMs, ...options } of clusterPoints) {
@@ -76,6 +78,7 @@ const results: BenchResults = {
   etcd,
   memory,
   sse,
+  dns,
   cluster: { points, skipped: skippedPoints, primary },
 };
 writeResult(`results-${results.mode}`, results);

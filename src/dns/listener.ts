@@ -4,9 +4,7 @@ import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import type { DnsConfig } from '../config/protocols.js';
 import type { Logger } from '../log/logger.js';
 import type { ListenerDeps, ProtocolListener } from '../protocol-listeners.js';
-import { plainAnswer } from './encoding.js';
-import { RCODE } from './records.js';
-import { DnsResponder } from './responder.js';
+import { DnsResponder, refusal } from './responder.js';
 
 /**
  * The DNS listener (docs/dns.md): UDP and TCP on the same port of the peer's host, off unless
@@ -34,17 +32,6 @@ export function sourceFilter(networks: readonly string[]): (address: string) => 
     const family = isIP(plain);
     return family !== 0 && allowed.check(plain, family === 6 ? 'ipv6' : 'ipv4');
   };
-}
-
-/** REFUSED for a query from a source that may not ask: its question echoed, nothing else. */
-function refusal(message: Buffer): Buffer[] | null {
-  try {
-    const query = dnsPacket.decode(message);
-    if (query.type !== 'query') return null;
-    return [plainAnswer(query, RCODE.REFUSED, query.questions?.length === 1 ? { question: query.questions[0]! } : {})];
-  } catch {
-    return null;
-  }
 }
 
 class DnsListener implements ProtocolListener {

@@ -50,6 +50,29 @@ interface Remembered {
   limit: number;
 }
 
+/**
+ * A query has one question, no answer or authority records, and an OPT (maybe a TSIG) at
+ * most. Checked on the header's counts before decoding: dns-packet allocates what the counts
+ * say first, so 65,535 of each would cost milliseconds per packet.
+ */
+function plausibleCounts(message: Buffer): boolean {
+  return message.readUInt16BE(4) === 1 && message.readUInt16BE(6) === 0 && message.readUInt16BE(8) === 0 && message.readUInt16BE(10) <= 2;
+}
+
+/**
+ * REFUSED for a query from a source that may not ask (listener.ts): its question echoed,
+ * nothing else, so never bigger than the query. Not a plausible query: nothing (dropped).
+ */
+export function refusal(message: Buffer): Buffer[] | null {
+  if (message.length < 12 || (message[2]! & 0x80) !== 0 || !plausibleCounts(message)) return null;
+  try {
+    const query = dnsPacket.decode(message);
+    return [plainAnswer(query, RCODE.REFUSED, { question: query.questions![0]! })];
+  } catch {
+    return null;
+  }
+}
+
 /** QTYPE ANY (255), which dns-packet's RecordType leaves out. */
 function isAny(question: Question): boolean {
   return (question.type as string) === 'ANY';
@@ -103,11 +126,7 @@ export class DnsResponder {
     if ((message[2]! & 0x80) !== 0) return null; // a response: never answer one
     const header = { id: message.readUInt16BE(0), flags: message.readUInt16BE(2) & 0x7fff };
     if (((header.flags >> 11) & 0xf) !== 0) return this.plain(header, RCODE.NOTIMP); // opcode: QUERY only
-    // A query has one question, no answer or authority records, and an OPT (maybe a TSIG)
-    // at most. Checked on the header's counts before decoding: dns-packet allocates what the
-    // counts say first, so 65,535 of each would cost milliseconds per packet.
-    const counts = [message.readUInt16BE(4), message.readUInt16BE(6), message.readUInt16BE(8), message.readUInt16BE(10)];
-    if (counts[0] !== 1 || counts[1] !== 0 || counts[2] !== 0 || counts[3]! > 2) return this.plain(header, RCODE.FORMERR);
+    if (!plausibleCounts(message)) return this.plain(header, RCODE.FORMERR);
     let query: DecodedPacket;
     try {
       query = decode(message);

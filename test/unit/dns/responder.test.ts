@@ -2,7 +2,7 @@ import dnsPacket, { type Answer, type DecodedPacket, type Packet } from 'dns-pac
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '../../../src/clock/rng.js';
 import { resolveConfig } from '../../../src/config/load.js';
-import { DnsResponder, joined, type DnsTransport } from '../../../src/dns/responder.js';
+import { DnsResponder, joined, refusal, type DnsTransport } from '../../../src/dns/responder.js';
 import { createTestNode } from '../../support/node.js';
 
 const dataOf = (answer: Answer): unknown => (answer as { data?: unknown }).data;
@@ -137,6 +137,16 @@ describe('DnsResponder', () => {
       if (i % 2 === 0) for (let flip = 0; flip < 3; flip++) bytes[Math.floor(rng() * bytes.length)] = Math.floor(rng() * 256);
       expect(() => responder.answer(bytes, i % 3 ? 'udp' : 'tcp'), `seed 19, packet ${i}: ${bytes.toString('hex')}`).not.toThrow();
     }
+  });
+
+  it('refuses a query with its question only, and drops what is no plausible query', () => {
+    const queryBytes = dnsPacket.encode({ type: 'query', id: 77, questions: [{ name: 'web.service.registry', type: 'A' }], additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 4096 } as never] });
+    const refused = joined({ parts: refusal(queryBytes)! });
+    expect(refused.length).toBeLessThanOrEqual(queryBytes.length);
+    expect(dnsPacket.decode(refused)).toMatchObject({ id: 77, rcode: 'REFUSED', questions: [{ name: 'web.service.registry' }], answers: [] });
+    const hugeCounts = Buffer.from([0, 1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0]);
+    expect(refusal(hugeCounts)).toBeNull();
+    expect(refusal(dnsPacket.encode({ type: 'response', id: 1, questions: [{ name: 'x', type: 'A' }] }))).toBeNull();
   });
 
   it('serves another namespace under its own name only', async () => {

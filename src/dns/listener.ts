@@ -16,6 +16,8 @@ import { DnsResponder, refusal } from './responder.js';
 const TCP_IDLE_MS = 10_000;
 /** Open TCP connections at most; more are refused by the kernel's backlog and then closed. */
 const MAX_TCP_CONNECTIONS = 1_000;
+/** Source addresses whose verdict is remembered; the memo is emptied when it grows past this. */
+const MAX_VERDICTS = 4_096;
 /** Tries to find a port free for both UDP and TCP when the configured port is 0 (any). */
 const ANY_PORT_TRIES = 5;
 
@@ -26,11 +28,19 @@ export function sourceFilter(networks: readonly string[]): (address: string) => 
     const [address = '', prefix = ''] = network.split('/');
     allowed.addSubnet(address, Number(prefix), isIP(address) === 6 ? 'ipv6' : 'ipv4');
   }
+  // BlockList.check costs microseconds, more than answering from the encoded view: the
+  // verdicts of the sources seen are kept (resolvers and load balancers are few).
+  const verdicts = new Map<string, boolean>();
   return (address) => {
+    const known = verdicts.get(address);
+    if (known !== undefined) return known;
     // A dual-stack socket shows IPv4 clients as ::ffff:a.b.c.d.
     const plain = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
     const family = isIP(plain);
-    return family !== 0 && allowed.check(plain, family === 6 ? 'ipv6' : 'ipv4');
+    const verdict = family !== 0 && allowed.check(plain, family === 6 ? 'ipv6' : 'ipv4');
+    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    verdicts.set(address, verdict);
+    return verdict;
   };
 }
 

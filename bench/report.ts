@@ -11,6 +11,7 @@ import type { EtcdResult } from './etcd.js';
 import { LINEARITY_MIN_R_SQUARED, type MemoryResult } from './memory.js';
 import { CLUSTER_TARGETS, type ClusterPoint } from './replication.js';
 import type { SinglePeerResult } from './single-peer.js';
+import type { DnsResult } from './dns.js';
 import type { SseResult } from './sse.js';
 import type { ConsulResult } from './consul.js';
 import { table } from './lib.js';
@@ -26,6 +27,8 @@ export interface BenchResults {
   sse: SseResult | { skipped: string };
   /** Absent in results written before the Consul API. */
   consul?: ConsulResult | { skipped: string };
+  /** Absent in runs from before the DNS listener. */
+  dns?: DnsResult | { skipped: string };
   cluster: { points: ClusterPoint[]; skipped: string[]; primary: { peers: number; instances: number } };
 }
 
@@ -191,6 +194,7 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
     const why = consul === undefined ? 'not in this run' : consul.skipped;
     rows.push({ figure: 'Consul blocking queries, 1,000 watchers', value: `not measured: ${why}`, reference: '', ratio: '', target: 'none set', met: 'not measured' });
   }
+  rows.push(...dnsRows(results.dns));
   if (!skipped(memory)) {
     const idle = memory.points[0]!;
     const last = memory.points.at(-1)!;
@@ -231,6 +235,31 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
     });
   }
   return rows;
+}
+
+/** The DNS rows of the summary: answers per second against a bare UDP server, and register to answer. */
+function dnsRows(dns: BenchResults['dns']): Record<string, string>[] {
+  if (!dns) return [];
+  if (skipped(dns)) return [{ figure: 'DNS answers/s, 100-instance service', value: `not measured: ${dns.skipped}`, reference: '', ratio: '', target: '>= 0.8x', met: 'not measured' }];
+  const r = dns.registerToAnswer;
+  return [
+    {
+      figure: `DNS answers/s, ${dns.instances}-instance service (${dns.answerBytes}-byte UDP answer)`,
+      value: `${num(dns.peer.answersPerSecond)}/s`,
+      reference: `bare UDP server sending the same answer ${num(dns.reference.answersPerSecond)}/s`,
+      ratio: `${dns.ratio}x (rounds ${Math.min(...dns.pairRatios)}-${Math.max(...dns.pairRatios)})`,
+      target: `>= ${dns.target}x`,
+      met: met(dns.ratio >= dns.target),
+    },
+    {
+      figure: 'register to the new address in a DNS answer',
+      value: `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms (${r.samples} registers)`,
+      reference: `the register's own round trip p50 ${r.writeAckP50Ms} ms, p99 ${r.writeAckP99Ms} ms`,
+      ratio: '',
+      target: 'none set',
+      met: '',
+    },
+  ];
 }
 
 function scalingPanels(results: BenchResults): { instances: Panel[]; peers: Panel[] } {

@@ -9,6 +9,7 @@
 import { cpus, loadavg } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { benchConsul } from './consul.js';
+import { benchDns } from './dns.js';
 import { benchEtcd } from './etcd.js';
 import { progress, quick, writeResult } from './lib.js';
 import { benchMemory } from './memory.js';
@@ -61,6 +62,7 @@ const etcd = await section('etcd', quick ? 15_000 : 45_000, () => benchEtcd({ qu
 const memory = await section('memory', quick ? 15_000 : 60_000, () => benchMemory({ quick }));
 const sse = await section('sse', 20_000, () => benchSse({ quick }));
 const consul = await section('consul', quick ? 30_000 : 45_000, () => benchConsul({ quick }));
+const dns = await section('dns', quick ? 15_000 : 40_000, () => benchDns({ quick }));
 const points: ClusterPoint[] = [];
 const skippedPoints: string[] = [];
 for (const { estimateMs, ...options } of clusterPoints) {
@@ -79,6 +81,7 @@ const results: BenchResults = {
   memory,
   sse,
   consul,
+  dns,
   cluster: { points, skipped: skippedPoints, primary },
 };
 writeResult(`results-${results.mode}`, results);

@@ -149,6 +149,10 @@ records as \`/v1\` and the Eureka API.
 | --- | --- | --- | --- |
 | \`dns.port\` | port | off | serve DNS over UDP and TCP on this port (docs/dns.md). Also \`--dns-port\`. |
 | \`dns.namespaces\` | array | \`["default"]\` | the namespaces DNS answers for (DNS carries no credentials; docs/security.md) |
+| \`dns.domain\` | name | \`registry.\` | the zone DNS answers for: \`<service>.service.<domain>\` and the other names of docs/dns.md; names outside it answer REFUSED |
+| \`dns.ttlSeconds\` | seconds | 5 | 0 to 86400: TTL of every record, and of negative answers (the SOA's minimum); short because the registry changes fast, longer saves queries but serves staler answers |
+| \`dns.allowFrom\` | array | \`["127.0.0.0/8", "::1/128"]\` | source networks (CIDR) that may query; other sources get REFUSED over UDP and a closed connection over TCP (docs/security.md) |
+| \`dns.maxUdpPayloadBytes\` | bytes | 1232 | 512 to 65535: largest UDP answer to a client whose EDNS0 buffer is larger (without EDNS0: 512); a bigger answer is truncated (TC) and the resolver retries over TCP |
 | \`xds.port\` | port | off | serve the xDS Aggregated Discovery Service (gRPC) on this port (docs/xds.md). Also \`--xds-port\`. |
 | \`xds.namespaces\` | array | \`["default"]\` | the namespaces xDS exposes |
 | \`consul.port\` | port | off | serve Consul's agent, catalog and health HTTP API on this port (docs/consul.md). Also \`--consul-port\`. |

@@ -106,7 +106,7 @@ describe('protocol listeners (dns, xds, consul)', () => {
   it('are off by default and serve the default namespace', () => {
     const config = resolveConfig({}, {}, {});
     expect(config.protocols).toEqual({
-      dns: { port: null, namespaces: ['default'] },
+      dns: { port: null, namespaces: ['default'], domain: 'registry.', ttlSeconds: 5, allowFrom: ['127.0.0.0/8', '::1/128'], maxUdpPayloadBytes: 1232 },
       xds: { port: null, namespaces: ['default'] },
       consul: { port: null, namespaces: ['default'], ...CONSUL_DEFAULTS },
     });
@@ -120,6 +120,11 @@ describe('protocol listeners (dns, xds, consul)', () => {
     expect(config.protocols.consul.port).toBe(7500);
   });
 
+  it('read the DNS settings: domain lower-cased with its dot, networks as CIDR', () => {
+    const config = resolveConfig({ dns: { domain: 'Svc.Example.COM', ttlSeconds: 0, allowFrom: ['10.0.0.0/8', '::1', '192.168.1.7'], maxUdpPayloadBytes: 4096 } }, {}, {});
+    expect(config.protocols.dns).toMatchObject({ domain: 'svc.example.com.', ttlSeconds: 0, allowFrom: ['10.0.0.0/8', '::1/128', '192.168.1.7/32'], maxUdpPayloadBytes: 4096 });
+  });
+
   it.each([
     [{ dns: { port: 70000 } }, {}, 'dns.port', 'integer from 0 to 65535'],
     [{}, { dnsPort: 'x' }, '--dns-port', 'integer from 0 to 65535'],
@@ -128,6 +133,15 @@ describe('protocol listeners (dns, xds, consul)', () => {
     [{ consul: { maxWaitMs: 10 } }, {}, 'consul.maxWaitMs', 'integer between 1000 and 3600000'],
     [{ consul: { defaultWaitMs: 700_000 } }, {}, 'consul.defaultWaitMs', 'not be longer than consul.maxWaitMs'],
     [{ dns: 'on' }, {}, 'dns', 'must be an object'],
+    [{ dns: { domain: 'bad name.' } }, {}, 'dns.domain', 'must be a DNS name'],
+    [{ dns: { domain: '' } }, {}, 'dns.domain', 'must be a DNS name'],
+    [{ dns: { ttlSeconds: -1 } }, {}, 'dns.ttlSeconds', 'integer from 0 to 86400'],
+    [{ dns: { ttlSeconds: 1.5 } }, {}, 'dns.ttlSeconds', 'integer from 0 to 86400'],
+    [{ dns: { allowFrom: ['10.0.0.0/33'] } }, {}, 'dns.allowFrom', 'array of networks'],
+    [{ dns: { allowFrom: ['not-an-address'] } }, {}, 'dns.allowFrom', 'array of networks'],
+    [{ dns: { allowFrom: '127.0.0.1' } }, {}, 'dns.allowFrom', 'array of networks'],
+    [{ dns: { maxUdpPayloadBytes: 100 } }, {}, 'dns.maxUdpPayloadBytes', 'integer from 512 to 65535'],
+    [{ dns: { namespaces: ['Team', 'team'] } }, {}, 'dns.namespaces', 'differ only in case'],
   ])('refuse %j %j naming %s', (file, flags, field, problem) => {
     expect(() => resolveConfig(file, {}, flags)).toThrow(expect.objectContaining({ field, message: expect.stringContaining(problem) }));
   });

@@ -31,7 +31,8 @@ export const errorCatalogue = {
   },
   REG_ERR_RATE_LIMITED: {
     status: 429,
-    summary: 'This token (or address, when the request has no token) sent more than `limits.rateLimitPerSecond` requests; see `Retry-After`.',
+    summary:
+      'This token (or address, when the request has no valid token) sent more than `limits.rateLimitPerSecond` requests a second after a burst of `limits.rateLimitBurst` (a loopback address: `limits.rateLimitLoopbackPerSecond`, off by default); the message names the setting, see `Retry-After`.',
   },
   REG_ERR_QUOTA_EXCEEDED: {
     status: 409,

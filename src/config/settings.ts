@@ -386,6 +386,12 @@ export const storageSettings = {
     64 * MIB,
     'A snapshot is also written as soon as this many bytes of log have been written since the last one. Bounds the disk the log takes and the replay time at start (about 1 s per 40 MiB, i.e. 100,000 records). At most 1 GiB, so that a segment always stays readable in one piece (files are read whole, up to 2 GiB).',
   ),
+  lockWaitMs: ms(
+    0,
+    600_000,
+    3_000,
+    'When another running peer holds the data dir\'s lock at start, how long to wait for it to let go before refusing to start (exit 2): covers a supervisor that starts the new process while the old one is still shutting down (a peer shuts down within about a second). A dead or zombie holder (killed and not yet reaped) never holds the lock, so a restart right after a crash needs no wait. Longer than 15 s also outlasts a lock left on a shared volume by a peer on another host that died (its lock goes stale after 15 s without a refresh). 0 refuses at once.',
+  ),
   retryIntervalMs: ms(
     100,
     600_000,

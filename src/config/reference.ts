@@ -67,9 +67,12 @@ the machine can see:
 | \`${SECURITY_ENV.clusterSecret}\` | the cluster secret that signs peer calls (beats \`security.clusterSecret\`) |
 
 \`--id\` picks this peer in the file's \`peers\` list; the peer then listens on the host and port of
-its \`url\` unless \`--host\`/\`--port\` say otherwise. An id that is not in the list joins the
-listed peers as seeds and advertises \`--url\` (default \`http://HOST:PORT\`). With no file at all
-the peer is \`peer-1\` on \`127.0.0.1:8761\`, a cluster of one.
+its \`url\` unless \`--host\`/\`--port\` say otherwise. An id that is not in the list is refused
+(exit 2, naming the ids the file has), so that a typo never starts an extra peer on another
+peer's port, unless the peer is given an address of its own with \`--port\` or \`--url\` (flag,
+environment or the file's top-level \`port\`/\`url\`): it then joins the listed peers as seeds and
+advertises \`--url\` (default \`http://HOST:PORT\`). With no file at all the peer is \`peer-1\` on
+\`127.0.0.1:8761\`, a cluster of one.
 
 ## The file
 

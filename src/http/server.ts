@@ -88,7 +88,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       for (const method of [route.method].flat()) if (method !== 'HEAD') onRoute(method, route.url);
     });
   }
-  installErrorHandlers(app);
+  installErrorHandlers(app, limits);
   // Before any route: every route added below is guarded by the access policy.
   installAccessGuard(app, node.config, node.components);
   installReadinessGate(app, node);

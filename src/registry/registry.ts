@@ -355,14 +355,14 @@ export class Registry {
     if (inService >= quota.instancesPerServiceMax) {
       throw new RegistryError(
         'REG_ERR_QUOTA_EXCEEDED',
-        `service ${key.service} in namespace ${key.namespace} already holds ${inService} instances (limits.instancesPerServiceMax)`,
+        `service ${key.service} in namespace ${key.namespace} already holds ${inService} instances, the most limits.instancesPerServiceMax allows: raise it, or cancel instances, to register more`,
       );
     }
     const inNamespace = store.liveCountOfNamespace(key.namespace);
     if (inNamespace >= quota.instancesPerNamespaceMax) {
       throw new RegistryError(
         'REG_ERR_QUOTA_EXCEEDED',
-        `namespace ${key.namespace} already holds ${inNamespace} instances (limits.instancesPerNamespaceMax)`,
+        `namespace ${key.namespace} already holds ${inNamespace} instances, the most limits.instancesPerNamespaceMax allows: raise it, or cancel instances, to register more`,
       );
     }
   }

@@ -48,12 +48,31 @@ describe('resolveConfig', () => {
       syncIntervalMs: 200,
       snapshotIntervalMs: 600_000,
       snapshotLogBytes: 64 * 1024 * 1024,
+      lockWaitMs: 3_000,
       retryIntervalMs: 5_000,
     });
     const file = { dataDir: '/var/lib/registry', storage: { syncPolicy: 'never', syncIntervalMs: 50 } };
     expect(resolveConfig(file, {}, {})).toMatchObject({ dataDir: '/var/lib/registry', storage: { syncPolicy: 'never', syncIntervalMs: 50 } });
     expect(resolveConfig(file, { REGISTRY_SYNC_POLICY: 'always' }, {}).storage.syncPolicy).toBe('always');
     expect(resolveConfig(file, { REGISTRY_SYNC_POLICY: 'always' }, { syncPolicy: 'interval' }).storage.syncPolicy).toBe('interval');
+  });
+
+  it('refuses an id that is not in a file that lists peers, naming the ids it has', () => {
+    for (const [env, flags, field] of [
+      [{}, { id: 'peer-z' }, '--id'],
+      [{ REGISTRY_ID: 'peer-z' }, {}, 'REGISTRY_ID'],
+    ] as const) {
+      expect(configError(exampleCluster, env, flags).message).toBe(
+        `${field}: peer-z is not one of the peers in the cluster file (peer-a, peer-b, peer-c); pass one of them, or, to join the cluster as a new peer, give its own address too with --port or --url`,
+      );
+    }
+    expect(() => resolveConfig({ ...exampleCluster, id: 'peer-z' }, {}, {})).toThrow(/^id: peer-z is not one of the peers/);
+  });
+
+  it('lets an unlisted id join when it is given an address of its own, and any id without a file', () => {
+    expect(resolveConfig(exampleCluster, {}, { id: 'peer-z', url: 'http://127.0.0.1:8799' }).self.url).toBe('http://127.0.0.1:8799');
+    expect(resolveConfig(exampleCluster, { REGISTRY_PORT: '8799' }, { id: 'peer-z' }).port).toBe(8799);
+    expect(resolveConfig({}, {}, { id: 'peer-z' }).self).toMatchObject({ id: 'peer-z', url: 'http://127.0.0.1:8761' });
   });
 
   it('lets a peer that is not in the file join with the file as seeds', () => {

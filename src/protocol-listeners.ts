@@ -2,6 +2,7 @@ import type { RegistryConfig } from './config/load.js';
 import type { ServerTls } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import type { RegistryNode } from './node.js';
+import { startXdsListener } from './xds/listener.js';
 
 /** What a protocol listener (DNS, xDS, Consul) is started with. */
 export interface ListenerDeps {
@@ -25,7 +26,7 @@ export type ListenerStarter = (deps: ListenerDeps) => Promise<ProtocolListener |
  * The protocol listeners beside the HTTP API, each off by default (see config/protocols.ts).
  * One line per protocol: its folder's starter.
  */
-const starters: ListenerStarter[] = [];
+const starters: ListenerStarter[] = [startXdsListener];
 
 /** Starts every configured listener; a failure stops the ones already started and is rethrown. */
 export async function startProtocolListeners(deps: ListenerDeps): Promise<ProtocolListener[]> {

@@ -15,7 +15,24 @@ export interface ListenerConfig {
 }
 
 export type DnsConfig = ListenerConfig;
-export type XdsConfig = ListenerConfig;
+
+/** How gRPC clients balance over a service's endpoints (the Cluster's lb_policy; docs/xds.md). */
+export const xdsLbPolicies = ['ring_hash', 'round_robin'] as const;
+export type XdsLbPolicy = (typeof xdsLbPolicies)[number];
+
+export interface XdsConfig extends ListenerConfig {
+  /**
+   * `ring_hash` (default): each endpoint gets calls in proportion to its weight (gRPC clients
+   * pick a random point of the ring per call when the route names no hash); `round_robin`:
+   * endpoints of a locality take turns, weights then only split calls between localities.
+   */
+  lbPolicy: XdsLbPolicy;
+  /**
+   * Milliseconds: changes within this window reach each ADS stream as one push per resource
+   * type, so a burst of registrations is one update. Longer: fewer pushes under churn, later news.
+   */
+  pushCoalesceMs: number;
+}
 export type ConsulConfig = ListenerConfig;
 
 /** The three listeners' settings together, as `RegistryConfig` carries them. */
@@ -70,11 +87,27 @@ function readListener(name: string, doc: unknown, port: number | undefined, extr
   return { section, config: { port: port ?? null, namespaces: readNamespaces(`${name}.namespaces`, section.namespaces) } };
 }
 
+/** Default of `xds.pushCoalesceMs`: the watch streams' default window. */
+export const XDS_PUSH_COALESCE_MS = 50;
+const XDS_PUSH_COALESCE_MAX_MS = 10_000;
+
+function readXds(doc: unknown, port: number | undefined): XdsConfig {
+  const { section, config } = readListener('xds', doc, port, ['lbPolicy', 'pushCoalesceMs']);
+  const { lbPolicy = 'ring_hash', pushCoalesceMs = XDS_PUSH_COALESCE_MS } = section;
+  if (typeof lbPolicy !== 'string' || !(xdsLbPolicies as readonly string[]).includes(lbPolicy)) {
+    throw new ProtocolConfigError('xds.lbPolicy', `must be one of ${xdsLbPolicies.join(', ')}`);
+  }
+  if (typeof pushCoalesceMs !== 'number' || !Number.isInteger(pushCoalesceMs) || pushCoalesceMs < 0 || pushCoalesceMs > XDS_PUSH_COALESCE_MAX_MS) {
+    throw new ProtocolConfigError('xds.pushCoalesceMs', `must be an integer number of milliseconds from 0 to ${XDS_PUSH_COALESCE_MAX_MS}`);
+  }
+  return { ...config, lbPolicy: lbPolicy as XdsLbPolicy, pushCoalesceMs };
+}
+
 /** The `dns`, `xds` and `consul` sections of the file, with their ports from flags, environment or file. */
 export function readProtocols(doc: Json, ports: { dns: number | undefined; xds: number | undefined; consul: number | undefined }): ProtocolConfigs {
   return {
     dns: readListener('dns', doc.dns, ports.dns).config,
-    xds: readListener('xds', doc.xds, ports.xds).config,
+    xds: readXds(doc.xds, ports.xds),
     consul: readListener('consul', doc.consul, ports.consul).config,
   };
 }

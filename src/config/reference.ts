@@ -150,7 +150,9 @@ records as \`/v1\` and the Eureka API.
 | \`dns.port\` | port | off | serve DNS over UDP and TCP on this port (docs/dns.md). Also \`--dns-port\`. |
 | \`dns.namespaces\` | array | \`["default"]\` | the namespaces DNS answers for (DNS carries no credentials; docs/security.md) |
 | \`xds.port\` | port | off | serve the xDS Aggregated Discovery Service (gRPC) on this port (docs/xds.md). Also \`--xds-port\`. |
-| \`xds.namespaces\` | array | \`["default"]\` | the namespaces xDS exposes |
+| \`xds.namespaces\` | array | \`["default"]\` | the namespaces xDS exposes (a service of namespace \`ns\` other than \`default\` is \`xds:///service.ns\`; docs/xds.md) |
+| \`xds.lbPolicy\` | string | \`ring_hash\` | the balancing the Cluster asks of gRPC clients: \`ring_hash\` (calls in proportion to each endpoint's weight) or \`round_robin\` (endpoints of a zone take turns; weights only split calls between zones) |
+| \`xds.pushCoalesceMs\` | ms | 50 | changes within this window reach each ADS stream as one push; longer means fewer pushes under churn but later news |
 | \`consul.port\` | port | off | serve Consul's agent, catalog and health HTTP API on this port (docs/consul.md). Also \`--consul-port\`. |
 | \`consul.namespaces\` | array | \`["default"]\` | the namespaces the Consul API serves |
 

@@ -106,7 +106,7 @@ describe('protocol listeners (dns, xds, consul)', () => {
     const config = resolveConfig({}, {}, {});
     expect(config.protocols).toEqual({
       dns: { port: null, namespaces: ['default'] },
-      xds: { port: null, namespaces: ['default'] },
+      xds: { port: null, namespaces: ['default'], lbPolicy: 'ring_hash', pushCoalesceMs: 50 },
       consul: { port: null, namespaces: ['default'] },
     });
   });
@@ -115,8 +115,13 @@ describe('protocol listeners (dns, xds, consul)', () => {
     const file = { dns: { port: 5300 }, xds: { port: 5400, namespaces: ['default', 'team-a'] }, consul: { port: 5500 } };
     const config = resolveConfig(file, { REGISTRY_XDS_PORT: '6400', REGISTRY_CONSUL_PORT: '6500' }, { consulPort: '7500' });
     expect(config.protocols.dns.port).toBe(5300);
-    expect(config.protocols.xds).toEqual({ port: 6400, namespaces: ['default', 'team-a'] });
+    expect(config.protocols.xds).toEqual({ port: 6400, namespaces: ['default', 'team-a'], lbPolicy: 'ring_hash', pushCoalesceMs: 50 });
     expect(config.protocols.consul.port).toBe(7500);
+  });
+
+  it('read the xDS balancing policy and push window from the file', () => {
+    const config = resolveConfig({ xds: { lbPolicy: 'round_robin', pushCoalesceMs: 0 } }, {}, {});
+    expect(config.protocols.xds).toMatchObject({ lbPolicy: 'round_robin', pushCoalesceMs: 0 });
   });
 
   it.each([
@@ -124,6 +129,8 @@ describe('protocol listeners (dns, xds, consul)', () => {
     [{}, { dnsPort: 'x' }, '--dns-port', 'integer from 0 to 65535'],
     [{ xds: { colour: 1 } }, {}, 'xds.colour', 'not a known setting'],
     [{ consul: { namespaces: [] } }, {}, 'consul.namespaces', 'non-empty array'],
+    [{ xds: { lbPolicy: 'random' } }, {}, 'xds.lbPolicy', 'ring_hash, round_robin'],
+    [{ xds: { pushCoalesceMs: -1 } }, {}, 'xds.pushCoalesceMs', 'from 0 to 10000'],
     [{ dns: 'on' }, {}, 'dns', 'must be an object'],
   ])('refuse %j %j naming %s', (file, flags, field, problem) => {
     expect(() => resolveConfig(file, {}, flags)).toThrow(expect.objectContaining({ field, message: expect.stringContaining(problem) }));

@@ -1,0 +1,145 @@
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { Logger } from '../log/logger.js';
+import type { ResourceKind, XdsCatalog } from './catalog.js';
+import { TYPE_URLS, type AnyMessage } from './protos.js';
+import { KIND_OF_TYPE_URL, sendsWholeSet, Subscription } from './subscription.js';
+
+/** A DiscoveryRequest as the ADS service definition decodes it (snake_case). */
+export interface DiscoveryRequest {
+  version_info?: string;
+  node?: { id?: string; cluster?: string } | null;
+  resource_names?: string[];
+  type_url?: string;
+  response_nonce?: string;
+  error_detail?: { code?: number; message?: string } | null;
+}
+
+export interface DiscoveryResponse {
+  version_info: string;
+  resources: AnyMessage[];
+  type_url: string;
+  nonce: string;
+}
+
+/** What the streams of one listener count together (and the metrics read). */
+export interface XdsStats {
+  streams: number;
+  requests: number;
+  acks: number;
+  nacks: number;
+  responses: number;
+  /** Requests of a type the registry does not serve (RDS, SDS...): not answered. */
+  unknownTypes: number;
+}
+
+export interface AdsStreamComponents {
+  catalog: XdsCatalog;
+  logger: Logger;
+  stats: XdsStats;
+}
+
+const TYPE_URL_OF: Record<ResourceKind, string> = { listener: TYPE_URLS.listener, cluster: TYPE_URLS.cluster, endpoints: TYPE_URLS.endpoints };
+
+/**
+ * One StreamAggregatedResources call (state of the world): its subscriptions per type, and
+ * the responses they need. Answers a request at once (a new subscription, an unknown name
+ * answered by what exists now) and a push (`changed`) with whatever moved.
+ */
+export class AdsStream {
+  private readonly subscriptions = new Map<ResourceKind, Subscription>();
+  private nonceCounter = 0;
+  private nodeId = '';
+  private closed = false;
+
+  constructor(
+    private readonly call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>,
+    private readonly components: AdsStreamComponents,
+  ) {}
+
+  /** Handles one request: ACK, NACK (logged and counted, never answered by a resend), or a (new) subscription. */
+  request(request: DiscoveryRequest): void {
+    const { stats, logger } = this.components;
+    stats.requests += 1;
+    if (request.node?.id) this.nodeId = request.node.id;
+    const typeUrl = request.type_url ?? '';
+    const kind = KIND_OF_TYPE_URL.get(typeUrl);
+    if (!kind) {
+      stats.unknownTypes += 1;
+      logger.debug({ typeUrl, node: this.nodeId }, 'xds: request for a type not served');
+      return;
+    }
+    let subscription = this.subscriptions.get(kind);
+    if (!subscription) this.subscriptions.set(kind, (subscription = new Subscription(kind)));
+    const isFirst = subscription.responses === 0;
+    const outcome = subscription.apply({
+      resource_names: request.resource_names ?? [],
+      response_nonce: request.response_nonce ?? '',
+      error_detail: request.error_detail ?? null,
+    });
+    if (outcome === 'stale') return;
+    if (outcome === 'ack') {
+      stats.acks += 1;
+      subscription.ackedVersion = request.version_info ?? '';
+    } else if (outcome === 'nack') {
+      stats.nacks += 1;
+      logger.warn(
+        { node: this.nodeId, typeUrl, nonce: request.response_nonce, accepted: request.version_info, names: request.resource_names?.slice(0, 10), error: request.error_detail?.message },
+        'xds: a client rejected (NACK) a response; it is not sent again until the resources change',
+      );
+    }
+    // The first request of a whole-set type is answered even when nothing exists yet, so a
+    // client (Envoy's wildcard CDS) does not wait for resources that may never come.
+    this.respond(subscription, isFirst && sendsWholeSet(kind));
+  }
+
+  /** A push: the named resources may have changed (the catalog knows their versions). */
+  changed(names: ReadonlySet<string>): void {
+    for (const subscription of this.subscriptions.values()) {
+      if (subscription.wildcard || [...names].some((name) => subscription.names.has(name))) this.respond(subscription, false);
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Sends what the client lacks of one type; `always` sends a response even if it is empty. */
+  private respond(subscription: Subscription, always: boolean): void {
+    if (this.closed) return;
+    const { catalog } = this.components;
+    const names = subscription.wildcard ? catalog.names() : [...subscription.names];
+    const resources: AnyMessage[] = [];
+    const versions = new Map<string, number>();
+    let moved = false;
+    for (const name of names) {
+      const resource = catalog.get(name, subscription.kind);
+      if (!resource) {
+        // Gone (or never there): a whole-set type tells the client by leaving it out.
+        if (subscription.sent.delete(name) && sendsWholeSet(subscription.kind)) moved = true;
+        continue;
+      }
+      const fresh = subscription.sent.get(name) !== resource.version;
+      if (fresh) moved = true;
+      if (fresh || sendsWholeSet(subscription.kind)) {
+        resources.push(resource.any);
+        versions.set(name, resource.version);
+      }
+    }
+    if (subscription.wildcard) {
+      // A wildcard client holds what it was sent: tell it of what no longer exists.
+      const present = new Set(names);
+      for (const name of subscription.sent.keys()) {
+        if (!present.has(name)) {
+          subscription.sent.delete(name);
+          if (sendsWholeSet(subscription.kind)) moved = true;
+        }
+      }
+    }
+    if (!moved && !always) return;
+    for (const [name, version] of versions) subscription.sent.set(name, version);
+    subscription.responses += 1;
+    subscription.nonce = (++this.nonceCounter).toString(36);
+    this.components.stats.responses += 1;
+    this.call.write({ version_info: String(subscription.responses), resources, type_url: TYPE_URL_OF[subscription.kind], nonce: subscription.nonce });
+  }
+}

@@ -12,6 +12,7 @@ import { LINEARITY_MIN_R_SQUARED, type MemoryResult } from './memory.js';
 import { CLUSTER_TARGETS, type ClusterPoint } from './replication.js';
 import type { SinglePeerResult } from './single-peer.js';
 import type { SseResult } from './sse.js';
+import type { XdsBenchResult } from './xds.js';
 import { table } from './lib.js';
 
 export interface BenchResults {
@@ -23,6 +24,8 @@ export interface BenchResults {
   etcd: EtcdResult | { skipped: string };
   memory: MemoryResult | { skipped: string };
   sse: SseResult | { skipped: string };
+  /** Absent in results recorded before the xDS section existed. */
+  xds?: XdsBenchResult | { skipped: string };
   cluster: { points: ClusterPoint[]; skipped: string[]; primary: { peers: number; instances: number } };
 }
 
@@ -87,6 +90,32 @@ const file = (name: string) => new URL(`./${name}`, import.meta.url);
 const met = (ok: boolean) => (ok ? 'yes' : '**NO**');
 const skipped = (value: object): value is { skipped: string } => 'skipped' in value;
 const num = (value: number) => value.toLocaleString('en-US');
+
+/** The xDS section's rows: register-to-route latency and the cost of the ADS streams. */
+function xdsRows(xds: BenchResults['xds']): Record<string, string>[] {
+  if (!xds) return [];
+  if (skipped(xds)) return [{ figure: 'xDS register to route', value: `not measured: ${xds.skipped}`, reference: '', ratio: '', target: 'none set', met: 'not measured' }];
+  return [
+    {
+      figure: 'xDS: register on A to a grpc-js-xds client of B routing to it',
+      value: `p50 ${xds.routeP50Ms} ms, p99 ${xds.routeP99Ms} ms (${xds.registers} registers)`,
+      reference: `the register's own round trip p50 ${xds.writeAckP50Ms} ms, p99 ${xds.writeAckP99Ms} ms`,
+      ratio: '',
+      target: 'none set',
+      met: '',
+    },
+    {
+      figure: `xDS: ${num(xds.streams)} ADS streams on one ${num(xds.instances)}-instance service, ${xds.changes} changes`,
+      value: `CPU ${xds.cpuMsPerSecondWithStreams} ms/s, RSS ${xds.rssMbWithStreams} MB; every stream has a change: p50 ${xds.fanOutP50Ms} ms, p99 ${xds.fanOutP99Ms} ms (${num(xds.delivered)}/${num(xds.expected)})`,
+      reference: `the same changes, no stream: CPU ${xds.cpuMsPerSecondWithout} ms/s, RSS ${xds.rssMbWithout} MB`,
+      ratio: xds.cpuMsPerSecondWithout > 0 ? `${round2(xds.cpuMsPerSecondWithStreams / xds.cpuMsPerSecondWithout)}x CPU` : '',
+      target: 'none set',
+      met: '',
+    },
+  ];
+}
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
 
 function summaryRows(results: BenchResults): Record<string, string>[] {
   const rows: Record<string, string>[] = [];
@@ -166,6 +195,7 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
   } else {
     rows.push({ figure: 'watch (SSE) notification, 1,000 subscribers', value: `not measured: ${skipped(sse) ? sse.skipped : sse.reason}`, reference: '', ratio: '', target: 'none set', met: 'not measured' });
   }
+  rows.push(...xdsRows(results.xds));
   if (!skipped(memory)) {
     const idle = memory.points[0]!;
     const last = memory.points.at(-1)!;

@@ -16,6 +16,7 @@ import { measureCluster, type ClusterOptions, type ClusterPoint } from './replic
 import { writeResultsMarkdown, type BenchResults } from './report.js';
 import { benchSinglePeer } from './single-peer.js';
 import { benchSse } from './sse.js';
+import { benchXds } from './xds.js';
 
 /** The script's own budget; `npm run bench` builds first (about 10 s), so the whole stays under 10 (2) minutes. */
 const BUDGET_MS = quick ? 100_000 : 570_000;
@@ -59,6 +60,7 @@ const singlePeer = await section('single peer', quick ? 20_000 : 90_000, () => b
 const etcd = await section('etcd', quick ? 15_000 : 45_000, () => benchEtcd({ quick }));
 const memory = await section('memory', quick ? 15_000 : 60_000, () => benchMemory({ quick }));
 const sse = await section('sse', 20_000, () => benchSse({ quick }));
+const xds = await section('xds', quick ? 40_000 : 70_000, () => benchXds({ quick }));
 const points: ClusterPoint[] = [];
 const skippedPoints: string[] = [];
 for (const { estimateMs, ...options } of clusterPoints) {
@@ -76,6 +78,7 @@ const results: BenchResults = {
   etcd,
   memory,
   sse,
+  xds,
   cluster: { points, skipped: skippedPoints, primary },
 };
 writeResult(`results-${results.mode}`, results);

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { greeterClient, startGreeter, type GreeterServer } from '../support/greeter.js';
+import { greeterClient, startGreeter, xdsPortOf, type GreeterServer } from '../support/xds.js';
 import { callJson } from '../support/http.js';
 import { waitFor } from '../support/process.js';
 import { RealCluster } from '../support/real-cluster.js';
@@ -23,11 +23,6 @@ const greeters: GreeterServer[] = [];
 let hello: (deadlineMs?: number) => Promise<string>;
 let close: () => void = () => {};
 
-function xdsPortOf(id: string): number {
-  const line = cluster.peers.get(id)!.logs.find((entry) => entry.msg === 'xds: serving the Aggregated Discovery Service');
-  if (!line) throw new Error(`${id} logged no xDS port`);
-  return line.port as number;
-}
 
 async function register(peer: string, greeter: GreeterServer, weight: number): Promise<void> {
   const { status } = await callJson('POST', `${cluster.url(peer)}/v1/instances`, {
@@ -61,7 +56,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'registry-xds-'));
   for (const name of ['g1', 'g2', 'g3', 'g4']) greeters.push(await startGreeter(name));
   const bootstrap = {
-    xds_servers: [{ server_uri: `ipv4:127.0.0.1:${xdsPortOf('peer-a')},127.0.0.1:${xdsPortOf('peer-b')}`, channel_creds: [{ type: 'insecure' }], server_features: [] }],
+    xds_servers: [{ server_uri: `ipv4:127.0.0.1:${await xdsPortOf(cluster.peers.get('peer-a')!)},127.0.0.1:${await xdsPortOf(cluster.peers.get('peer-b')!)}`, channel_creds: [{ type: 'insecure' }], server_features: [] }],
     node: { id: 'e2e-client', cluster: 'e2e', locality: {} },
   };
   await writeFile(join(dir, 'bootstrap.json'), JSON.stringify(bootstrap));
@@ -94,7 +89,7 @@ describe('a gRPC client resolving xds:///greeter through the registry', () => {
     const g1Share = ((first.get('g1') ?? 0) + (more.get('g1') ?? 0)) / 4_000;
     expect(g1Share).toBeGreaterThan((1 / 3) * 0.9);
     expect(g1Share).toBeLessThan((1 / 3) * 1.1);
-  }, 60_000);
+  }, 120_000);
 
   it('sends every call to the other instance within 1 s of a cancel', async () => {
     const { status } = await callJson('DELETE', `${cluster.url('peer-a')}/v1/services/greeter/instances/g1`);

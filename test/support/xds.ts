@@ -1,4 +1,5 @@
 import { credentials, makeGenericClientConstructor, Server, ServerCredentials, type Client, type ServiceDefinition } from '@grpc/grpc-js';
+import { waitFor, type PeerProcess } from './process.js';
 
 /**
  * A tiny gRPC service for the xDS tests, with no proto file: one unary method whose request
@@ -54,4 +55,10 @@ export function greeterClient(target: string): { client: Client; hello(deadlineM
         call.SayHello!(Buffer.from('hi'), { deadline: Date.now() + deadlineMs }, (error, value) => (error ? reject(error) : resolve(value!.toString())));
       }),
   };
+}
+
+/** The port a peer process's xDS listener took (`xds.port: 0`), from its log line; waits for it. */
+export async function xdsPortOf(peer: PeerProcess, timeoutMs = 20_000): Promise<number> {
+  const line = await waitFor(() => peer.logs.find((entry) => entry.msg === 'xds: serving the Aggregated Discovery Service'), timeoutMs, 'the xDS listener to start');
+  return line.port as number;
 }

@@ -106,9 +106,9 @@ function xdsRows(xds: BenchResults['xds']): Record<string, string>[] {
     },
     {
       figure: `xDS: ${num(xds.streams)} ADS streams on one ${num(xds.instances)}-instance service, ${xds.changes} changes`,
-      value: `CPU ${xds.cpuMsPerSecondWithStreams} ms/s, RSS ${xds.rssMbWithStreams} MB; every stream has a change: p50 ${xds.fanOutP50Ms} ms, p99 ${xds.fanOutP99Ms} ms (${num(xds.delivered)}/${num(xds.expected)})`,
-      reference: `the same changes, no stream: CPU ${xds.cpuMsPerSecondWithout} ms/s, RSS ${xds.rssMbWithout} MB`,
-      ratio: xds.cpuMsPerSecondWithout > 0 ? `${round2(xds.cpuMsPerSecondWithStreams / xds.cpuMsPerSecondWithout)}x CPU` : '',
+      value: `CPU ${xds.cpuMsPerChangeWithStreams} ms per change, RSS ${xds.rssMbWithStreams} MB; every stream has a change: p50 ${xds.fanOutP50Ms} ms, p99 ${xds.fanOutP99Ms} ms (${num(xds.delivered)}/${num(xds.expected)}; load generator CPU ${xds.clientCpuMsPerChange} ms per change)`,
+      reference: `the same changes, no stream: CPU ${xds.cpuMsPerChangeWithout} ms per change, RSS ${xds.rssMbWithout} MB`,
+      ratio: xds.cpuMsPerChangeWithout > 0 ? `${round2(xds.cpuMsPerChangeWithStreams / xds.cpuMsPerChangeWithout)}x CPU` : '',
       target: 'none set',
       met: '',
     },

@@ -6,7 +6,7 @@ import type { ServiceViews } from '../views/service-views.js';
 import { XdsCatalog } from './catalog.js';
 import { resourceNameOf } from './names.js';
 import type { XdsProtos } from './protos.js';
-import { AdsStream, type DiscoveryRequest, type DiscoveryResponse, type XdsStats } from './stream.js';
+import { AdsStream, BadRequestError, type DiscoveryRequest, type DiscoveryResponse, type XdsStats } from './stream.js';
 
 export interface XdsServerComponents {
   views: ServiceViews;
@@ -122,6 +122,12 @@ export class XdsServer {
       try {
         stream.request(request);
       } catch (error) {
+        if (error instanceof BadRequestError) {
+          this.components.logger.warn({ reason: error.message }, 'xds: a request was refused; the stream is ended');
+          end();
+          call.emit('error', { code: status.INVALID_ARGUMENT, details: error.message });
+          return;
+        }
         // A request that makes building fail must not take the peer down: end this stream only.
         this.components.logger.error({ err: error }, 'xds: cannot answer a request; the stream is ended');
         end();

@@ -38,6 +38,15 @@ export interface AdsStreamComponents {
   stats: XdsStats;
 }
 
+/**
+ * Most resource names one request may subscribe to: every push walks a stream's names, so an
+ * unbounded list would let one client make every change cost the peer without limit.
+ */
+export const MAX_RESOURCE_NAMES = 10_000;
+
+/** A request the stream refuses: the call ends with INVALID_ARGUMENT and this message. */
+export class BadRequestError extends Error {}
+
 const TYPE_URL_OF: Record<ResourceKind, string> = { listener: TYPE_URLS.listener, cluster: TYPE_URLS.cluster, endpoints: TYPE_URLS.endpoints };
 
 /**
@@ -67,6 +76,10 @@ export class AdsStream {
       stats.unknownTypes += 1;
       logger.debug({ typeUrl, node: this.nodeId }, 'xds: request for a type not served');
       return;
+    }
+    const count = request.resource_names?.length ?? 0;
+    if (count > MAX_RESOURCE_NAMES) {
+      throw new BadRequestError(`a request may name at most ${MAX_RESOURCE_NAMES} resources (this one names ${count}); split the subscription over several streams`);
     }
     let subscription = this.subscriptions.get(kind);
     if (!subscription) this.subscriptions.set(kind, (subscription = new Subscription(kind)));

@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events';
+import { status } from '@grpc/grpc-js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RegistryNode } from '../../../src/node.js';
 import { parseRegistration } from '../../../src/registry/validate.js';
 import { TYPE_URLS, XdsProtos } from '../../../src/xds/protos.js';
 import { XdsServer } from '../../../src/xds/server.js';
-import type { DiscoveryRequest, DiscoveryResponse } from '../../../src/xds/stream.js';
+import { MAX_RESOURCE_NAMES, type DiscoveryRequest, type DiscoveryResponse } from '../../../src/xds/stream.js';
 import type { FakeClock } from '../../support/fake-clock.js';
 import { createTestNode } from '../../support/node.js';
 import { recordingLogger } from '../../support/recording-logger.js';
@@ -162,6 +163,15 @@ describe('XdsServer (state of the world ADS)', () => {
     expect(node.views.revisionOf('default', 'greeter')).toBeGreaterThan(revision);
     await push(clock);
     expect(call.responses).toHaveLength(1);
+  });
+
+  it('ends a stream whose request names too many resources, with INVALID_ARGUMENT', async () => {
+    const { call } = await setUp();
+    const errors: { code: number; details: string }[] = [];
+    call.on('error', (error: { code: number; details: string }) => errors.push(error));
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names: Array.from({ length: MAX_RESOURCE_NAMES + 1 }, (_, i) => `s${i}`) });
+    expect(call.responses).toHaveLength(0);
+    expect(errors).toEqual([{ code: status.INVALID_ARGUMENT, details: expect.stringContaining('at most 10000 resources') }]);
   });
 
   it('does not answer a type it does not serve, and counts it', async () => {

@@ -6,7 +6,15 @@ import type { ServiceViews } from '../views/service-views.js';
 import { XdsCatalog } from './catalog.js';
 import { resourceNameOf } from './names.js';
 import type { XdsProtos } from './protos.js';
+import { DeltaAdsStream, type DeltaDiscoveryRequest, type DeltaDiscoveryResponse } from './delta-stream.js';
 import { AdsStream, BadRequestError, type DiscoveryRequest, type DiscoveryResponse, type XdsStats } from './stream.js';
+
+/** What the server pushes to and feeds requests into: a state-of-the-world or an incremental stream. */
+interface PushedStream<Request> {
+  request(request: Request): void;
+  changed(names: ReadonlySet<string>): void;
+  close(): void;
+}
 
 export interface XdsServerComponents {
   views: ServiceViews;
@@ -29,7 +37,8 @@ export function bindAddressOf(host: string, port: number): string {
 }
 
 /**
- * The Aggregated Discovery Service (xDS v3, state of the world) on a gRPC server of its own.
+ * The Aggregated Discovery Service (xDS v3: state of the world, and incremental) on a gRPC
+ * server of its own.
  * Store changes reach it through the read layer (`views.onChange`); those of one window
  * (`pushCoalesceMs`, timed by the injected clock) are pushed to every concerned stream as
  * one response per resource type.
@@ -38,7 +47,7 @@ export class XdsServer {
   readonly stats: XdsStats = { streams: 0, requests: 0, acks: 0, nacks: 0, responses: 0, unknownTypes: 0 };
   readonly catalog: XdsCatalog;
   private readonly server = new Server();
-  private readonly streams = new Set<AdsStream>();
+  private readonly streams = new Set<PushedStream<never>>();
   private readonly dirty = new Set<string>();
   private flushTimer: TimerHandle | null = null;
   private unsubscribe: (() => void) | null;
@@ -64,9 +73,7 @@ export class XdsServer {
     });
     this.server.addService(components.protos.ads, {
       StreamAggregatedResources: (call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) => this.attach(call),
-      DeltaAggregatedResources: (call: ServerDuplexStream<unknown, unknown>) => {
-        call.emit('error', { code: status.UNIMPLEMENTED, details: 'incremental (delta) xDS is not supported by this registry: use state of the world (docs/xds.md)' });
-      },
+      DeltaAggregatedResources: (call: ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) => this.attachDelta(call),
     });
   }
 
@@ -111,14 +118,26 @@ export class XdsServer {
 
   /** Serves one StreamAggregatedResources call (the gRPC server's handler; tests pass a fake call). */
   attach(call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>): void {
-    const stream = new AdsStream(call, { catalog: this.catalog, logger: this.components.logger, stats: this.stats });
+    this.follow(call, new AdsStream(call, this.streamComponents()));
+  }
+
+  /** Serves one DeltaAggregatedResources call (incremental xDS). */
+  attachDelta(call: ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>): void {
+    this.follow(call, new DeltaAdsStream(call, this.streamComponents()));
+  }
+
+  private streamComponents() {
+    return { catalog: this.catalog, logger: this.components.logger, stats: this.stats };
+  }
+
+  private follow<Request>(call: ServerDuplexStream<Request, unknown>, stream: PushedStream<Request>): void {
     this.streams.add(stream);
     this.stats.streams += 1;
     const end = () => {
       stream.close();
       this.streams.delete(stream);
     };
-    call.on('data', (request: DiscoveryRequest) => {
+    call.on('data', (request: Request) => {
       try {
         stream.request(request);
       } catch (error) {

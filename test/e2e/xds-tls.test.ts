@@ -11,8 +11,8 @@ import { startPeerProcess, type PeerProcess } from '../support/process.js';
 import { xdsPortOf } from '../support/xds.js';
 
 /**
- * xDS over TLS with the peer's certificate: a raw grpc-js ADS stream trusting the cluster's
- * CA gets its answers; a client speaking plain text gets none. (@grpc/grpc-js-xds 1.14 has no
+ * xDS over TLS with the peer's certificate: raw grpc-js ADS streams (state of the world and
+ * incremental) trusting the cluster's CA get their answers; a client speaking plain text gets none. (@grpc/grpc-js-xds 1.14 has no
  * TLS channel credentials for its control plane, so the stream is grpc-js's own.)
  */
 
@@ -24,6 +24,7 @@ let ca: Buffer;
 const protos = new XdsProtos();
 const AdsClient = makeClientConstructor(protos.ads, 'AggregatedDiscoveryService') as unknown as new (target: string, creds: ReturnType<typeof credentials.createSsl>) => Client & {
   StreamAggregatedResources(): ClientDuplexStream<object, { resources: { type_url: string; value: Buffer }[]; nonce: string }>;
+  DeltaAggregatedResources(): ClientDuplexStream<object, { resources: { name: string; version: string; resource: { type_url: string; value: Buffer } }[]; removed_resources: string[] }>;
 };
 
 beforeAll(async () => {
@@ -78,6 +79,24 @@ describe('xDS over TLS', () => {
     const assignment = protos.unpack(response.resources[0]!) as { cluster_name: string; endpoints: { lb_endpoints: { endpoint: { address: { socket_address: { address: string } } } }[] }[] };
     expect(assignment.cluster_name).toBe('greeter');
     expect(assignment.endpoints[0]!.lb_endpoints[0]!.endpoint.address.socket_address.address).toBe('10.0.0.7');
+  });
+
+  it('serves incremental (delta) ADS on the same port', async () => {
+    const client = new AdsClient(`127.0.0.1:${xdsPort}`, credentials.createSsl(ca));
+    const call = client.DeltaAggregatedResources();
+    try {
+      const response = await new Promise<{ resources: { name: string; resource: { type_url: string; value: Buffer } }[]; removed_resources: string[] }>((resolve, reject) => {
+        call.on('data', resolve);
+        call.on('error', reject);
+        call.write({ node: { id: 'tls-delta' }, type_url: TYPE_URLS.cluster, resource_names_subscribe: ['greeter', 'missing'] });
+      });
+      expect(response.resources.map((resource) => resource.name)).toEqual(['greeter']);
+      expect(protos.unpack(response.resources[0]!.resource)).toMatchObject({ name: 'greeter', type: 'EDS' });
+      expect(response.removed_resources).toEqual(['missing']);
+    } finally {
+      call.cancel();
+      client.close();
+    }
   });
 
   it('answers nothing to a plain-text client', async () => {

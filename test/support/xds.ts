@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { credentials, makeGenericClientConstructor, Server, ServerCredentials, type Client, type ServiceDefinition } from '@grpc/grpc-js';
 import { waitFor, type PeerProcess } from './process.js';
 
@@ -61,4 +62,20 @@ export function greeterClient(target: string): { client: Client; hello(deadlineM
 export async function xdsPortOf(peer: PeerProcess, timeoutMs = 20_000): Promise<number> {
   const line = await waitFor(() => peer.logs.find((entry) => entry.msg === 'xds: serving the Aggregated Discovery Service'), timeoutMs, 'the xDS listener to start');
   return line.port as number;
+}
+
+/** An ADS call without a socket, for the unit tests: requests go in as 'data', responses are kept. */
+export class FakeAdsCall<Request, Response> extends EventEmitter {
+  readonly responses: Response[] = [];
+  write(response: Response): boolean {
+    this.responses.push(response);
+    return true;
+  }
+  end(): void {}
+  send(request: Request): void {
+    this.emit('data', request);
+  }
+  last(): Response {
+    return this.responses.at(-1)!;
+  }
 }

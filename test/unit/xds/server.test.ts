@@ -1,30 +1,17 @@
-import { EventEmitter } from 'node:events';
 import { status } from '@grpc/grpc-js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RegistryNode } from '../../../src/node.js';
 import { parseRegistration } from '../../../src/registry/validate.js';
 import { TYPE_URLS, XdsProtos } from '../../../src/xds/protos.js';
 import { XdsServer } from '../../../src/xds/server.js';
+import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse } from '../../../src/xds/delta-stream.js';
 import { MAX_RESOURCE_NAMES, type DiscoveryRequest, type DiscoveryResponse } from '../../../src/xds/stream.js';
 import type { FakeClock } from '../../support/fake-clock.js';
 import { createTestNode } from '../../support/node.js';
+import { FakeAdsCall } from '../../support/xds.js';
 import { recordingLogger } from '../../support/recording-logger.js';
 
-/** A StreamAggregatedResources call without a socket: requests go in as 'data', responses are kept. */
-class FakeCall extends EventEmitter {
-  readonly responses: DiscoveryResponse[] = [];
-  write(response: DiscoveryResponse): boolean {
-    this.responses.push(response);
-    return true;
-  }
-  end(): void {}
-  send(request: DiscoveryRequest): void {
-    this.emit('data', request);
-  }
-  last(): DiscoveryResponse {
-    return this.responses.at(-1)!;
-  }
-}
+class FakeCall extends FakeAdsCall<DiscoveryRequest, DiscoveryResponse> {}
 
 const COALESCE_MS = 50;
 let protos: XdsProtos;
@@ -179,5 +166,75 @@ describe('XdsServer (state of the world ADS)', () => {
     call.send({ type_url: TYPE_URLS.routeConfiguration, resource_names: ['greeter'] });
     expect(call.responses).toHaveLength(0);
     expect(server.stats.unknownTypes).toBe(1);
+  });
+});
+
+class FakeDeltaCall extends FakeAdsCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse> {}
+
+async function setUpDelta() {
+  const { node, clock } = await createTestNode();
+  server = new XdsServer({ views: node.views, clock, logger: node.components.logger, protos }, { host: '127.0.0.1', port: 0, namespaces: ['default'], lbPolicy: 'ring_hash', pushCoalesceMs: COALESCE_MS });
+  const call = new FakeDeltaCall();
+  server.attachDelta(call as never);
+  return { node, clock, call, server };
+}
+
+
+const deltaPorts = (response: DeltaDiscoveryResponse) =>
+  response.resources.flatMap((r) => (protos.unpack(r.resource) as any).endpoints.flatMap((l: any) => l.lb_endpoints.map((lb: any) => lb.endpoint.address.socket_address.port_value)));
+
+describe('incremental (delta) ADS', () => {
+  it('tells a subscription to an unknown service it does not exist, then sends it when it appears', async () => {
+    const { node, clock, call } = await setUpDelta();
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: ['greeter'] });
+    expect(call.last()).toMatchObject({ resources: [], removed_resources: ['greeter'] });
+    call.send({ type_url: TYPE_URLS.endpoints, response_nonce: call.last().nonce });
+    register(node, 1);
+    await clock.advance(COALESCE_MS);
+    expect(call.responses).toHaveLength(2);
+    expect(call.last().resources.map((r) => r.name)).toEqual(['greeter']);
+    expect(deltaPorts(call.last())).toEqual([1]);
+  });
+
+  it('sends only what changed, nothing on an ACK, and nothing after an unsubscribe', async () => {
+    const { node, clock, call, server } = await setUpDelta();
+    register(node, 1);
+    register(node, 2, { service: 'other' });
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: ['greeter', 'other'] });
+    expect(call.last().resources.map((r) => r.name).sort()).toEqual(['greeter', 'other']);
+    call.send({ type_url: TYPE_URLS.endpoints, response_nonce: call.last().nonce });
+    expect(call.responses).toHaveLength(1);
+    register(node, 3);
+    await clock.advance(COALESCE_MS);
+    expect(call.last().resources.map((r) => r.name)).toEqual(['greeter']);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names_unsubscribe: ['greeter'], response_nonce: call.last().nonce });
+    register(node, 4);
+    await clock.advance(COALESCE_MS);
+    expect(call.responses).toHaveLength(2);
+    expect(server.stats.acks).toBe(2);
+  });
+
+  it('does not resend what a reconnecting client says it holds, and names what is gone', async () => {
+    const { node, clock, call, server } = await setUpDelta();
+    register(node, 1);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: ['greeter'] });
+    const version = call.last().resources[0]!.version;
+    const again = new FakeDeltaCall();
+    server.attachDelta(again as never);
+    again.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: ['greeter'], initial_resource_versions: { greeter: version } });
+    expect(again.responses).toHaveLength(0);
+    node.registry.cancel({ namespace: 'default', service: 'greeter', instanceId: '10.0.0.1:1' });
+    await clock.advance(COALESCE_MS);
+    expect(again.last()).toMatchObject({ resources: [], removed_resources: ['greeter'] });
+  });
+
+  it('counts a NACK and does not resend', async () => {
+    const { node, clock, call, server } = await setUpDelta();
+    register(node, 1);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: ['greeter'] });
+    call.send({ type_url: TYPE_URLS.endpoints, response_nonce: call.last().nonce, error_detail: { code: 3, message: 'no' } });
+    await clock.advance(10_000);
+    expect(call.responses).toHaveLength(1);
+    expect(server.stats.nacks).toBe(1);
   });
 });

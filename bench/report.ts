@@ -14,6 +14,7 @@ import type { SinglePeerResult } from './single-peer.js';
 import type { DnsResult } from './dns.js';
 import type { SseResult } from './sse.js';
 import type { ConsulResult } from './consul.js';
+import type { XdsBenchResult } from './xds.js';
 import { table } from './lib.js';
 
 export interface BenchResults {
@@ -29,6 +30,8 @@ export interface BenchResults {
   consul?: ConsulResult | { skipped: string };
   /** Absent in runs from before the DNS listener. */
   dns?: DnsResult | { skipped: string };
+  /** Absent in results recorded before the xDS section existed. */
+  xds?: XdsBenchResult | { skipped: string };
   cluster: { points: ClusterPoint[]; skipped: string[]; primary: { peers: number; instances: number } };
 }
 
@@ -94,6 +97,32 @@ const met = (ok: boolean) => (ok ? 'yes' : '**NO**');
 const skipped = (value: object): value is { skipped: string } => 'skipped' in value;
 const num = (value: number) => value.toLocaleString('en-US');
 const round1 = (value: number) => Math.round(value * 10) / 10;
+
+/** The xDS section's rows: register-to-route latency and the cost of the ADS streams. */
+function xdsRows(xds: BenchResults['xds']): Record<string, string>[] {
+  if (!xds) return [];
+  if (skipped(xds)) return [{ figure: 'xDS register to route', value: `not measured: ${xds.skipped}`, reference: '', ratio: '', target: 'none set', met: 'not measured' }];
+  return [
+    {
+      figure: 'xDS: register on A to a grpc-js-xds client of B routing to it',
+      value: `p50 ${xds.routeP50Ms} ms, p99 ${xds.routeP99Ms} ms (${xds.registers} registers)`,
+      reference: `the register's own round trip p50 ${xds.writeAckP50Ms} ms, p99 ${xds.writeAckP99Ms} ms`,
+      ratio: '',
+      target: 'none set',
+      met: '',
+    },
+    {
+      figure: `xDS: ${num(xds.streams)} ADS streams on one ${num(xds.instances)}-instance service, ${xds.changes} changes`,
+      value: `CPU ${xds.cpuMsPerChangeWithStreams} ms per change, RSS ${xds.rssMbWithStreams} MB; every stream has a change: p50 ${xds.fanOutP50Ms} ms, p99 ${xds.fanOutP99Ms} ms (${num(xds.delivered)}/${num(xds.expected)}; load generator CPU ${xds.clientCpuMsPerChange} ms per change)`,
+      reference: `the same changes, no stream: CPU ${xds.cpuMsPerChangeWithout} ms per change, RSS ${xds.rssMbWithout} MB`,
+      ratio: xds.cpuMsPerChangeWithout > 0 ? `${round2(xds.cpuMsPerChangeWithStreams / xds.cpuMsPerChangeWithout)}x CPU` : '',
+      target: 'none set',
+      met: '',
+    },
+  ];
+}
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
 
 function summaryRows(results: BenchResults): Record<string, string>[] {
   const rows: Record<string, string>[] = [];
@@ -195,6 +224,7 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
     rows.push({ figure: 'Consul blocking queries, 1,000 watchers', value: `not measured: ${why}`, reference: '', ratio: '', target: 'none set', met: 'not measured' });
   }
   rows.push(...dnsRows(results.dns));
+  rows.push(...xdsRows(results.xds));
   if (!skipped(memory)) {
     const idle = memory.points[0]!;
     const last = memory.points.at(-1)!;

@@ -18,6 +18,7 @@ import { measureCluster, type ClusterOptions, type ClusterPoint } from './replic
 import { writeResultsMarkdown, type BenchResults } from './report.js';
 import { benchSinglePeer } from './single-peer.js';
 import { benchSse } from './sse.js';
+import { benchXds } from './xds.js';
 
 /** The script's own budget; `npm run bench` builds first (about 10 s), so the whole stays under 10 (2) minutes. */
 const BUDGET_MS = quick ? 100_000 : 570_000;
@@ -63,6 +64,7 @@ const memory = await section('memory', quick ? 15_000 : 60_000, () => benchMemor
 const sse = await section('sse', 20_000, () => benchSse({ quick }));
 const consul = await section('consul', quick ? 30_000 : 45_000, () => benchConsul({ quick }));
 const dns = await section('dns', quick ? 15_000 : 40_000, () => benchDns({ quick }));
+const xds = await section('xds', quick ? 40_000 : 70_000, () => benchXds({ quick }));
 const points: ClusterPoint[] = [];
 const skippedPoints: string[] = [];
 for (const { estimateMs, ...options } of clusterPoints) {
@@ -82,6 +84,7 @@ const results: BenchResults = {
   sse,
   consul,
   dns,
+  xds,
   cluster: { points, skipped: skippedPoints, primary },
 };
 writeResult(`results-${results.mode}`, results);

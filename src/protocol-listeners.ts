@@ -4,6 +4,7 @@ import { startDns } from './dns/listener.js';
 import type { ServerTls } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import type { RegistryNode } from './node.js';
+import { startXdsListener } from './xds/listener.js';
 
 /** What a protocol listener (DNS, xDS, Consul) is started with. */
 export interface ListenerDeps {
@@ -27,7 +28,7 @@ export type ListenerStarter = (deps: ListenerDeps) => Promise<ProtocolListener |
  * The protocol listeners beside the HTTP API, each off by default (see config/protocols.ts).
  * One line per protocol: its folder's starter.
  */
-const starters: ListenerStarter[] = [startDns, startConsulListener];
+const starters: ListenerStarter[] = [startDns, startXdsListener, startConsulListener];
 
 /** Starts every configured listener; a failure stops the ones already started and is rethrown. */
 export async function startProtocolListeners(deps: ListenerDeps): Promise<ProtocolListener[]> {

@@ -48,7 +48,6 @@ export const DNS_DEFAULTS = {
   allowFrom: ['127.0.0.0/8', '::1/128'],
   maxUdpPayloadBytes: 1232,
 } as const;
-export type XdsConfig = ListenerConfig;
 /** The Consul API's settings beyond port and namespaces (docs/consul.md). */
 export interface ConsulConfig extends ListenerConfig {
   /**
@@ -80,6 +79,24 @@ const CONSUL_BOUNDS: Record<keyof typeof CONSUL_DEFAULTS, [number, number]> = {
   blockingQueriesMax: [1, 1_000_000],
   ttlSweepIntervalMs: [100, 60_000],
 };
+
+/** How gRPC clients balance over a service's endpoints (the Cluster's lb_policy; docs/xds.md). */
+export const xdsLbPolicies = ['ring_hash', 'round_robin'] as const;
+export type XdsLbPolicy = (typeof xdsLbPolicies)[number];
+
+export interface XdsConfig extends ListenerConfig {
+  /**
+   * `ring_hash` (default): each endpoint gets calls in proportion to its weight (gRPC clients
+   * pick a random point of the ring per call when the route names no hash); `round_robin`:
+   * endpoints of a locality take turns, weights then only split calls between localities.
+   */
+  lbPolicy: XdsLbPolicy;
+  /**
+   * Milliseconds: changes within this window reach each ADS stream as one push per resource
+   * type, so a burst of registrations is one update. Longer: fewer pushes under churn, later news.
+   */
+  pushCoalesceMs: number;
+}
 
 /** The three listeners' settings together, as `RegistryConfig` carries them. */
 export interface ProtocolConfigs {
@@ -183,11 +200,27 @@ function readDns(doc: unknown, port: number | undefined): DnsConfig {
   };
 }
 
+/** Default of `xds.pushCoalesceMs`: the watch streams' default window. */
+export const XDS_PUSH_COALESCE_MS = 50;
+const XDS_PUSH_COALESCE_MAX_MS = 10_000;
+
+function readXds(doc: unknown, port: number | undefined): XdsConfig {
+  const { section, config } = readListener('xds', doc, port, ['lbPolicy', 'pushCoalesceMs']);
+  const { lbPolicy = 'ring_hash', pushCoalesceMs = XDS_PUSH_COALESCE_MS } = section;
+  if (typeof lbPolicy !== 'string' || !(xdsLbPolicies as readonly string[]).includes(lbPolicy)) {
+    throw new ProtocolConfigError('xds.lbPolicy', `must be one of ${xdsLbPolicies.join(', ')}`);
+  }
+  if (typeof pushCoalesceMs !== 'number' || !Number.isInteger(pushCoalesceMs) || pushCoalesceMs < 0 || pushCoalesceMs > XDS_PUSH_COALESCE_MAX_MS) {
+    throw new ProtocolConfigError('xds.pushCoalesceMs', `must be an integer number of milliseconds from 0 to ${XDS_PUSH_COALESCE_MAX_MS}`);
+  }
+  return { ...config, lbPolicy: lbPolicy as XdsLbPolicy, pushCoalesceMs };
+}
+
 /** The `dns`, `xds` and `consul` sections of the file, with their ports from flags, environment or file. */
 export function readProtocols(doc: Json, ports: { dns: number | undefined; xds: number | undefined; consul: number | undefined }): ProtocolConfigs {
   return {
     dns: readDns(doc.dns, ports.dns),
-    xds: readListener('xds', doc.xds, ports.xds).config,
+    xds: readXds(doc.xds, ports.xds),
     consul: readConsul(doc.consul, ports.consul),
   };
 }

@@ -157,7 +157,9 @@ records as \`/v1\` and the Eureka API.
 | \`dns.allowFrom\` | array | \`["127.0.0.0/8", "::1/128"]\` | source networks (CIDR) that may query; other sources get REFUSED over UDP and a closed connection over TCP (docs/security.md) |
 | \`dns.maxUdpPayloadBytes\` | bytes | 1232 | 512 to 65535: largest UDP answer to a client whose EDNS0 buffer is larger (without EDNS0: 512); a bigger answer is truncated (TC) and the resolver retries over TCP |
 | \`xds.port\` | port | off | serve the xDS Aggregated Discovery Service (gRPC) on this port (docs/xds.md). Also \`--xds-port\`. |
-| \`xds.namespaces\` | array | \`["default"]\` | the namespaces xDS exposes |
+| \`xds.namespaces\` | array | \`["default"]\` | the namespaces xDS exposes (a service of namespace \`ns\` other than \`default\` is \`xds:///service.ns\`; docs/xds.md) |
+| \`xds.lbPolicy\` | string | \`ring_hash\` | the balancing the Cluster asks of gRPC clients: \`ring_hash\` (calls in proportion to each endpoint's weight) or \`round_robin\` (endpoints of a zone take turns; weights only split calls between zones) |
+| \`xds.pushCoalesceMs\` | ms | 50 | changes within this window reach each ADS stream as one push; longer means fewer pushes under churn but later news |
 | \`consul.port\` | port | off | serve Consul's agent, catalog and health HTTP API on this port (docs/consul.md). Also \`--consul-port\`. |
 | \`consul.namespaces\` | array | \`["default"]\` | the namespaces the Consul API serves; the first is the one a request that names none (\`?ns=\`) reads and writes |
 | \`consul.defaultWaitMs\` | ms | \`300000\` | the \`wait\` of a blocking query that gives none (Consul's default: 5 minutes) |

@@ -126,7 +126,7 @@ describe('protocol listeners (dns, xds, consul)', () => {
     const config = resolveConfig({}, {}, {});
     expect(config.protocols).toEqual({
       dns: { port: null, namespaces: ['default'], domain: 'registry.', ttlSeconds: 5, allowFrom: ['127.0.0.0/8', '::1/128'], maxUdpPayloadBytes: 1232 },
-      xds: { port: null, namespaces: ['default'] },
+      xds: { port: null, namespaces: ['default'], lbPolicy: 'ring_hash', pushCoalesceMs: 50 },
       consul: { port: null, namespaces: ['default'], ...CONSUL_DEFAULTS },
     });
   });
@@ -135,13 +135,18 @@ describe('protocol listeners (dns, xds, consul)', () => {
     const file = { dns: { port: 5300 }, xds: { port: 5400, namespaces: ['default', 'team-a'] }, consul: { port: 5500 } };
     const config = resolveConfig(file, { REGISTRY_XDS_PORT: '6400', REGISTRY_CONSUL_PORT: '6500' }, { consulPort: '7500' });
     expect(config.protocols.dns.port).toBe(5300);
-    expect(config.protocols.xds).toEqual({ port: 6400, namespaces: ['default', 'team-a'] });
+    expect(config.protocols.xds).toEqual({ port: 6400, namespaces: ['default', 'team-a'], lbPolicy: 'ring_hash', pushCoalesceMs: 50 });
     expect(config.protocols.consul.port).toBe(7500);
   });
 
   it('read the DNS settings: domain lower-cased with its dot, networks as CIDR', () => {
     const config = resolveConfig({ dns: { domain: 'Svc.Example.COM', ttlSeconds: 0, allowFrom: ['10.0.0.0/8', '::1', '192.168.1.7'], maxUdpPayloadBytes: 4096 } }, {}, {});
     expect(config.protocols.dns).toMatchObject({ domain: 'svc.example.com.', ttlSeconds: 0, allowFrom: ['10.0.0.0/8', '::1/128', '192.168.1.7/32'], maxUdpPayloadBytes: 4096 });
+  });
+
+  it('read the xDS balancing policy and push window from the file', () => {
+    const config = resolveConfig({ xds: { lbPolicy: 'round_robin', pushCoalesceMs: 0 } }, {}, {});
+    expect(config.protocols.xds).toMatchObject({ lbPolicy: 'round_robin', pushCoalesceMs: 0 });
   });
 
   it.each([
@@ -151,6 +156,8 @@ describe('protocol listeners (dns, xds, consul)', () => {
     [{ consul: { namespaces: [] } }, {}, 'consul.namespaces', 'non-empty array'],
     [{ consul: { maxWaitMs: 10 } }, {}, 'consul.maxWaitMs', 'integer between 1000 and 3600000'],
     [{ consul: { defaultWaitMs: 700_000 } }, {}, 'consul.defaultWaitMs', 'not be longer than consul.maxWaitMs'],
+    [{ xds: { lbPolicy: 'random' } }, {}, 'xds.lbPolicy', 'ring_hash, round_robin'],
+    [{ xds: { pushCoalesceMs: -1 } }, {}, 'xds.pushCoalesceMs', 'from 0 to 10000'],
     [{ dns: 'on' }, {}, 'dns', 'must be an object'],
     [{ dns: { domain: 'bad name.' } }, {}, 'dns.domain', 'must be a DNS name'],
     [{ dns: { domain: '' } }, {}, 'dns.domain', 'must be a DNS name'],

@@ -1,0 +1,232 @@
+/**
+ * xDS (gRPC ADS, docs/xds.md), two figures:
+ * 1. Register-to-route: a register on peer A until a real @grpc/grpc-js-xds client of peer B
+ *    (`xds:///xds-bench`) routes a call to the new instance; the reference, in the same run,
+ *    is the register's own round trip.
+ * 2. Fan-out cost: 1,000 ADS streams (raw grpc-js streams over 20 channels with wide receive
+ *    windows, each ACKing like a client) on peer B watching one 1,000-instance service while it
+ *    changes: peer B's CPU and RSS, against the same changes with no stream open, and how long
+ *    a change takes to reach every stream.
+ * Real peer processes on 127.0.0.1 (bench/processes.ts's helpers' style); the machine may be loaded.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { credentials, makeClientConstructor, type ClientDuplexStream } from '@grpc/grpc-js';
+import { greeterClient, startGreeter, xdsPortOf, type GreeterServer } from '../test/support/xds.js';
+import { RealCluster } from '../test/support/real-cluster.js';
+import { XdsProtos, TYPE_URLS } from '../src/xds/protos.js';
+import { percentile, pool, progress, round, send, sleep } from './lib.js';
+import { rssMb } from './processes.js';
+
+export interface XdsBenchResult {
+  /** Register on A to the first call routed to the new instance by a client of B. */
+  routeP50Ms: number;
+  routeP99Ms: number;
+  registers: number;
+  /** The reference: the register's own round trip. */
+  writeAckP50Ms: number;
+  writeAckP99Ms: number;
+  streams: number;
+  instances: number;
+  changes: number;
+  /** A change's write to the last of the streams receiving it. */
+  fanOutP50Ms: number;
+  fanOutP99Ms: number;
+  delivered: number;
+  expected: number;
+  /**
+   * Peer B's CPU per change (ms), from the first change until every stream holds the last one
+   * (with streams) or 1 s after it (without): per change rather than per second, since on a
+   * loaded machine the work stretches over longer than the changes take.
+   */
+  cpuMsPerChangeWithStreams: number;
+  cpuMsPerChangeWithout: number;
+  rssMbWithStreams: number;
+  rssMbWithout: number;
+  /** This process's CPU per change (the streams' decoding and ACKs), over the same span. */
+  clientCpuMsPerChange: number;
+}
+
+const SERVICE = 'xds-bench';
+/** The churning instance moves to a new address per change: its text (all of one length) tells which change a push carries. */
+const churnHostOf = (change: number) => `10.250.${100 + change}.1`;
+const CHURN_HOST_BYTES = (change: number) => Buffer.from(churnHostOf(change));
+const FANOUT_SERVICE = 'xds-fanout';
+
+
+/** utime + stime of a process, in ms (from /proc/<pid>/stat; 100 ticks a second on Linux). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+const registerBody = (service: string, host: string, port: number, instanceId: string, weight = 1) => ({ service, host, port, instanceId, weight, leaseDurationMs: 600_000 });
+
+export async function benchXds(options: { quick: boolean }): Promise<XdsBenchResult> {
+  const registers = options.quick ? 10 : 30;
+  const streams = 1_000;
+  const instances = 1_000;
+  const changes = options.quick ? 10 : 30;
+  progress(`xds: ${registers} registers on A routed by a grpc-js-xds client of B; ${streams} ADS streams on B watching ${instances} instances through ${changes} changes`);
+  const cluster = await RealCluster.start({ size: 2, file: { xds: { port: 0 }, limits: { rateLimitPerSecond: 0 } }, cluster: { profile: 'lan' } });
+  const dir = mkdtempSync(join(tmpdir(), 'registry-bench-xds-'));
+  const greeters: GreeterServer[] = [];
+  try {
+    const poolA = pool(cluster.url('peer-a'), 8);
+    const xdsB = await xdsPortOf(cluster.peers.get('peer-b')!);
+    // 1. Register to route.
+    writeFileSync(join(dir, 'bootstrap.json'), JSON.stringify({ xds_servers: [{ server_uri: `127.0.0.1:${xdsB}`, channel_creds: [{ type: 'insecure' }] }], node: { id: 'bench', locality: {} } }));
+    process.env.GRPC_XDS_BOOTSTRAP = join(dir, 'bootstrap.json');
+    (createRequire(import.meta.url)('@grpc/grpc-js-xds') as { register(): void }).register();
+    for (let i = 0; i <= registers; i += 1) greeters.push(await startGreeter(`g${i}`));
+    const register = (greeter: GreeterServer) => send(poolA, { method: 'POST', path: '/v1/instances', body: registerBody(SERVICE, '127.0.0.1', greeter.port, greeter.name) });
+    const cancel = (greeter: GreeterServer) => send(poolA, { method: 'DELETE', path: `/v1/services/${SERVICE}/instances/${greeter.name}` });
+    await register(greeters[0]!);
+    const client = greeterClient(`xds:///${SERVICE}`);
+    const seen = new Map<string, number>();
+    let calling = true;
+    const caller = async () => {
+      while (calling) {
+        const name = await client.hello().catch(() => '');
+        if (name && !seen.has(name)) seen.set(name, performance.now());
+      }
+    };
+    const callers = Array.from({ length: 4 }, caller);
+    const routed: number[] = [];
+    const acks: number[] = [];
+    for (let i = 1; i <= registers; i += 1) {
+      const sentAt = performance.now();
+      const answer = await register(greeters[i]!);
+      acks.push(performance.now() - sentAt);
+      if (answer.status !== 201) throw new Error(`register answered ${answer.status}`);
+      const deadline = sentAt + 10_000;
+      while (!seen.has(greeters[i]!.name) && performance.now() < deadline) await sleep(1);
+      if (seen.has(greeters[i]!.name)) routed.push(seen.get(greeters[i]!.name)! - sentAt);
+      // One instance at a time: the next new one then takes every other call at once.
+      await cancel(greeters[i - 1]!);
+      await sleep(200);
+    }
+    calling = false;
+    await Promise.all(callers);
+    client.client.close();
+
+    // 2. Fan-out cost.
+    for (let i = 0; i < instances; i += 100) {
+      await Promise.all(
+        Array.from({ length: 100 }, (_, j) => send(poolA, { method: 'POST', path: '/v1/instances', body: registerBody(FANOUT_SERVICE, `10.1.${(i + j) >> 8}.${(i + j) & 255}`, 8080, `f${i + j}`) })),
+      );
+    }
+    await sleep(2_000);
+    const pidB = cluster.peers.get('peer-b')!.child.pid!;
+    const churn = async (allDelivered: () => boolean): Promise<{ cpuMsPerChange: number; clientCpuMsPerChange: number; sentAt: number[] }> => {
+      const cpuBefore = cpuMsOf(pidB);
+      const clientBefore = process.cpuUsage();
+      const startedAt = performance.now();
+      const sentAt: number[] = [];
+      for (let c = 0; c < changes; c += 1) {
+        sentAt.push(performance.now());
+        await send(poolA, { method: 'POST', path: '/v1/instances', body: registerBody(FANOUT_SERVICE, churnHostOf(c), 8080, 'churn') });
+        await sleep(300);
+      }
+      await sleep(1_000);
+      const deadline = performance.now() + 60_000;
+      while (!allDelivered() && performance.now() < deadline) await sleep(50);
+      const client = process.cpuUsage(clientBefore);
+      return { cpuMsPerChange: (cpuMsOf(pidB) - cpuBefore) / changes, clientCpuMsPerChange: (client.user + client.system) / 1_000 / changes, sentAt };
+    };
+    const without = await churn(() => true);
+    const rssWithout = rssMb(pidB);
+
+    const protos = new XdsProtos();
+    const AdsClient = makeClientConstructor(protos.ads, 'AggregatedDiscoveryService');
+    // Each channel carries streams/20 clients' streams: its connection's receive window is widened
+    // to as many clients' windows (one real client has a connection, and its 64 KB window, to itself).
+    const channelOptions = { 'grpc.use_local_subchannel_pool': 1, 'grpc-node.flow_control_window': 8 * 1024 * 1024 };
+    const channels = Array.from({ length: 20 }, () => new AdsClient(`127.0.0.1:${xdsB}`, credentials.createInsecure(), channelOptions));
+    // Per stream, when a push first carried each change (a push may carry several: coalesced).
+    const arrivals: (number | undefined)[][] = Array.from({ length: streams }, () => []);
+    let measuring = false;
+    type Response = { nonce: string; version_info: string; type_url: string; resources: { value: Buffer }[] };
+    const calls: ClientDuplexStream<object, Response>[] = [];
+    let firstResponses = 0;
+    for (let s = 0; s < streams; s += 1) {
+      const call = (channels[s % channels.length] as unknown as { StreamAggregatedResources(): ClientDuplexStream<object, Response> }).StreamAggregatedResources();
+      let first = true;
+      call.on('data', (response) => {
+        const now = performance.now();
+        if (first) {
+          first = false;
+          firstResponses += 1;
+        } else if (measuring) {
+          const bytes = response.resources[0]?.value;
+          for (let c = changes - 1; bytes && c >= 0; c -= 1) {
+            if (bytes.includes(CHURN_HOST_BYTES(c))) {
+              arrivals[s]![c] ??= now;
+              break;
+            }
+          }
+        }
+        call.write({ type_url: TYPE_URLS.endpoints, resource_names: [FANOUT_SERVICE], version_info: response.version_info, response_nonce: response.nonce });
+      });
+      call.on('error', () => {});
+      call.write({ node: { id: `bench-${s}` }, type_url: TYPE_URLS.endpoints, resource_names: [FANOUT_SERVICE] });
+      calls.push(call);
+    }
+    const openDeadline = performance.now() + 60_000;
+    while (firstResponses < streams && performance.now() < openDeadline) await sleep(50);
+    await sleep(1_000);
+    measuring = true;
+    const withStreams = await churn(() => arrivals.every((times) => times[changes - 1] !== undefined));
+    const rssWith = rssMb(pidB);
+    for (const call of calls) call.cancel();
+    for (const channel of channels) channel.close();
+
+    // A stream has change c once a push carries c or a later one.
+    const fanOut: number[] = [];
+    let delivered = 0;
+    for (let c = 0; c < changes; c += 1) {
+      let last = 0;
+      let reached = 0;
+      for (const times of arrivals) {
+        const at = Math.min(...times.slice(c).filter((time): time is number => time !== undefined));
+        if (Number.isFinite(at)) {
+          reached += 1;
+          last = Math.max(last, at);
+        }
+      }
+      delivered += reached;
+      if (process.env.XDS_BENCH_DEBUG) progress(`xds: change ${c}: ${reached}/${streams} streams, last after ${round(last - withStreams.sentAt[c]!)} ms`);
+      if (reached === streams) fanOut.push(last - withStreams.sentAt[c]!);
+    }
+    return {
+      routeP50Ms: round(percentile(routed, 0.5)),
+      routeP99Ms: round(percentile(routed, 0.99)),
+      registers: routed.length,
+      writeAckP50Ms: round(percentile(acks, 0.5)),
+      writeAckP99Ms: round(percentile(acks, 0.99)),
+      streams,
+      instances,
+      changes,
+      fanOutP50Ms: round(percentile(fanOut, 0.5)),
+      fanOutP99Ms: round(percentile(fanOut, 0.99)),
+      delivered,
+      expected: streams * changes,
+      cpuMsPerChangeWithStreams: round(withStreams.cpuMsPerChange),
+      cpuMsPerChangeWithout: round(without.cpuMsPerChange),
+      rssMbWithStreams: round(rssWith),
+      rssMbWithout: round(rssWithout),
+      clientCpuMsPerChange: round(withStreams.clientCpuMsPerChange),
+    };
+  } finally {
+    for (const greeter of greeters) greeter.close();
+    await cluster.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1]?.endsWith('xds.ts')) {
+  console.log(JSON.stringify(await benchXds({ quick: process.argv.includes('--quick') }), null, 2));
+  process.exit(0);
+}

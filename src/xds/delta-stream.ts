@@ -1,0 +1,118 @@
+import type { ResourceKind } from './catalog.js';
+import type { AnyMessage } from './protos.js';
+import { PushStream, TYPE_URL_OF } from './stream.js';
+
+/** A DeltaDiscoveryRequest as the ADS service definition decodes it (snake_case). */
+export interface DeltaDiscoveryRequest {
+  node?: { id?: string } | null;
+  type_url?: string;
+  resource_names_subscribe?: string[];
+  resource_names_unsubscribe?: string[];
+  initial_resource_versions?: Record<string, string>;
+  response_nonce?: string;
+  error_detail?: { code?: number; message?: string } | null;
+}
+
+export interface DeltaDiscoveryResponse {
+  system_version_info: string;
+  resources: { name: string; version: string; resource: AnyMessage }[];
+  type_url: string;
+  removed_resources: string[];
+  nonce: string;
+}
+
+/** One type's subscription on one incremental stream: what is wanted and what the client holds. */
+class DeltaSubscription {
+  wildcard = false;
+  readonly names = new Set<string>();
+  /** Name -> version the client holds (sent here, or announced in `initial_resource_versions`). */
+  readonly held = new Map<string, number>();
+  private seenRequest = false;
+
+  constructor(readonly kind: ResourceKind) {}
+
+  /** Applies a request's subscribe and unsubscribe lists; answers the names it newly subscribed. */
+  apply(request: DeltaDiscoveryRequest): string[] {
+    const subscribe = request.resource_names_subscribe ?? [];
+    const unsubscribe = request.resource_names_unsubscribe ?? [];
+    if (!this.seenRequest) {
+      // A reconnecting client says what it holds: what did not change since is not sent again.
+      for (const [name, version] of Object.entries(request.initial_resource_versions ?? {})) {
+        const number = Number(version);
+        if (Number.isInteger(number)) this.held.set(name, number);
+      }
+      // Legacy wildcard: a first request subscribing to nothing.
+      if (subscribe.length === 0 && unsubscribe.length === 0) this.wildcard = true;
+    }
+    this.seenRequest = true;
+    const added: string[] = [];
+    for (const name of subscribe) {
+      if (name === '*') this.wildcard = true;
+      else if (!this.names.has(name)) {
+        this.names.add(name);
+        added.push(name);
+      }
+    }
+    for (const name of unsubscribe) {
+      if (name === '*') this.wildcard = false;
+      else {
+        this.names.delete(name);
+        this.held.delete(name);
+      }
+    }
+    return added;
+  }
+}
+
+/**
+ * One DeltaAggregatedResources call (incremental xDS): each response carries only the
+ * resources that changed for this client, and names those that are gone in
+ * `removed_resources`; versions are the catalog's per-resource versions.
+ */
+export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscoveryResponse> {
+  request(request: DeltaDiscoveryRequest): void {
+    const { stats, logger } = this.components;
+    const names = (request.resource_names_subscribe?.length ?? 0) + Object.keys(request.initial_resource_versions ?? {}).length;
+    const subscription = this.subscriptionFor(request, names, (kind) => new DeltaSubscription(kind));
+    if (!subscription) return;
+    if (request.response_nonce && request.error_detail) {
+      stats.nacks += 1;
+      logger.warn(
+        { node: this.nodeId, typeUrl: request.type_url, nonce: request.response_nonce, error: request.error_detail.message },
+        'xds: a client rejected (NACK) an incremental response; it is not sent again until the resources change',
+      );
+    } else if (request.response_nonce) {
+      stats.acks += 1;
+    }
+    this.respond(subscription, subscription.apply(request));
+  }
+
+  /** Sends what moved; `added` names just subscribed, told as removed when they do not exist. */
+  protected respond(subscription: DeltaSubscription, added: readonly string[]): void {
+    if (this.closed) return;
+    const { catalog } = this.components;
+    const wanted = new Set(subscription.names);
+    if (subscription.wildcard) for (const name of catalog.names()) wanted.add(name);
+    const resources: DeltaDiscoveryResponse['resources'] = [];
+    const removed: string[] = [];
+    for (const name of wanted) {
+      const resource = catalog.get(name, subscription.kind);
+      if (resource) {
+        if (subscription.held.get(name) !== resource.version) {
+          resources.push({ name, version: String(resource.version), resource: resource.any });
+          subscription.held.set(name, resource.version);
+        }
+      } else if (subscription.held.delete(name) || added.includes(name)) {
+        removed.push(name);
+      }
+    }
+    for (const name of subscription.held.keys()) {
+      if (!wanted.has(name)) {
+        subscription.held.delete(name);
+        removed.push(name);
+      }
+    }
+    if (resources.length === 0 && removed.length === 0) return;
+    this.call.write({ system_version_info: '', resources, type_url: TYPE_URL_OF[subscription.kind], removed_resources: removed, nonce: this.nextNonce() });
+  }
+}

@@ -1,0 +1,81 @@
+import type { ResourceKind } from './catalog.js';
+import { TYPE_URLS } from './protos.js';
+
+/** The resource kind of each type URL the registry serves (RDS is not: routes travel inline). */
+export const KIND_OF_TYPE_URL: ReadonlyMap<string, ResourceKind> = new Map([
+  [TYPE_URLS.listener, 'listener'],
+  [TYPE_URLS.cluster, 'cluster'],
+  [TYPE_URLS.endpoints, 'endpoints'],
+]);
+
+/**
+ * Listeners and Clusters: every response carries every subscribed resource that exists (a
+ * client takes one left out as deleted). Endpoints: a response carries what changed only.
+ */
+export function sendsWholeSet(kind: ResourceKind): boolean {
+  return kind !== 'endpoints';
+}
+
+/** The part of a DiscoveryRequest that the subscription state reads. */
+export interface SubscriptionRequest {
+  resource_names: readonly string[];
+  response_nonce: string;
+  error_detail?: { message?: string } | null;
+}
+
+/**
+ * What a request is, for one resource type of one stream:
+ * - `initial`: the first of the type (or one after a reconnect: no nonce yet);
+ * - `ack` / `nack`: the answer to the latest response (a NACK carries `error_detail`);
+ * - `stale`: the answer to an older response, superseded by one in flight: ignored whole,
+ *   since the answer to the newer one follows with the current subscription.
+ */
+export type RequestKind = 'initial' | 'ack' | 'nack' | 'stale';
+
+/**
+ * One resource type's subscription on one ADS stream (state of the world): which names it
+ * wants (or every one: a wildcard), the nonce of the last response, and which version of
+ * each resource the client was last sent, so that a push sends only what moved and a NACKed
+ * version is never sent again (a NACK is logged and counted, and the next change pushes anew).
+ */
+export class Subscription {
+  wildcard = false;
+  readonly names = new Set<string>();
+  /** Name -> version last sent on this stream. */
+  readonly sent = new Map<string, number>();
+  nonce = '';
+  /** How many responses of this type went out on this stream (the version_info sent). */
+  responses = 0;
+  /** The version_info the client last accepted. */
+  ackedVersion = '';
+  private seenRequest = false;
+
+  constructor(readonly kind: ResourceKind) {}
+
+  /** Classifies a request and, unless it is stale, takes its resource names as the subscription. */
+  apply(request: SubscriptionRequest): RequestKind {
+    const kind = this.classify(request);
+    if (kind === 'stale') return kind;
+    const names = request.resource_names;
+    const wantsAll = names.includes('*');
+    // Legacy wildcard: the first request of a type naming nothing; `*` asks for it explicitly.
+    if (wantsAll || (!this.seenRequest && names.length === 0)) this.wildcard = true;
+    else if (names.length > 0) this.wildcard = false;
+    this.seenRequest = true;
+    this.names.clear();
+    for (const name of names) if (name !== '*') this.names.add(name);
+    if (!this.wildcard) for (const name of this.sent.keys()) if (!this.names.has(name)) this.sent.delete(name);
+    return kind;
+  }
+
+  private classify(request: SubscriptionRequest): RequestKind {
+    if (request.response_nonce === '') return 'initial';
+    if (request.response_nonce !== this.nonce) return 'stale';
+    return request.error_detail ? 'nack' : 'ack';
+  }
+
+  /** Whether a change to `name` concerns this subscription. */
+  wants(name: string): boolean {
+    return this.wildcard || this.names.has(name);
+  }
+}

@@ -1,0 +1,81 @@
+import { EventEmitter } from 'node:events';
+import { credentials, makeGenericClientConstructor, Server, ServerCredentials, type Client, type ServiceDefinition } from '@grpc/grpc-js';
+import { waitFor, type PeerProcess } from './process.js';
+
+/**
+ * A tiny gRPC service for the xDS tests, with no proto file: one unary method whose request
+ * and response are raw bytes (grpc-js generic service definitions); each server answers its
+ * own name, so a test sees which instance took a call.
+ */
+const identity = (value: Buffer) => value;
+export const greeterService: ServiceDefinition = {
+  SayHello: {
+    path: '/registry.test.Greeter/SayHello',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  },
+};
+
+export interface GreeterServer {
+  name: string;
+  port: number;
+  calls: number;
+  close(): void;
+}
+
+/** A greeter on 127.0.0.1 (a free port) answering `name`. */
+export async function startGreeter(name: string): Promise<GreeterServer> {
+  const server = new Server();
+  const greeter: GreeterServer = { name, port: 0, calls: 0, close: () => server.forceShutdown() };
+  server.addService(greeterService, {
+    SayHello: (_call: unknown, callback: (error: null, value: Buffer) => void) => {
+      greeter.calls += 1;
+      callback(null, Buffer.from(name));
+    },
+  });
+  greeter.port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))),
+  );
+  return greeter;
+}
+
+const GreeterClient = makeGenericClientConstructor(greeterService, 'Greeter');
+
+/** A client of `target` (`xds:///greeter`); `hello` answers the name of the server that took the call. */
+export function greeterClient(target: string): { client: Client; hello(deadlineMs?: number): Promise<string> } {
+  const client = new GreeterClient(target, credentials.createInsecure());
+  const call = client as unknown as Record<string, (request: Buffer, options: object, callback: (error: Error | null, value?: Buffer) => void) => void>;
+  return {
+    client,
+    hello: (deadlineMs = 5_000) =>
+      new Promise<string>((resolve, reject) => {
+        call.SayHello!(Buffer.from('hi'), { deadline: Date.now() + deadlineMs }, (error, value) => (error ? reject(error) : resolve(value!.toString())));
+      }),
+  };
+}
+
+/** The port a peer process's xDS listener took (`xds.port: 0`), from its log line; waits for it. */
+export async function xdsPortOf(peer: PeerProcess, timeoutMs = 20_000): Promise<number> {
+  const line = await waitFor(() => peer.logs.find((entry) => entry.msg === 'xds: serving the Aggregated Discovery Service'), timeoutMs, 'the xDS listener to start');
+  return line.port as number;
+}
+
+/** An ADS call without a socket, for the unit tests: requests go in as 'data', responses are kept. */
+export class FakeAdsCall<Request, Response> extends EventEmitter {
+  readonly responses: Response[] = [];
+  write(response: Response): boolean {
+    this.responses.push(response);
+    return true;
+  }
+  end(): void {}
+  send(request: Request): void {
+    this.emit('data', request);
+  }
+  last(): Response {
+    return this.responses.at(-1)!;
+  }
+}

@@ -1,0 +1,240 @@
+import { status } from '@grpc/grpc-js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RegistryNode } from '../../../src/node.js';
+import { parseRegistration } from '../../../src/registry/validate.js';
+import { TYPE_URLS, XdsProtos } from '../../../src/xds/protos.js';
+import { XdsServer } from '../../../src/xds/server.js';
+import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse } from '../../../src/xds/delta-stream.js';
+import { MAX_RESOURCE_NAMES, type DiscoveryRequest, type DiscoveryResponse } from '../../../src/xds/stream.js';
+import type { FakeClock } from '../../support/fake-clock.js';
+import { createTestNode } from '../../support/node.js';
+import { FakeAdsCall } from '../../support/xds.js';
+import { recordingLogger } from '../../support/recording-logger.js';
+
+class FakeCall extends FakeAdsCall<DiscoveryRequest, DiscoveryResponse> {}
+
+const COALESCE_MS = 50;
+let protos: XdsProtos;
+let server: XdsServer | undefined;
+beforeAll(() => {
+  protos = new XdsProtos();
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function setUp(namespaces = ['default']) {
+  const { node, clock } = await createTestNode();
+  const logger = recordingLogger();
+  server = new XdsServer({ views: node.views, clock, logger, protos }, { host: '127.0.0.1', port: 0, namespaces, lbPolicy: 'ring_hash', pushCoalesceMs: COALESCE_MS });
+  const call = new FakeCall();
+  server.attach(call as never);
+  return { node, clock, logger, call, server };
+}
+
+function register(node: RegistryNode, port: number, extra: Record<string, unknown> = {}) {
+  node.registry.register(
+    parseRegistration({ service: 'greeter', host: '10.0.0.1', port, leaseDurationMs: 60_000, ...extra }, (extra.namespace as string) ?? 'default', node.config.limits, node.config.cluster),
+  );
+}
+
+const names = (response: DiscoveryResponse) => response.resources.map((any) => (protos.unpack(any).name ?? protos.unpack(any).cluster_name) as string);
+const endpointPorts = (response: DiscoveryResponse) =>
+  response.resources.flatMap((any) => (protos.unpack(any) as any).endpoints.flatMap((l: any) => l.lb_endpoints.map((lb: any) => lb.endpoint.address.socket_address.port_value)));
+
+/** Answers the latest response of the call with an ACK naming `names`. */
+function ack(call: FakeCall, typeUrl: string, names: string[]): void {
+  call.send({ type_url: typeUrl, resource_names: names, version_info: call.last().version_info, response_nonce: call.last().nonce });
+}
+
+async function push(clock: FakeClock): Promise<void> {
+  await clock.advance(COALESCE_MS);
+}
+
+describe('XdsServer (state of the world ADS)', () => {
+  it('answers a Listener subscription for an unknown service with an empty response, then pushes it when it appears', async () => {
+    const { node, clock, call } = await setUp();
+    call.send({ type_url: TYPE_URLS.listener, resource_names: ['greeter'], node: { id: 'c1' } });
+    expect(call.responses).toHaveLength(1);
+    expect(call.last()).toMatchObject({ type_url: TYPE_URLS.listener, resources: [], version_info: '1' });
+    call.send({ type_url: TYPE_URLS.listener, resource_names: ['greeter'], version_info: '1', response_nonce: call.last().nonce });
+    register(node, 1);
+    expect(call.responses).toHaveLength(1);
+    await push(clock);
+    expect(call.responses).toHaveLength(2);
+    expect(names(call.last())).toEqual(['greeter']);
+    expect(call.last().version_info).toBe('2');
+  });
+
+  it('coalesces a burst of changes into one push per type, and sends nothing on an ACK', async () => {
+    const { node, clock, call, server } = await setUp();
+    register(node, 1);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter'] });
+    expect(endpointPorts(call.last())).toEqual([1]);
+    ack(call, TYPE_URLS.endpoints, ['greeter']);
+    expect(call.responses).toHaveLength(1);
+    for (let port = 2; port <= 10; port += 1) register(node, port);
+    await push(clock);
+    expect(call.responses).toHaveLength(2);
+    expect(endpointPorts(call.last())).toEqual([1, 10, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(server.stats).toMatchObject({ acks: 1, nacks: 0, responses: 2 });
+  });
+
+  it('logs and counts a NACK and never sends the rejected resources again; the next change is pushed', async () => {
+    const { node, clock, call, server, logger } = await setUp();
+    register(node, 1);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter'] });
+    const rejected = call.last();
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter'], version_info: '', response_nonce: rejected.nonce, error_detail: { code: 3, message: 'no' } });
+    await clock.advance(10_000);
+    expect(call.responses).toHaveLength(1);
+    expect(server.stats.nacks).toBe(1);
+    expect(logger.lines.some((line) => line.level === 'warn' && line.msg.includes('NACK'))).toBe(true);
+    register(node, 2);
+    await push(clock);
+    expect(call.responses).toHaveLength(2);
+    expect(endpointPorts(call.last())).toEqual([1, 2]);
+  });
+
+  it('ignores a request answering an older response (stale nonce)', async () => {
+    const { node, clock, call } = await setUp();
+    register(node, 1);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter'] });
+    const first = call.last();
+    register(node, 2);
+    await push(clock);
+    expect(call.responses).toHaveLength(2);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter', 'other'], version_info: first.version_info, response_nonce: first.nonce });
+    expect(call.responses).toHaveLength(2);
+    register(node, 3, { service: 'other' });
+    await push(clock);
+    // 'other' was asked for only in the stale request: nothing is pushed for it.
+    expect(call.responses).toHaveLength(2);
+  });
+
+  it('sends Listeners and Clusters as a whole set, leaving out a service that is gone', async () => {
+    const { node, clock, call } = await setUp();
+    register(node, 1);
+    register(node, 2, { service: 'other' });
+    call.send({ type_url: TYPE_URLS.cluster, resource_names: ['greeter', 'other'] });
+    expect(names(call.last()).sort()).toEqual(['greeter', 'other']);
+    ack(call, TYPE_URLS.cluster, ['greeter', 'other']);
+    node.registry.cancel({ namespace: 'default', service: 'other', instanceId: '10.0.0.1:2' });
+    await push(clock);
+    expect(call.responses).toHaveLength(2);
+    expect(names(call.last())).toEqual(['greeter']);
+  });
+
+  it('gives a wildcard subscription every service of the exposed namespaces, and nothing of the others', async () => {
+    const { node, clock, call } = await setUp(['default', 'team-a']);
+    register(node, 1);
+    register(node, 2, { namespace: 'team-a' });
+    register(node, 3, { namespace: 'hidden' });
+    call.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
+    expect(names(call.last()).sort()).toEqual(['greeter', 'greeter.team-a']);
+    ack(call, TYPE_URLS.cluster, []);
+    register(node, 4, { namespace: 'hidden' });
+    await push(clock);
+    expect(call.responses).toHaveLength(1);
+  });
+
+  it('pushes nothing when a view is rebuilt with the same endpoints (lease countdowns only)', async () => {
+    const { node, clock, call } = await setUp();
+    register(node, 1);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter'] });
+    ack(call, TYPE_URLS.endpoints, ['greeter']);
+    // New metadata changes the record (and the view) but not what xDS carries.
+    const revision = node.views.revisionOf('default', 'greeter');
+    register(node, 1, { metadata: { build: '2' } });
+    expect(node.views.revisionOf('default', 'greeter')).toBeGreaterThan(revision);
+    await push(clock);
+    expect(call.responses).toHaveLength(1);
+  });
+
+  it('ends a stream whose request names too many resources, with INVALID_ARGUMENT', async () => {
+    const { call } = await setUp();
+    const errors: { code: number; details: string }[] = [];
+    call.on('error', (error: { code: number; details: string }) => errors.push(error));
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names: Array.from({ length: MAX_RESOURCE_NAMES + 1 }, (_, i) => `s${i}`) });
+    expect(call.responses).toHaveLength(0);
+    expect(errors).toEqual([{ code: status.INVALID_ARGUMENT, details: expect.stringContaining('at most 10000 resources') }]);
+  });
+
+  it('does not answer a type it does not serve, and counts it', async () => {
+    const { call, server } = await setUp();
+    call.send({ type_url: TYPE_URLS.routeConfiguration, resource_names: ['greeter'] });
+    expect(call.responses).toHaveLength(0);
+    expect(server.stats.unknownTypes).toBe(1);
+  });
+});
+
+class FakeDeltaCall extends FakeAdsCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse> {}
+
+async function setUpDelta() {
+  const { node, clock } = await createTestNode();
+  server = new XdsServer({ views: node.views, clock, logger: node.components.logger, protos }, { host: '127.0.0.1', port: 0, namespaces: ['default'], lbPolicy: 'ring_hash', pushCoalesceMs: COALESCE_MS });
+  const call = new FakeDeltaCall();
+  server.attachDelta(call as never);
+  return { node, clock, call, server };
+}
+
+
+const deltaPorts = (response: DeltaDiscoveryResponse) =>
+  response.resources.flatMap((r) => (protos.unpack(r.resource) as any).endpoints.flatMap((l: any) => l.lb_endpoints.map((lb: any) => lb.endpoint.address.socket_address.port_value)));
+
+describe('incremental (delta) ADS', () => {
+  it('tells a subscription to an unknown service it does not exist, then sends it when it appears', async () => {
+    const { node, clock, call } = await setUpDelta();
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: ['greeter'] });
+    expect(call.last()).toMatchObject({ resources: [], removed_resources: ['greeter'] });
+    call.send({ type_url: TYPE_URLS.endpoints, response_nonce: call.last().nonce });
+    register(node, 1);
+    await clock.advance(COALESCE_MS);
+    expect(call.responses).toHaveLength(2);
+    expect(call.last().resources.map((r) => r.name)).toEqual(['greeter']);
+    expect(deltaPorts(call.last())).toEqual([1]);
+  });
+
+  it('sends only what changed, nothing on an ACK, and nothing after an unsubscribe', async () => {
+    const { node, clock, call, server } = await setUpDelta();
+    register(node, 1);
+    register(node, 2, { service: 'other' });
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: ['greeter', 'other'] });
+    expect(call.last().resources.map((r) => r.name).sort()).toEqual(['greeter', 'other']);
+    call.send({ type_url: TYPE_URLS.endpoints, response_nonce: call.last().nonce });
+    expect(call.responses).toHaveLength(1);
+    register(node, 3);
+    await clock.advance(COALESCE_MS);
+    expect(call.last().resources.map((r) => r.name)).toEqual(['greeter']);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names_unsubscribe: ['greeter'], response_nonce: call.last().nonce });
+    register(node, 4);
+    await clock.advance(COALESCE_MS);
+    expect(call.responses).toHaveLength(2);
+    expect(server.stats.acks).toBe(2);
+  });
+
+  it('does not resend what a reconnecting client says it holds, and names what is gone', async () => {
+    const { node, clock, call, server } = await setUpDelta();
+    register(node, 1);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: ['greeter'] });
+    const version = call.last().resources[0]!.version;
+    const again = new FakeDeltaCall();
+    server.attachDelta(again as never);
+    again.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: ['greeter'], initial_resource_versions: { greeter: version } });
+    expect(again.responses).toHaveLength(0);
+    node.registry.cancel({ namespace: 'default', service: 'greeter', instanceId: '10.0.0.1:1' });
+    await clock.advance(COALESCE_MS);
+    expect(again.last()).toMatchObject({ resources: [], removed_resources: ['greeter'] });
+  });
+
+  it('counts a NACK and does not resend', async () => {
+    const { node, clock, call, server } = await setUpDelta();
+    register(node, 1);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: ['greeter'] });
+    call.send({ type_url: TYPE_URLS.endpoints, response_nonce: call.last().nonce, error_detail: { code: 3, message: 'no' } });
+    await clock.advance(10_000);
+    expect(call.responses).toHaveLength(1);
+    expect(server.stats.nacks).toBe(1);
+  });
+});

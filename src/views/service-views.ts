@@ -2,6 +2,7 @@ import type { InstanceStore, StoreChange } from '../registry/store.js';
 import type { StoredInstance } from '../registry/types.js';
 import { toInstanceView, type InstanceView } from '../registry/view.js';
 import { isServed, type LeaseView } from '../registry/visibility.js';
+import { StableViews, type StableView } from './stable-views.js';
 
 /**
  * The read layer: what every protocol serves (native /v1, Eureka, SSE watch, Prometheus SD,
@@ -68,12 +69,42 @@ export class ServiceViews {
   private readonly cache = new Map<string, Map<string, Cached>>();
   private readonly listeners = new Set<(change: ServiceChange) => void>();
   private readonly unsubscribe: () => void;
+  private readonly stableViews: StableViews;
 
   constructor(
     private readonly components: ServiceViewsComponents,
     private readonly init: ServiceViewsInit = { maxAgeMs: DEFAULT_VIEW_MAX_AGE_MS },
   ) {
+    this.stableViews = new StableViews(components);
     this.unsubscribe = components.store.onChange((change) => this.onStoreChange(change));
+  }
+
+  /**
+   * The served instances of a service for encodings that do not move with time (Eureka
+   * documents, watch frames, DNS, xDS): kept across the 1 s rebuilds of `get` while nothing
+   * served could have changed (see stable-views.ts). `leases` lets a reader of many services
+   * pass one lease view.
+   */
+  stable(namespace: string, service: string, leases?: LeaseView): StableView {
+    return this.stableViews.get(namespace, service, leases);
+  }
+
+  /**
+   * The encoding `name` of a stable view, built on first use and shared while the view is
+   * current and the encoding younger than `maxAgeMs` (default: no age bound).
+   */
+  stableEncoding<T>(view: StableView, name: string, build: (view: StableView) => T, maxAgeMs?: number): T {
+    return this.stableViews.encoding(view, name, build, maxAgeMs, this.components.clock.nowMs());
+  }
+
+  /**
+   * The key a reader indexes a service by (watch channels, per-service caches): the store's
+   * own names for it when it has the service, so that however the store matches names
+   * (exactly today) every reader follows. Never build such keys from request strings.
+   */
+  keyOf(namespace: string, service: string): string {
+    const entries = this.components.store.getService(namespace, service);
+    return entries ? `${entries.namespace}/${entries.service}` : `${namespace}/${service}`;
   }
 
   /** The served state of one service now (an unknown service is an empty view). */
@@ -127,6 +158,7 @@ export class ServiceViews {
   close(): void {
     this.unsubscribe();
     this.cache.clear();
+    this.stableViews.clear();
     this.listeners.clear();
   }
 
@@ -165,8 +197,10 @@ export class ServiceViews {
     // The cached view is now stale; drop it at once so its encodings are given back.
     const services = this.cache.get(namespace);
     if (services?.delete(service) && services.size === 0) this.cache.delete(namespace);
+    this.stableViews.invalidate(namespace, service);
     if (this.listeners.size === 0) return;
     const event: ServiceChange = { namespace, service, revision: change.entry.revision };
     for (const listener of this.listeners) listener(event);
   }
 }
+export type { StableView } from './stable-views.js';

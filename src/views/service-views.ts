@@ -2,7 +2,7 @@ import type { InstanceStore, StoreChange } from '../registry/store.js';
 import type { StoredInstance } from '../registry/types.js';
 import { toInstanceView, type InstanceView } from '../registry/view.js';
 import { isServed, type LeaseView } from '../registry/visibility.js';
-import { StableViews, type StableView } from './stable-views.js';
+import { servedNow, StableViews, stampHolds, type Stamp, type StableView } from './stable-views.js';
 
 /**
  * The read layer: what every protocol serves (native /v1, Eureka, SSE watch, Prometheus SD,
@@ -14,9 +14,11 @@ import { StableViews, type StableView } from './stable-views.js';
  * and shared by every reader of the same view, so a read costs a lookup, not a build.
  *
  * Exactness: a view is rebuilt on the first read after any change the store announces (local
- * writes, replicated writes, anti-entropy repairs, evictions, hides, holds). What moves with
- * time alone (the lease countdown `leaseExpiresInMs`, an expiry the reaper has not acted on
- * yet, an owner's liveness) may lag by at most `maxAgeMs`: a view older than that is rebuilt.
+ * writes, replicated writes, anti-entropy repairs, evictions, hides, holds), and as soon as
+ * what is served could have changed with time alone (a served lease reached its end, an
+ * owner's liveness flipped, an eviction guard turned on or off: see stable-views.ts). What
+ * moves with time alone and nothing else, the lease countdown `leaseExpiresInMs`, may lag by
+ * at most `maxAgeMs`: a view older than that is rebuilt.
  */
 export interface ServiceView {
   readonly namespace: string;
@@ -56,13 +58,8 @@ export const DEFAULT_VIEW_MAX_AGE_MS = 1_000;
 
 interface Cached {
   view: ServiceView;
+  stamp: Stamp;
   encodings: Map<string, unknown>;
-}
-
-function byInstanceId(a: StoredInstance, b: StoredInstance): number {
-  const x = a.record.instanceId;
-  const y = b.record.instanceId;
-  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 export class ServiceViews {
@@ -168,21 +165,21 @@ export class ServiceViews {
     const revision = this.revisionOf(namespace, service);
     const nowMs = this.components.clock.nowMs();
     if (current && current.view.revision === revision && nowMs - current.view.builtAtMs < this.init.maxAgeMs && nowMs >= current.view.builtAtMs) {
-      return current;
+      // What is served may also change with time alone (a lease ends, an owner goes down, a guard
+      // turns on): then rebuild at once, so that only the countdown ever lags.
+      if (stampHolds(current.stamp, this.components.leaseView())) return current;
     }
-    const fresh: Cached = { view: this.build(namespace, service, revision), encodings: new Map() };
+    const fresh = this.build(namespace, service, revision);
     if (!services) this.cache.set(namespace, (services = new Map()));
     services.set(service, fresh);
     return fresh;
   }
 
-  private build(namespace: string, service: string, revision: number): ServiceView {
+  private build(namespace: string, service: string, revision: number): Cached {
     const leases = this.components.leaseView();
     const entries = this.components.store.getService(namespace, service);
-    const served: StoredInstance[] = [];
-    for (const entry of entries?.instances.values() ?? []) if (isServed(entry, leases)) served.push(entry);
-    served.sort(byInstanceId);
-    return {
+    const { served, stamp } = servedNow(entries?.instances.values() ?? [], leases);
+    const view: ServiceView = {
       namespace,
       service: entries?.service ?? service,
       revision,
@@ -190,6 +187,7 @@ export class ServiceViews {
       served,
       instances: served.map((entry) => toInstanceView(entry, leases)),
     };
+    return { view, stamp, encodings: new Map() };
   }
 
   private onStoreChange(change: StoreChange): void {

@@ -28,7 +28,7 @@ export interface StableView {
   readonly served: readonly StoredInstance[];
 }
 
-interface Stamp {
+export interface Stamp {
   suspendOwnedExpiry: boolean;
   holdDownOwners: boolean;
   /** Owners of the service's records (other than this peer) and whether each was up. */
@@ -111,25 +111,30 @@ export class StableViews {
 
   private build(namespace: string, service: string, revision: number, leases: LeaseView): Cached {
     const entries = this.components.store.getService(namespace, service);
-    const served: StoredInstance[] = [];
-    const owners = new Map<string, boolean>();
-    let servedUntilMs = Number.POSITIVE_INFINITY;
-    for (const entry of entries?.instances.values() ?? []) {
-      const { record } = entry;
-      if (record.deleted !== null || entry.hidden) continue;
-      const own = record.owner === leases.selfId;
-      if (!own && !owners.has(record.owner)) owners.set(record.owner, leases.liveness.isUp(record.owner));
-      if (!isServed(entry, leases)) continue;
-      served.push(entry);
-      // Served by its lease alone: it may stop being served when the lease ends.
-      const byLease = own || !owners.get(record.owner);
-      if (byLease && entry.leaseExpiresAtMs > leases.nowMs && entry.leaseExpiresAtMs < servedUntilMs) servedUntilMs = entry.leaseExpiresAtMs;
-    }
-    served.sort(byInstanceId);
-    return {
-      view: { namespace, service: entries?.service ?? service, revision, builtAtMs: leases.nowMs, served },
-      stamp: { ...guardsOf(leases.guards), owners: [...owners.keys()], ownersUp: [...owners.values()], servedUntilMs },
-      encodings: new Map(),
-    };
+    const { served, stamp } = servedNow(entries?.instances.values() ?? [], leases);
+    return { view: { namespace, service: entries?.service ?? service, revision, builtAtMs: leases.nowMs, served }, stamp, encodings: new Map() };
   }
+}
+
+/**
+ * The served instances of a service now, sorted by id, and the stamp that tells when what is
+ * served may have changed without a store change (stampHolds). Shared by both kinds of view.
+ */
+export function servedNow(instances: Iterable<StoredInstance>, leases: LeaseView): { served: StoredInstance[]; stamp: Stamp } {
+  const served: StoredInstance[] = [];
+  const owners = new Map<string, boolean>();
+  let servedUntilMs = Number.POSITIVE_INFINITY;
+  for (const entry of instances) {
+    const { record } = entry;
+    if (record.deleted !== null || entry.hidden) continue;
+    const own = record.owner === leases.selfId;
+    if (!own && !owners.has(record.owner)) owners.set(record.owner, leases.liveness.isUp(record.owner));
+    if (!isServed(entry, leases)) continue;
+    served.push(entry);
+    // Served by its lease alone: its state (live, then held or expired) may change when the lease ends.
+    const byLease = own || !owners.get(record.owner);
+    if (byLease && entry.leaseExpiresAtMs > leases.nowMs && entry.leaseExpiresAtMs < servedUntilMs) servedUntilMs = entry.leaseExpiresAtMs;
+  }
+  served.sort(byInstanceId);
+  return { served, stamp: { ...guardsOf(leases.guards), owners: [...owners.keys()], ownersUp: [...owners.values()], servedUntilMs } };
 }

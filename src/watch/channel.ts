@@ -61,11 +61,20 @@ export class Channel<S> {
 }
 
 /**
+ * How long a change to a quiet service waits before it is pushed, and how long its window
+ * stays open after each further change: long enough to gather the writes of one burst
+ * arriving together (a batch of registrations, a replicated batch spread over a few
+ * event-loop turns), short beside a network round trip. Never past `coalesceMs` in all.
+ */
+export const QUIET_GATHER_MS = 5;
+
+/**
  * How long to gather a change before pushing it (pure). A service quiet for `coalesceMs`
- * (or never changed) is pushed at once; while changes keep coming they are gathered, for at
- * most `coalesceMs` after the change before them.
+ * (or never changed) is pushed at once (after `QUIET_GATHER_MS`); while changes keep coming
+ * they are gathered, for at most `coalesceMs` after the change before them.
  */
 export function coalesceDelayMs(previousChangeAtMs: number | undefined, nowMs: number, coalesceMs: number): number {
-  if (previousChangeAtMs === undefined) return 0;
-  return Math.min(coalesceMs, Math.max(0, previousChangeAtMs + coalesceMs - nowMs));
+  const quietMs = Math.min(coalesceMs, QUIET_GATHER_MS);
+  if (previousChangeAtMs === undefined) return quietMs;
+  return Math.min(coalesceMs, Math.max(quietMs, previousChangeAtMs + coalesceMs - nowMs));
 }

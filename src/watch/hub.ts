@@ -7,7 +7,7 @@ import type { ServiceEntries, StoreChange } from '../registry/store.js';
 import { toInstanceView, type InstanceView } from '../registry/view.js';
 import { isServed } from '../registry/visibility.js';
 import type { ServiceView, ServiceViews } from '../views/service-views.js';
-import { Channel, coalesceDelayMs } from './channel.js';
+import { Channel, coalesceDelayMs, QUIET_GATHER_MS } from './channel.js';
 import { DROPPED_FRAME, WatchFrame, type SnapshotEvent, type WatchEvent } from './events.js';
 
 export type { DeltaEvent, DroppedEvent, SnapshotEvent, WatchEvent } from './events.js';
@@ -62,6 +62,11 @@ interface Pending {
   service: string;
   ids: Set<string>;
   timer: TimerHandle;
+  /** When the first and the last change of the window came. */
+  firstAtMs: number;
+  lastAtMs: number;
+  /** The service was quiet before the window: push once the burst pauses (see channel.ts). */
+  quiet: boolean;
 }
 
 /** A channel's group as a map key. */
@@ -241,10 +246,28 @@ export class WatchHub {
     let pending = this.pending.get(key);
     if (!pending) {
       const delayMs = coalesceDelayMs(previousMs, nowMs, this.init.coalesceMs);
-      const timer = this.components.clock.setTimeout(() => this.flush(key), delayMs);
-      this.pending.set(key, (pending = { namespace: record.namespace, service: record.service, ids: new Set(), timer }));
+      const timer = this.components.clock.setTimeout(() => this.due(key), delayMs);
+      const quiet = previousMs === undefined || nowMs - previousMs >= this.init.coalesceMs;
+      this.pending.set(key, (pending = { namespace: record.namespace, service: record.service, ids: new Set(), timer, firstAtMs: nowMs, lastAtMs: nowMs, quiet }));
     }
+    pending.lastAtMs = nowMs;
     pending.ids.add(record.instanceId);
+  }
+
+  /**
+   * A window's timer: a quiet service's window stays open while its burst goes on (a change
+   * within the last QUIET_GATHER_MS), never past `coalesceMs` from its first change.
+   */
+  private due(key: string): void {
+    const pending = this.pending.get(key);
+    if (!pending) return;
+    const nowMs = this.components.clock.nowMs();
+    const untilMs = Math.min(pending.firstAtMs + this.init.coalesceMs, pending.lastAtMs + Math.min(QUIET_GATHER_MS, this.init.coalesceMs));
+    if (pending.quiet && untilMs > nowMs) {
+      pending.timer = this.components.clock.setTimeout(() => this.due(key), untilMs - nowMs);
+      return;
+    }
+    this.flush(key);
   }
 
   /** Sends what changed in the window to every channel of the service: one frame per channel. */

@@ -152,14 +152,14 @@ describe('the read layer is exact', () => {
             } else if (step.kind === 'heartbeat') node.registry.heartbeat(instanceKey);
             else if (step.kind === 'cancel') node.registry.cancel(instanceKey);
             else if (step.kind === 'status') node.registry.update(instanceKey, { status });
-            else {
+            else if (step.kind === 'remote' || step.kind === 'repair') {
               remoteWrites += 1;
               const rec = record({
                 ...instanceKey,
                 instanceId: `r-${IDS[step.id]}`,
                 peerId: 'peer-2',
                 wallMs: clock.nowMs() + remoteWrites,
-                deleted: step.deleted ? clock.nowMs() : null,
+                deleted: step.deleted ? 'cancel' : null,
                 data: { host: '10.0.0.2', port: 9090, securePort: null, status, weight: 1, zone: '', metadata: {} },
               });
               const wire = toWireRecord(stored(rec, { leaseExpiresAtMs: clock.nowMs() + step.leaseMs }), node.registry.leaseView());

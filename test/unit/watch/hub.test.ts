@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RegistryError } from '../../../src/errors.js';
+import { QUIET_GATHER_MS } from '../../../src/watch/channel.js';
 import type { WatchEvent, WatchFrame } from '../../../src/watch/hub.js';
 import { instance } from '../../support/cluster.js';
 import { createTestNode } from '../../support/node.js';
@@ -175,7 +176,7 @@ describe('WatchHub sharing and coalescing', () => {
     subscribe(2, 'blue');
     expect(frames[0]![0]!.bytes()).toBe(frames[1]![0]!.bytes());
     node.registry.register(instance('a'));
-    await clock.advance(0);
+    await clock.advance(QUIET_GATHER_MS);
     expect(frames[0]).toHaveLength(2);
     expect(frames[0]![1]).toBe(frames[1]![1]);
     expect(frames[0]![1]!.bytes()).toBe(frames[1]![1]!.bytes());
@@ -189,9 +190,11 @@ describe('WatchHub sharing and coalescing', () => {
     const { events, sink } = collector();
     node.watch.subscribe({ namespace: 'default', services: ['orders'] }, sink);
     node.registry.register(instance('first'));
-    await clock.advance(0);
+    await clock.advance(QUIET_GATHER_MS - 1);
+    expect(events).toHaveLength(1);
+    await clock.advance(1);
     expect(events).toHaveLength(2);
-    await clock.advance(10);
+    await clock.advance(10 - QUIET_GATHER_MS);
     node.registry.register(instance('second'));
     await clock.advance(39);
     expect(events).toHaveLength(2);
@@ -202,7 +205,7 @@ describe('WatchHub sharing and coalescing', () => {
     expect(delta.type === 'delta' && ids(delta.added)).toEqual(['second', 'third']);
     await clock.advance(1_000);
     node.registry.register(instance('later'));
-    await clock.advance(0);
+    await clock.advance(QUIET_GATHER_MS);
     expect(events).toHaveLength(4);
   });
 

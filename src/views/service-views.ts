@@ -1,7 +1,7 @@
 import type { InstanceStore, StoreChange } from '../registry/store.js';
 import type { StoredInstance } from '../registry/types.js';
 import { toInstanceView, type InstanceView } from '../registry/view.js';
-import { isServed, type LeaseView } from '../registry/visibility.js';
+import type { LeaseView } from '../registry/visibility.js';
 import { servedNow, StableViews, stampHolds, type Stamp, type StableView } from './stable-views.js';
 
 /**

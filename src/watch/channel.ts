@@ -66,7 +66,7 @@ export class Channel<S> {
  * arriving together (a batch of registrations, a replicated batch spread over a few
  * event-loop turns), short beside a network round trip. Never past `coalesceMs` in all.
  */
-export const QUIET_GATHER_MS = 5;
+export const QUIET_GATHER_MS = 15;
 
 /**
  * How long to gather a change before pushing it (pure). A service quiet for `coalesceMs`

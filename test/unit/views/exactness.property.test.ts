@@ -91,10 +91,17 @@ async function checkEveryEncoding(s: TestServer, watchers: Map<string, Map<strin
     }
     // A long-lived subscriber, after the coalescing window: it holds every served instance at
     // its version, and nothing else but instances whose lease ran out since the reaper's last
-    // run (watchers hear of expiries when the reaper evicts or hides: a store change). Not its
-    // evictionHeld flag: a guard holding an expired lease is no store change either.
+    // run (watchers hear of expiries when the reaper evicts or hides: a store change). A guard
+    // that starts holding an expired lease is no store change either: watchers hear of it when
+    // the reaper marks the instance held (then a store change), so such instances may be
+    // missing until then, and the evictionHeld flag is not compared.
     const held = watchers.get(service) ?? new Map<string, InstanceView>();
-    for (const view of fresh.instances) expect([view.instanceId, held.get(view.instanceId)?.version]).toEqual([view.instanceId, view.version]);
+    const entries = node.store.getService('default', service)?.instances;
+    for (const view of fresh.instances) {
+      const markedHeld = entries?.get(view.instanceId)?.held ?? false;
+      if (view.evictionHeld && !markedHeld && !held.has(view.instanceId)) continue;
+      expect([view.instanceId, held.get(view.instanceId)?.version]).toEqual([view.instanceId, view.version]);
+    }
     const notGone = new Set(
       [...(node.store.getService('default', service)?.instances.values() ?? [])]
         .filter((entry) => leaseState(entry, leases) !== 'gone')

@@ -19,7 +19,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { spawn } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { request } from 'undici';
 import { RealCluster } from '../test/support/real-cluster.js';
 import { freePort } from '../test/support/fault-proxy.js';
@@ -154,6 +155,29 @@ async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<Di
   return points;
 }
 
+/**
+ * A child process that sends a heartbeat every 10 ms until told to stop, then hands back the
+ * latencies (ms) of those answered 200.
+ */
+function startHeartbeatProber(url: string): { stop(): Promise<number[]> } {
+  const code =
+    `const {request}=require('undici');const url=process.argv[1];const out=[];let on=true;process.stdin.on('end',()=>{on=false});process.stdin.resume();` +
+    `(async()=>{while(on){const t0=performance.now();try{const r=await request(url,{method:'PUT'});await r.body.dump();if(r.statusCode===200)out.push(performance.now()-t0)}catch{}` +
+    `await new Promise((f)=>setTimeout(f,10))}process.stdout.write(JSON.stringify(out))})()`;
+  const child = spawn(process.execPath, ['-e', code, loopbackOnly(url)], { stdio: ['pipe', 'pipe', 'inherit'], cwd: fileURLToPath(new URL('../', import.meta.url)) });
+  let text = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => (text += chunk));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  return {
+    stop: async () => {
+      child.stdin.end();
+      await exited;
+      return JSON.parse(text || '[]') as number[];
+    },
+  };
+}
+
 /** `concurrent` full fetches at once, heartbeats to the same peer every 10 ms meanwhile. */
 async function fullFetches(peer: ServerProcess, concurrent: number, heartbeatPath: string): Promise<FullFetchPoint> {
   const rssBeforeMb = peer.rssMb();
@@ -166,16 +190,9 @@ async function fullFetches(peer: ServerProcess, concurrent: number, heartbeatPat
       await sleep(20);
     }
   })();
-  const beats: number[] = [];
-  const beater = pool(peer.url, 2);
-  const heartbeats = (async () => {
-    while (fetching) {
-      const t0 = performance.now();
-      const answer = await send(beater, { method: 'PUT', path: heartbeatPath });
-      if (answer.status === 200) beats.push(performance.now() - t0);
-      await sleep(10);
-    }
-  })();
+  // Heartbeats from a process of their own: the load generator is busy reading the fetched
+  // documents, and would add its own delays to what it measured.
+  const prober = startHeartbeatProber(`${peer.url}${heartbeatPath}`);
   const t0 = performance.now();
   const sizes = await Promise.all(
     Array.from({ length: concurrent }, async () => {
@@ -188,8 +205,8 @@ async function fullFetches(peer: ServerProcess, concurrent: number, heartbeatPat
   );
   const seconds = (performance.now() - t0) / 1_000;
   fetching = false;
-  await Promise.all([sampler, heartbeats]);
-  await beater.close();
+  await sampler;
+  const beats = await prober.stop();
   const point: FullFetchPoint = {
     concurrent,
     seconds: round(seconds, 2),

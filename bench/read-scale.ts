@@ -159,21 +159,27 @@ async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<Di
  * A child process that sends a heartbeat every 10 ms until told to stop, then hands back the
  * latencies (ms) of those answered 200.
  */
-function startHeartbeatProber(url: string): { stop(): Promise<number[]> } {
+function startHeartbeatProber(url: string): { ready: Promise<void>; stop(): Promise<number[]> } {
   const code =
     `const {request}=require('undici');const url=process.argv[1];const out=[];let on=true;process.stdin.on('end',()=>{on=false});process.stdin.resume();` +
-    `(async()=>{while(on){const t0=performance.now();try{const r=await request(url,{method:'PUT'});await r.body.dump();if(r.statusCode===200)out.push(performance.now()-t0)}catch{}` +
-    `await new Promise((f)=>setTimeout(f,10))}process.stdout.write(JSON.stringify(out))})()`;
+    `(async()=>{let first=true;while(on){const t0=performance.now();try{const r=await request(url,{method:'PUT'});await r.body.dump();if(r.statusCode===200&&!first)out.push(performance.now()-t0)}catch{}` +
+    `if(first){first=false;process.stdout.write('ready\\n')}await new Promise((f)=>setTimeout(f,10))}process.stdout.write(JSON.stringify(out))})()`;
   const child = spawn(process.execPath, ['-e', code, loopbackOnly(url)], { stdio: ['pipe', 'pipe', 'inherit'], cwd: fileURLToPath(new URL('../', import.meta.url)) });
   let text = '';
+  let onReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
   child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk: string) => (text += chunk));
+  child.stdout.on('data', (chunk: string) => {
+    text += chunk;
+    if (text.startsWith('ready\n')) onReady();
+  });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   return {
+    ready,
     stop: async () => {
       child.stdin.end();
       await exited;
-      return JSON.parse(text || '[]') as number[];
+      return JSON.parse(text.replace(/^ready\n/, '') || '[]') as number[];
     },
   };
 }
@@ -193,6 +199,7 @@ async function fullFetches(peer: ServerProcess, concurrent: number, heartbeatPat
   // Heartbeats from a process of their own: the load generator is busy reading the fetched
   // documents, and would add its own delays to what it measured.
   const prober = startHeartbeatProber(`${peer.url}${heartbeatPath}`);
+  await prober.ready;
   const t0 = performance.now();
   const sizes = await Promise.all(
     Array.from({ length: concurrent }, async () => {

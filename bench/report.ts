@@ -11,8 +11,10 @@ import type { EtcdResult } from './etcd.js';
 import { LINEARITY_MIN_R_SQUARED, type MemoryResult } from './memory.js';
 import { CLUSTER_TARGETS, type ClusterPoint } from './replication.js';
 import type { SinglePeerResult } from './single-peer.js';
+import type { DnsResult } from './dns.js';
 import type { SseResult } from './sse.js';
 import { readScaleRows, type ReadScaleResult } from './read-scale.js';
+import type { ConsulResult } from './consul.js';
 import { table } from './lib.js';
 
 export interface BenchResults {
@@ -24,6 +26,10 @@ export interface BenchResults {
   etcd: EtcdResult | { skipped: string };
   memory: MemoryResult | { skipped: string };
   sse: SseResult | { skipped: string };
+  /** Absent in results written before the Consul API. */
+  consul?: ConsulResult | { skipped: string };
+  /** Absent in runs from before the DNS listener. */
+  dns?: DnsResult | { skipped: string };
   cluster: { points: ClusterPoint[]; skipped: string[]; primary: { peers: number; instances: number } };
   /** bench/read-scale.ts (absent from runs older than it). */
   readScale?: ReadScaleResult | { skipped: string };
@@ -90,10 +96,11 @@ const file = (name: string) => new URL(`./${name}`, import.meta.url);
 const met = (ok: boolean) => (ok ? 'yes' : '**NO**');
 const skipped = (value: object): value is { skipped: string } => 'skipped' in value;
 const num = (value: number) => value.toLocaleString('en-US');
+const round1 = (value: number) => Math.round(value * 10) / 10;
 
 function summaryRows(results: BenchResults): Record<string, string>[] {
   const rows: Record<string, string>[] = [];
-  const { singlePeer, etcd, memory, sse, cluster } = results;
+  const { singlePeer, etcd, memory, sse, consul, cluster } = results;
   if (!skipped(singlePeer)) {
     for (const [route, r] of Object.entries(singlePeer.routes)) {
       rows.push({
@@ -173,6 +180,28 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
     if (skipped(results.readScale)) rows.push({ figure: 'reads at scale (bench/read-scale.ts)', value: `not measured: ${results.readScale.skipped}`, reference: '', ratio: '', target: '', met: 'not measured' });
     else rows.push(...readScaleRows(results.readScale));
   }
+  if (consul && !skipped(consul)) {
+    rows.push({
+      figure: `Consul blocking query wake-up, ${num(consul.watchers)} watchers on one service`,
+      value: `p50 ${consul.wakeP50Ms} ms, p99 ${consul.wakeP99Ms} ms (all woken: p99 ${consul.allWokenP99Ms} ms); ${consul.spuriousWakeups} woken by another service`,
+      reference: `the register's own round trip p50 ${consul.writeAckP50Ms} ms, p99 ${consul.writeAckP99Ms} ms`,
+      ratio: '',
+      target: 'none set',
+      met: '',
+    });
+    rows.push({
+      figure: `cost of ${num(consul.watchers)} held Consul blocking queries`,
+      value: `RSS +${round1(consul.rssWithWatchersMb - consul.rssBeforeMb)} MB (${consul.rssPerWatcherKb} KB each), idle CPU ${consul.idleCpuPercentWithWatchers}% of a core; ${consul.cpuMsPerWakeAll} ms CPU per write that wakes all`,
+      reference: `the peer before: RSS ${consul.rssBeforeMb} MB, idle CPU ${consul.idleCpuPercentBefore}%`,
+      ratio: '',
+      target: 'none set',
+      met: '',
+    });
+  } else {
+    const why = consul === undefined ? 'not in this run' : consul.skipped;
+    rows.push({ figure: 'Consul blocking queries, 1,000 watchers', value: `not measured: ${why}`, reference: '', ratio: '', target: 'none set', met: 'not measured' });
+  }
+  rows.push(...dnsRows(results.dns));
   if (!skipped(memory)) {
     const idle = memory.points[0]!;
     const last = memory.points.at(-1)!;
@@ -213,6 +242,31 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
     });
   }
   return rows;
+}
+
+/** The DNS rows of the summary: answers per second against a bare UDP server, and register to answer. */
+function dnsRows(dns: BenchResults['dns']): Record<string, string>[] {
+  if (!dns) return [];
+  if (skipped(dns)) return [{ figure: 'DNS answers/s, 100-instance service', value: `not measured: ${dns.skipped}`, reference: '', ratio: '', target: '>= 0.8x', met: 'not measured' }];
+  const r = dns.registerToAnswer;
+  return [
+    {
+      figure: `DNS answers/s, ${dns.instances}-instance service (${dns.answerBytes}-byte UDP answer)`,
+      value: `${num(dns.peer.answersPerSecond)}/s`,
+      reference: `bare UDP server sending the same answer ${num(dns.reference.answersPerSecond)}/s`,
+      ratio: `${dns.ratio}x (rounds ${Math.min(...dns.pairRatios)}-${Math.max(...dns.pairRatios)})`,
+      target: `>= ${dns.target}x`,
+      met: met(dns.ratio >= dns.target),
+    },
+    {
+      figure: 'register to the new address in a DNS answer',
+      value: `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms (${r.samples} registers)`,
+      reference: `the register's own round trip p50 ${r.writeAckP50Ms} ms, p99 ${r.writeAckP99Ms} ms`,
+      ratio: '',
+      target: 'none set',
+      met: '',
+    },
+  ];
 }
 
 function scalingPanels(results: BenchResults): { instances: Panel[]; peers: Panel[] } {

@@ -8,6 +8,8 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { writeFileSync } from 'node:fs';
+import { benchConsul } from './consul.js';
+import { benchDns } from './dns.js';
 import { benchEtcd } from './etcd.js';
 import { progress, quick, writeResult } from './lib.js';
 import { benchMemory } from './memory.js';
@@ -63,6 +65,8 @@ const singlePeer = await section('single peer', quick ? 20_000 : 90_000, () => b
 const etcd = await section('etcd', quick ? 15_000 : 45_000, () => benchEtcd({ quick }));
 const memory = await section('memory', quick ? 15_000 : 60_000, () => benchMemory({ quick }));
 const sse = await section('sse', 20_000, () => benchSse({ quick }));
+const consul = await section('consul', quick ? 30_000 : 45_000, () => benchConsul({ quick }));
+const dns = await section('dns', quick ? 15_000 : 40_000, () => benchDns({ quick }));
 const points: ClusterPoint[] = [];
 const skippedPoints: string[] = [];
 for (const { estimateMs, ...options } of clusterPoints) {
@@ -82,6 +86,8 @@ const results: BenchResults = {
   etcd,
   memory,
   sse,
+  consul,
+  dns,
   cluster: { points, skipped: skippedPoints, primary },
   readScale,
 };

@@ -43,9 +43,18 @@ export async function benchSse(options: { quick: boolean; subscribers?: number }
   }
 }
 
-/** Measures the watch stream of the registry at `url` (any server speaking the watch contract). */
-export async function measureWatchLatency(url: string, options: { subscribers: number; writes: number }): Promise<SseResult> {
+/**
+ * Measures the watch stream of the registry at `url` (any server speaking the watch contract).
+ * Progress goes to `options.report` (the benchmark's progress lines by default; tests collect
+ * it instead of printing it).
+ */
+export async function measureWatchLatency(url: string, options: { subscribers: number; writes: number; report?: (line: string) => void }): Promise<SseResult> {
   const { subscribers, writes } = options;
+  const report = options.report ?? progress;
+  const notMeasured = (reason: string): SseResult => {
+    report(`sse: not measured (${reason})`);
+    return { measured: false, reason };
+  };
   const agent = new Agent({ keepAliveTimeout: 60_000, connections: subscribers + 10 });
   const aborter = new AbortController();
   // Every subscriber's request listens on this one signal.
@@ -60,7 +69,7 @@ export async function measureWatchLatency(url: string, options: { subscribers: n
       return notMeasured(`this build has no watch endpoint: GET /v1/watch answered ${probe.statusCode} ${text.slice(0, 120)}`);
     }
     probe.body.destroy();
-    progress(`sse: ${subscribers} subscribers to ${SERVICE}, ${writes} registers ${WRITE_SPACING_MS} ms apart`);
+    report(`sse: ${subscribers} subscribers to ${SERVICE}, ${writes} registers ${WRITE_SPACING_MS} ms apart`);
 
     const sentAt = new Map<string, number>();
     const arrivals = new Map<string, number[]>();
@@ -121,7 +130,7 @@ export async function measureWatchLatency(url: string, options: { subscribers: n
       writeAckP50Ms: round(percentile(acks, 0.5), 2),
       writeAckP99Ms: round(percentile(acks, 0.99), 2),
     };
-    progress(`sse: ${JSON.stringify(result)}`);
+    report(`sse: ${JSON.stringify(result)}`);
     aborter.abort();
     await Promise.all(streams);
     return result;
@@ -129,9 +138,4 @@ export async function measureWatchLatency(url: string, options: { subscribers: n
     aborter.abort();
     await agent.close().catch(() => undefined);
   }
-}
-
-function notMeasured(reason: string): SseResult {
-  progress(`sse: not measured (${reason})`);
-  return { measured: false, reason };
 }

@@ -17,9 +17,12 @@ export const errorCatalogue = {
   },
   REG_ERR_UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
-    summary: 'The request body has a content type this route does not accept (send application/json).',
+    summary: 'The request body has a content type this route does not accept; the message names the types it takes (application/json; the Eureka API also XML).',
   },
-  REG_ERR_BODY_TOO_LARGE: { status: 413, summary: 'The request body is larger than `limits.bodyMaxBytes`.' },
+  REG_ERR_BODY_TOO_LARGE: {
+    status: 413,
+    summary: 'The request body is larger than `limits.bodyMaxBytes` (`limits.peerBodyMaxBytes` on the peer routes); the message gives the limit and the setting.',
+  },
   REG_ERR_UNAUTHORIZED: {
     status: 401,
     summary:
@@ -31,7 +34,8 @@ export const errorCatalogue = {
   },
   REG_ERR_RATE_LIMITED: {
     status: 429,
-    summary: 'This token (or address, when the request has no token) sent more than `limits.rateLimitPerSecond` requests; see `Retry-After`.',
+    summary:
+      'This token (or address, when the request has no valid token) sent more than `limits.rateLimitPerSecond` requests a second after a burst of `limits.rateLimitBurst` (a loopback address: `limits.rateLimitLoopbackPerSecond`, off by default); the message names the setting, see `Retry-After`.',
   },
   REG_ERR_QUOTA_EXCEEDED: {
     status: 409,
@@ -41,7 +45,11 @@ export const errorCatalogue = {
     status: 404,
     summary: 'This peer does not know the instance (never registered, cancelled or evicted); register again.',
   },
-  REG_ERR_ROUTE_NOT_FOUND: { status: 404, summary: 'No route matches the method and path.' },
+  REG_ERR_ROUTE_NOT_FOUND: { status: 404, summary: 'No route matches the path.' },
+  REG_ERR_METHOD_NOT_ALLOWED: {
+    status: 405,
+    summary: 'The path is known but not with this method; `Allow` lists the methods it takes.',
+  },
   REG_ERR_NOT_READY: { status: 503, summary: 'The peer has not finished its start-up sync (or loading its data dir) yet.' },
   REG_ERR_TOO_MANY_WATCHERS: {
     status: 429,

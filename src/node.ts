@@ -215,6 +215,7 @@ export class RegistryNode {
     this.bootstrapResult = await bootstrap(
       this.membership.list().map((member) => member.descriptor),
       {
+        clock: this.components.clock,
         rng: this.components.rng,
         transport: this.components.transport,
         inbox: this.inbox,
@@ -223,7 +224,7 @@ export class RegistryNode {
         learn: (members) => this.membership.learn(members),
         reportContact: (peerId) => this.membership.reportContact(peerId),
       },
-      { selfId: this.config.self.id, callTimeoutMs: this.config.cluster.peerCallTimeoutMs, bucketsPerPage: SNAPSHOT_BUCKETS_PER_PAGE },
+      { selfId: this.config.self.id, callTimeoutMs: this.config.cluster.peerCallTimeoutMs, bucketsPerPage: SNAPSHOT_BUCKETS_PER_PAGE, startedAtMs: this.startedAtMs },
     );
     this.reaper.start();
     this.antiEntropy.start();

@@ -9,6 +9,7 @@ import { createPinoLogger } from './log/pino.js';
 import { RegistryNode } from './node.js';
 import { closeProtocolListeners, startProtocolListeners, type ProtocolListener } from './protocol-listeners.js';
 import { decideStartup, startupFacts } from './security/startup-policy.js';
+import { codeOf, isTlsError, listenFailure, otherFailure, tlsFailure, type ListenTarget } from './startup-failure.js';
 import { HttpTransport } from './transport/http-transport.js';
 
 /** How long a clean shutdown may take before the process exits anyway. */
@@ -34,11 +35,48 @@ async function readTlsFiles(config: RegistryConfig): Promise<{ server?: ServerTl
   };
 }
 
+/** The settings that choose each listener's port, for the messages of startup-failure.ts. */
+const PORT_SETTINGS = {
+  http: '--port (REGISTRY_PORT, or `port` in the config file; a peer listed in the file takes its port from its `url`)',
+  dns: '--dns-port (REGISTRY_DNS_PORT, or `dns.port` in the config file)',
+  xds: '--xds-port (REGISTRY_XDS_PORT, or `xds.port` in the config file)',
+  consul: '--consul-port (REGISTRY_CONSUL_PORT, or `consul.port` in the config file)',
+} as const;
+
+/**
+ * Ends a start that failed: the fatal log line (with the error's code and message, no stack
+ * trace) for whoever reads the logs, then one `registry: ...` line on standard error, exit 2.
+ */
+function failStart(logger: ReturnType<typeof createPinoLogger> | null, line: string, msg: string, fields: Record<string, unknown> = {}): never {
+  if (logger) {
+    logger.fatal({ ...fields, problem: line }, msg);
+    logger.flush();
+  }
+  process.stderr.write(`registry: ${line}\n`);
+  process.exit(2);
+}
+
+/** An error for the fatal log line: what pino would show of it, minus the stack. */
+const loggedError = (error: unknown) => ({ code: codeOf(error), message: error instanceof Error ? error.message : String(error) });
+
+/** The protocol listener a listen error belongs to, by the port it names (null: none of them). */
+function protocolTarget(config: RegistryConfig, error: unknown): ListenTarget | null {
+  const port = (error as { port?: unknown } | null)?.port;
+  for (const name of ['dns', 'xds', 'consul'] as const) {
+    const listener = config.protocols[name];
+    if (listener.port !== null && listener.port === port) {
+      return { what: `the ${name === 'consul' ? 'Consul' : name.toUpperCase()} listener`, host: config.host, port: listener.port, portSetting: PORT_SETTINGS[name] };
+    }
+  }
+  return null;
+}
+
 /**
  * Loads the configuration, starts one peer and its HTTP server, and shuts both down cleanly
  * on SIGTERM or SIGINT: stop accepting, finish in-flight requests, stop the node, flush the
- * logs, exit 0. A bad configuration exits with code 2 and names the field; so does an
- * unsafe one (a non-loopback address without authentication, see startup-policy.ts).
+ * logs, exit 0. Every failure to start (bad or unsafe configuration, a port in use or not
+ * allowed, bad TLS files, an unusable data dir, a protocol listener) exits with code 2 after
+ * one `registry: ...` line on standard error that names what to change (startup-failure.ts).
  */
 export async function startPeer(flags: ConfigFlags, env: Record<string, string | undefined>): Promise<void> {
   let config;
@@ -47,59 +85,57 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
     config = await loadConfig(env, flags);
     tls = await readTlsFiles(config);
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`registry: bad configuration: ${error.message}\n`);
-      process.exit(2);
-    }
-    throw error;
+    if (error instanceof ConfigError) failStart(null, `bad configuration: ${error.message}`, 'bad configuration');
+    failStart(null, otherFailure('reading the configuration', error), 'cannot start');
   }
   const { security } = config;
   const decision = decideStartup(startupFacts(config));
-  if (!decision.start) {
-    process.stderr.write(`registry: ${decision.reason}\n`);
-    process.exit(2);
-  }
+  if (!decision.start) failStart(null, decision.reason, 'unsafe configuration');
   const logger = createPinoLogger(config.logLevel);
   for (const warning of decision.warnings) logger.warn({ host: config.host }, warning);
-  const transport = new HttpTransport({
-    connectionsPerPeer: 4,
-    connectTimeoutMs: config.cluster.peerCallTimeoutMs,
-    selfRegion: config.self.region,
-    compressMinBytes: config.cluster.compressMinBytes,
-    selfId: config.self.id,
-    clusterSecret: security.clusterSecret,
-    tls: tls.peers,
-  });
-  const node = new RegistryNode({ clock: systemClock, rng: seededRng(randomInt(2 ** 31)), logger, transport }, config);
-  const app = await buildServer({ node, logger, processMetrics: true, ...(tls.server ? { tls: tls.server } : {}) });
+  let transport: HttpTransport;
+  let node: RegistryNode;
+  let app: Awaited<ReturnType<typeof buildServer>>;
+  try {
+    transport = new HttpTransport({
+      connectionsPerPeer: 4,
+      connectTimeoutMs: config.cluster.peerCallTimeoutMs,
+      selfRegion: config.self.region,
+      compressMinBytes: config.cluster.compressMinBytes,
+      selfId: config.self.id,
+      clusterSecret: security.clusterSecret,
+      tls: tls.peers,
+    });
+    node = new RegistryNode({ clock: systemClock, rng: seededRng(randomInt(2 ** 31)), logger, transport }, config);
+    app = await buildServer({ node, logger, processMetrics: true, ...(tls.server ? { tls: tls.server } : {}) });
+  } catch (error) {
+    // The HTTPS server reads the certificate and key when it is built.
+    if (isTlsError(error)) failStart(logger, tlsFailure(error, config.tls), 'bad TLS files', { err: loggedError(error) });
+    failStart(logger, otherFailure('building the server', error), 'cannot start', { err: loggedError(error) });
+  }
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
-    logger.fatal({ err: error, host: config.host, port: config.port }, 'cannot listen');
-    logger.flush();
-    process.exit(2);
+    const target = { what: 'the HTTP API', host: config.host, port: config.port, portSetting: PORT_SETTINGS.http };
+    failStart(logger, listenFailure(error, target), 'cannot listen', { err: loggedError(error), host: config.host, port: config.port });
   }
   // Listen first (so peers and probes reach us while we sync), then sync; /readyz says when done.
   try {
     await node.start();
   } catch (error) {
     if (error instanceof DataDirError) {
-      logger.fatal({ dataDir: error.dataDir, problem: error.message }, 'cannot use the data dir');
-      logger.flush();
-      process.stderr.write(`registry: cannot use the data dir ${error.message}\n`);
-      process.exit(2);
+      failStart(logger, `cannot use the data dir ${error.message}`, 'cannot use the data dir', { dataDir: error.dataDir });
     }
-    throw error;
+    failStart(logger, otherFailure('the start-up sync', error), 'cannot start', { err: loggedError(error) });
   }
   // DNS, xDS and Consul listeners (each off unless its port is set), after the start-up sync.
   let listeners: ProtocolListener[];
   try {
     listeners = await startProtocolListeners({ node, config, logger, ...(tls.server ? { tls: tls.server } : {}) });
   } catch (error) {
-    logger.fatal({ err: error }, 'cannot start a protocol listener');
-    logger.flush();
-    process.stderr.write(`registry: cannot start a protocol listener: ${(error as Error).message}\n`);
-    process.exit(2);
+    const target = protocolTarget(config, error);
+    const line = target ? listenFailure(error, target) : otherFailure('starting a protocol listener', error);
+    failStart(logger, line, 'cannot start a protocol listener', { err: loggedError(error) });
   }
   const address = app.server.address();
   logger.info(

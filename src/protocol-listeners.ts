@@ -1,4 +1,6 @@
 import type { RegistryConfig } from './config/load.js';
+import { startConsulListener } from './consul/listener.js';
+import { startDns } from './dns/listener.js';
 import type { ServerTls } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import type { RegistryNode } from './node.js';
@@ -25,7 +27,7 @@ export type ListenerStarter = (deps: ListenerDeps) => Promise<ProtocolListener |
  * The protocol listeners beside the HTTP API, each off by default (see config/protocols.ts).
  * One line per protocol: its folder's starter.
  */
-const starters: ListenerStarter[] = [];
+const starters: ListenerStarter[] = [startDns, startConsulListener];
 
 /** Starts every configured listener; a failure stops the ones already started and is rethrown. */
 export async function startProtocolListeners(deps: ListenerDeps): Promise<ProtocolListener[]> {

@@ -4,6 +4,8 @@ import { request, type Dispatcher } from 'undici';
 export const EXIT_OK = 0;
 export const EXIT_PEER = 1;
 export const EXIT_USAGE = 2;
+/** A second Ctrl-C while a command cleans up (128 + SIGINT, as shells report it). */
+export const EXIT_INTERRUPTED = 130;
 
 /** A failure the command line reports in one line, with its exit code. */
 export class CliError extends Error {

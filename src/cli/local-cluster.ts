@@ -2,12 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, readConfigFile, resolveConfig } from '../config/load.js';
+import { prettyLineFormatter } from '../log/pino.js';
 
 const mainScript = fileURLToPath(new URL('../main.js', import.meta.url));
 
 /**
  * `npm run cluster` and `registry cluster`: starts every peer of a cluster file on this machine, each as its own
- * process, in one terminal; every output line is prefixed with the peer's id. Ctrl-C (or
+ * process, in one terminal; every output line is prefixed with the peer's id, and made
+ * human-readable (pino-pretty) when the launcher's standard output is a terminal (the peers
+ * write JSON: theirs is a pipe). Ctrl-C (or
  * SIGTERM) stops them all cleanly; the launcher exits when the last one has.
  */
 export async function runLocalCluster(configPath: string, extraArgs: string[]): Promise<void> {
@@ -18,6 +21,7 @@ export async function runLocalCluster(configPath: string, extraArgs: string[]): 
 
   const children = new Map<string, ChildProcess>();
   const width = Math.max(...ids.map((id) => id.length));
+  const format = process.stdout.isTTY ? prettyLineFormatter(process.stdout.hasColors()) : (line: string) => `${line}\n`;
   for (const id of ids) {
     const child = spawn(process.execPath, [mainScript, '--config', configPath, '--id', id, ...extraArgs], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -25,7 +29,7 @@ export async function runLocalCluster(configPath: string, extraArgs: string[]): 
     children.set(id, child);
     const prefix = `[${id.padEnd(width)}] `;
     for (const stream of [child.stdout!, child.stderr!]) {
-      createInterface({ input: stream }).on('line', (line) => process.stdout.write(`${prefix}${line}\n`));
+      createInterface({ input: stream }).on('line', (line) => process.stdout.write(`${prefix}${format(line)}`));
     }
     child.on('exit', (code, signal) => {
       children.delete(id);

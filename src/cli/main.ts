@@ -12,7 +12,7 @@ import { watchCommand } from './watch-command.js';
 /**
  * `registry`: the command line (docs/cli.md). `start` and `cluster` run peers; the other
  * commands talk to any peer by URL. Exit codes: 0 done, 1 the peer could not be reached or
- * refused, 2 bad usage.
+ * refused, 2 bad usage, 130 a second Ctrl-C while `register --heartbeat` cleans up.
  */
 
 interface ClientFlags {
@@ -123,6 +123,7 @@ export function buildProgram(): Command {
     .option('--id <id>', 'instance id (default host:port; with --count, id-0, id-1...)')
     .option('--status <status>', 'UP, DOWN, STARTING or OUT_OF_SERVICE')
     .option('--zone <zone>', 'zone')
+    .option('--group <group>', 'group inside the service (default DEFAULT_GROUP)')
     .option('--weight <weight>', 'weight', number('--weight'))
     .option('--metadata <key=value>', 'metadata (repeat for more)', keyValue, {})
     .option('--lease-ms <ms>', 'lease duration', integer('--lease-ms', 1, 2 ** 31))

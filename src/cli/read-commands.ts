@@ -1,6 +1,8 @@
 import type { ClusterStatus, PeerStatus } from '../cluster-status.js';
 import type { ServiceListing, ServiceSummary } from '../registry/queries.js';
 import type { InstanceView } from '../registry/view.js';
+import { naturalCompare } from '../ui/natural-order.js';
+import { plural } from '../ui/words.js';
 import { CliError, EXIT_PEER, type PeerClient } from './client.js';
 import { ago, clockTime, duration, metadataText, print, printJson, table } from './format.js';
 import { Progress } from './progress.js';
@@ -9,6 +11,11 @@ export interface OutputOptions {
   json?: boolean;
 }
 
+
+/** Instances in the order the dashboard shows them: numbers in ids compare as numbers. */
+function byInstanceId(instances: InstanceView[]): InstanceView[] {
+  return [...instances].sort((a, b) => naturalCompare(a.instanceId, b.instanceId));
+}
 
 function address(instance: InstanceView): string {
   const host = instance.host.includes(':') ? `[${instance.host}]` : instance.host;
@@ -26,7 +33,7 @@ export async function listCommand(client: PeerClient, service: string | undefine
     const answer = await client.get<{ namespace: string; services: ServiceSummary[] }>('/v1/services');
     if (options.json) return printJson(answer);
     if (answer.services.length === 0) return print(`no services in namespace ${answer.namespace}`);
-    return print(table(['service', 'instances', 'up', 'not up'], answer.services.map((s) => [s.service, s.instances, s.up, s.instances - s.up])));
+    return print(table(['service', 'instances', 'up', 'not up'], [...answer.services].sort((a, b) => naturalCompare(a.service, b.service)).map((s) => [s.service, s.instances, s.up, s.instances - s.up])));
   }
   const listing = await client.get<ServiceListing>(`/v1/services/${encodeURIComponent(service)}`, { status: 'all' });
   if (options.json) return printJson(listing);
@@ -34,7 +41,7 @@ export async function listCommand(client: PeerClient, service: string | undefine
   print(
     table(
       ['instance', 'address', 'status', 'zone', 'weight', 'owner', 'lease left'],
-      listing.instances.map((i) => [i.instanceId, address(i), i.status, i.zone || '-', i.weight, i.owner, leaseText(i)]),
+      byInstanceId(listing.instances).map((i) => [i.instanceId, address(i), i.status, i.zone || '-', i.weight, i.owner, leaseText(i)]),
     ),
   );
 }
@@ -44,8 +51,8 @@ export async function showCommand(client: PeerClient, service: string, options: 
   const listing = await client.get<ServiceListing>(`/v1/services/${encodeURIComponent(service)}`, { status: 'all' });
   if (options.json) return printJson(listing);
   const up = listing.instances.filter((i) => i.status === 'UP').length;
-  print(`service ${listing.service} (namespace ${listing.namespace}): ${listing.instances.length} instances, ${up} up, revision ${listing.revision}${listing.protected ? ', PROTECTED (protect threshold applies)' : ''}`);
-  for (const i of listing.instances) {
+  print(`service ${listing.service} (namespace ${listing.namespace}): ${plural(listing.instances.length, 'instance')}, ${up} up, revision ${listing.revision}${listing.protected ? ', PROTECTED (protect threshold applies)' : ''}`);
+  for (const i of byInstanceId(listing.instances)) {
     print('');
     print(
       table(
@@ -55,6 +62,7 @@ export async function showCommand(client: PeerClient, service: string, options: 
           ['address', address(i)],
           ['status', i.status],
           ['zone', i.zone || '-'],
+          ['group', i.group],
           ['weight', i.weight],
           ['metadata', metadataText(i.metadata)],
           ['owner', i.owner],
@@ -93,7 +101,7 @@ export async function peersCommand(client: PeerClient, options: OutputOptions): 
   const { self, evictionSafety } = status;
   const nowMs = self.nowMs;
   print(`cluster ${status.cluster} (profile ${status.profile}), seen from ${self.id} at ${self.url}`);
-  print(`${self.id}: ${self.ready ? 'ready' : 'NOT READY (still syncing)'}, region ${self.region}, zone ${self.zone || '-'}, ${self.instances} instances, revision ${self.revision}`);
+  print(`${self.id}: ${self.ready ? 'ready' : 'NOT READY (still syncing)'}, region ${self.region}, zone ${self.zone || '-'}, ${plural(self.instances, 'instance')}, revision ${self.revision}`);
   const sp = evictionSafety.selfPreservation;
   const pg = evictionSafety.partitionGuard;
   print(`self-preservation: ${sp.active ? `ON since ${clockTime(sp.sinceMs ?? nowMs)}` : 'off'} (${sp.reason})`);

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import type { InstanceView } from '../registry/view.js';
 import { SseParser } from '../ui/sse-parser.js';
+import { plural } from '../ui/words.js';
 import { CliError, describeNetworkError, EXIT_PEER, type PeerClient } from './client.js';
 import { clockTime, print } from './format.js';
 
@@ -26,7 +27,7 @@ export function describeEvent(event: string, data: unknown): string[] {
   if (event === 'snapshot') {
     const snapshot = data as Snapshot;
     return [
-      `${clockTime(Date.now())}  = ${snapshot.service}: ${snapshot.instances.length} instance(s) at revision ${snapshot.revision}`,
+      `${clockTime(Date.now())}  = ${snapshot.service}: ${plural(snapshot.instances.length, 'instance')} at revision ${snapshot.revision}`,
       ...snapshot.instances.map((instance) => line('=', snapshot.service, instance)),
     ];
   }

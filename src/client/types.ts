@@ -16,6 +16,8 @@ export interface Instance {
   status: InstanceStatus;
   weight: number;
   zone: string;
+  /** The instance's group inside its service (`DEFAULT_GROUP` unless registered with one; absent from older peers). */
+  group?: string;
   /** The region of `zone` as the peers' configuration says (null when unknown; absent from older peers). */
   region?: string | null;
   metadata: Record<string, string>;
@@ -42,6 +44,8 @@ export interface InstanceRegistration {
   /** Relative weight for the `weighted` strategy; defaults to 1. */
   weight?: number;
   zone?: string;
+  /** A group inside the service (a name; defaults to `DEFAULT_GROUP`): readers may ask for one group with `?group=`. */
+  group?: string;
   metadata?: Record<string, string>;
   /** The lease to ask for; defaults to the cluster's `leaseDurationMs`. */
   leaseDurationMs?: number;

@@ -338,6 +338,17 @@ export function resolveConfig(
   }
   const listed = peers.find((peer) => peer.id === id);
   const listedUrl = listed ? new URL(listed.url) : undefined;
+  const givenPort = readPort(...source('port', doc.port));
+  const givenUrl = readUrl(...source('url', doc.url));
+  if (!listed && peers.length > 0 && givenPort === undefined && givenUrl === undefined) {
+    // A typo in --id would otherwise start an extra peer on the default port (often a listed
+    // peer's own) and list it as up. Joining as a new peer takes an address of its own.
+    throw new ConfigError(
+      source('id', doc.id)[0],
+      `${id} is not one of the peers in the cluster file (${peers.map((peer) => peer.id).join(', ')}); ` +
+        'pass one of them, or, to join the cluster as a new peer, give its own address too with --port or --url',
+    );
+  }
 
   const host =
     readString(...source('host', doc.host)) ??
@@ -361,10 +372,10 @@ export function resolveConfig(
   }
   const serving = secured.tls.certFile === null ? 'http' : 'https';
   const port =
-    readPort(...source('port', doc.port)) ??
+    givenPort ??
     (listedUrl ? Number(listedUrl.port || (listedUrl.protocol === 'https:' ? 443 : 80)) : DEFAULT_PORT);
   const url =
-    readUrl(...source('url', doc.url)) ??
+    givenUrl ??
     listed?.url ??
     `${serving}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   if (serving === 'https' && !url.startsWith('https:')) {

@@ -5,6 +5,7 @@
  * with exit code 2 like every other setting; the adapters (src/dns, src/xds, src/consul) own
  * what the values mean.
  */
+import { isIP } from 'node:net';
 
 /** What every protocol listener has: its port (null: off) and the namespaces it serves. */
 export interface ListenerConfig {
@@ -14,9 +15,71 @@ export interface ListenerConfig {
   namespaces: string[];
 }
 
-export type DnsConfig = ListenerConfig;
+/** The DNS listener's settings (docs/dns.md): what it answers, for how long, and to whom. */
+export interface DnsConfig extends ListenerConfig {
+  /**
+   * The zone the peer answers for, lower-case, ending with a dot (default `registry.`). Names
+   * outside it answer REFUSED: the peer is no recursive resolver.
+   */
+  domain: string;
+  /**
+   * TTL of every record and of negative answers (the SOA's minimum), in seconds. Short (5 s)
+   * because the registry changes fast: a resolver then holds a cancelled instance at most this
+   * long; longer TTLs save queries at the cost of staler answers.
+   */
+  ttlSeconds: number;
+  /**
+   * Source networks (CIDR) allowed to query: DNS carries no credentials, so this and
+   * `namespaces` are its access control. Default loopback only (127.0.0.0/8, ::1/128).
+   */
+  allowFrom: string[];
+  /**
+   * Largest UDP answer sent to a client that announces a larger EDNS0 buffer (512 to 65535
+   * bytes, default 1232, the DNS flag day 2020 size that avoids IP fragmentation). Bigger
+   * answers are truncated (TC) and the resolver retries over TCP.
+   */
+  maxUdpPayloadBytes: number;
+}
+
+/** The DNS defaults beside port and namespaces. */
+export const DNS_DEFAULTS = {
+  domain: 'registry.',
+  ttlSeconds: 5,
+  allowFrom: ['127.0.0.0/8', '::1/128'],
+  maxUdpPayloadBytes: 1232,
+} as const;
 export type XdsConfig = ListenerConfig;
-export type ConsulConfig = ListenerConfig;
+/** The Consul API's settings beyond port and namespaces (docs/consul.md). */
+export interface ConsulConfig extends ListenerConfig {
+  /**
+   * The `wait` of a blocking query that gives none, in ms. Consul's default is 5 minutes; a
+   * shorter one costs one more round trip per watcher and period, a longer one holds a socket.
+   */
+  defaultWaitMs: number;
+  /** Longest `wait` a blocking query may ask for, in ms (Consul's cap: 10 minutes); longer asks are cut to it. */
+  maxWaitMs: number;
+  /**
+   * Most blocking queries this listener holds at once; the next one is answered 429. Each costs
+   * a socket and about 2 KB (bench/consul.ts measures it).
+   */
+  blockingQueriesMax: number;
+  /**
+   * How often the TTL checks of the instances this peer owns are looked at, in ms: a check not
+   * renewed within its TTL turns critical at most this much later.
+   */
+  ttlSweepIntervalMs: number;
+}
+
+/** Defaults of the Consul settings beyond port and namespaces. */
+export const CONSUL_DEFAULTS = { defaultWaitMs: 300_000, maxWaitMs: 600_000, blockingQueriesMax: 10_000, ttlSweepIntervalMs: 1_000 } as const;
+
+/** Bounds of each Consul setting (inclusive). */
+const CONSUL_BOUNDS: Record<keyof typeof CONSUL_DEFAULTS, [number, number]> = {
+  defaultWaitMs: [1_000, 3_600_000],
+  maxWaitMs: [1_000, 3_600_000],
+  blockingQueriesMax: [1, 1_000_000],
+  ttlSweepIntervalMs: [100, 60_000],
+};
 
 /** The three listeners' settings together, as `RegistryConfig` carries them. */
 export interface ProtocolConfigs {
@@ -36,6 +99,9 @@ export class ProtocolConfigError extends Error {
 }
 
 type Json = Record<string, unknown>;
+
+const DNS_LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
+const MAX_TTL_SECONDS = 86_400;
 
 const NAMESPACE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
@@ -70,11 +136,76 @@ function readListener(name: string, doc: unknown, port: number | undefined, extr
   return { section, config: { port: port ?? null, namespaces: readNamespaces(`${name}.namespaces`, section.namespaces) } };
 }
 
+/** `dns.domain`: one or more DNS labels, compared lower-cased; stored with its trailing dot. */
+function readDomain(value: unknown): string {
+  if (value === undefined) return DNS_DEFAULTS.domain;
+  const domain = typeof value === 'string' ? value.toLowerCase().replace(/\.$/, '') : '';
+  if (domain === '' || domain.length > 200 || !domain.split('.').every((label) => DNS_LABEL.test(label))) {
+    throw new ProtocolConfigError('dns.domain', `must be a DNS name such as "registry." or "svc.example.com." (got ${JSON.stringify(value)})`);
+  }
+  return `${domain}.`;
+}
+
+function readInteger(field: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new ProtocolConfigError(field, `must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`);
+  }
+  return value;
+}
+
+/** `dns.allowFrom`: CIDR blocks (`10.0.0.0/8`, `::1/128`) or single addresses (taken as /32 or /128). */
+function readNetworks(value: unknown): string[] {
+  if (value === undefined) return [...DNS_DEFAULTS.allowFrom];
+  const bad = () => new ProtocolConfigError('dns.allowFrom', `must be an array of networks such as ["127.0.0.0/8", "10.0.0.0/8", "::1/128"] (got ${JSON.stringify(value)})`);
+  if (!Array.isArray(value)) throw bad();
+  return value.map((item: unknown) => {
+    if (typeof item !== 'string') throw bad();
+    const [address = '', prefix, extra] = item.split('/');
+    const family = isIP(address);
+    const bits = prefix === undefined ? (family === 6 ? 128 : 32) : /^\d{1,3}$/.test(prefix) ? Number(prefix) : -1;
+    if (family === 0 || extra !== undefined || bits < 0 || bits > (family === 6 ? 128 : 32)) throw bad();
+    return `${address}/${bits}`;
+  });
+}
+
+/** The `dns` section: the common fields plus the DNS ones; two namespaces may not differ only in case (DNS names do not). */
+function readDns(doc: unknown, port: number | undefined): DnsConfig {
+  const { section, config } = readListener('dns', doc, port, ['domain', 'ttlSeconds', 'allowFrom', 'maxUdpPayloadBytes']);
+  const lowered = new Set(config.namespaces.map((namespace) => namespace.toLowerCase()));
+  if (lowered.size !== config.namespaces.length) throw new ProtocolConfigError('dns.namespaces', 'must not hold two namespaces that differ only in case (DNS names are case-insensitive)');
+  return {
+    ...config,
+    domain: readDomain(section.domain),
+    ttlSeconds: readInteger('dns.ttlSeconds', section.ttlSeconds, DNS_DEFAULTS.ttlSeconds, 0, MAX_TTL_SECONDS),
+    allowFrom: readNetworks(section.allowFrom),
+    maxUdpPayloadBytes: readInteger('dns.maxUdpPayloadBytes', section.maxUdpPayloadBytes, DNS_DEFAULTS.maxUdpPayloadBytes, 512, 65_535),
+  };
+}
+
 /** The `dns`, `xds` and `consul` sections of the file, with their ports from flags, environment or file. */
 export function readProtocols(doc: Json, ports: { dns: number | undefined; xds: number | undefined; consul: number | undefined }): ProtocolConfigs {
   return {
-    dns: readListener('dns', doc.dns, ports.dns).config,
+    dns: readDns(doc.dns, ports.dns),
     xds: readListener('xds', doc.xds, ports.xds).config,
-    consul: readListener('consul', doc.consul, ports.consul).config,
+    consul: readConsul(doc.consul, ports.consul),
   };
+}
+
+/** The `consul` section: the listener's port and namespaces, and the settings of CONSUL_DEFAULTS. */
+function readConsul(doc: unknown, port: number | undefined): ConsulConfig {
+  const names = Object.keys(CONSUL_DEFAULTS) as (keyof typeof CONSUL_DEFAULTS)[];
+  const { section, config } = readListener('consul', doc, port, names);
+  const out: ConsulConfig = { ...config, ...CONSUL_DEFAULTS };
+  for (const name of names) {
+    const value = section[name];
+    if (value === undefined) continue;
+    const [min, max] = CONSUL_BOUNDS[name];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      throw new ProtocolConfigError(`consul.${name}`, `must be an integer between ${min} and ${max}`);
+    }
+    out[name] = value;
+  }
+  if (out.defaultWaitMs > out.maxWaitMs) throw new ProtocolConfigError('consul.defaultWaitMs', 'must not be longer than consul.maxWaitMs');
+  return out;
 }

@@ -67,9 +67,12 @@ the machine can see:
 | \`${SECURITY_ENV.clusterSecret}\` | the cluster secret that signs peer calls (beats \`security.clusterSecret\`) |
 
 \`--id\` picks this peer in the file's \`peers\` list; the peer then listens on the host and port of
-its \`url\` unless \`--host\`/\`--port\` say otherwise. An id that is not in the list joins the
-listed peers as seeds and advertises \`--url\` (default \`http://HOST:PORT\`). With no file at all
-the peer is \`peer-1\` on \`127.0.0.1:8761\`, a cluster of one.
+its \`url\` unless \`--host\`/\`--port\` say otherwise. An id that is not in the list is refused
+(exit 2, naming the ids the file has), so that a typo never starts an extra peer on another
+peer's port, unless the peer is given an address of its own with \`--port\` or \`--url\` (flag,
+environment or the file's top-level \`port\`/\`url\`): it then joins the listed peers as seeds and
+advertises \`--url\` (default \`http://HOST:PORT\`). With no file at all the peer is \`peer-1\` on
+\`127.0.0.1:8761\`, a cluster of one.
 
 ## The file
 
@@ -149,10 +152,18 @@ records as \`/v1\` and the Eureka API.
 | --- | --- | --- | --- |
 | \`dns.port\` | port | off | serve DNS over UDP and TCP on this port (docs/dns.md). Also \`--dns-port\`. |
 | \`dns.namespaces\` | array | \`["default"]\` | the namespaces DNS answers for (DNS carries no credentials; docs/security.md) |
+| \`dns.domain\` | name | \`registry.\` | the zone DNS answers for: \`<service>.service.<domain>\` and the other names of docs/dns.md; names outside it answer REFUSED |
+| \`dns.ttlSeconds\` | seconds | 5 | 0 to 86400: TTL of every record, and of negative answers (the SOA's minimum); short because the registry changes fast, longer saves queries but serves staler answers |
+| \`dns.allowFrom\` | array | \`["127.0.0.0/8", "::1/128"]\` | source networks (CIDR) that may query; other sources get REFUSED over UDP and a closed connection over TCP (docs/security.md) |
+| \`dns.maxUdpPayloadBytes\` | bytes | 1232 | 512 to 65535: largest UDP answer to a client whose EDNS0 buffer is larger (without EDNS0: 512); a bigger answer is truncated (TC) and the resolver retries over TCP |
 | \`xds.port\` | port | off | serve the xDS Aggregated Discovery Service (gRPC) on this port (docs/xds.md). Also \`--xds-port\`. |
 | \`xds.namespaces\` | array | \`["default"]\` | the namespaces xDS exposes |
 | \`consul.port\` | port | off | serve Consul's agent, catalog and health HTTP API on this port (docs/consul.md). Also \`--consul-port\`. |
-| \`consul.namespaces\` | array | \`["default"]\` | the namespaces the Consul API serves |
+| \`consul.namespaces\` | array | \`["default"]\` | the namespaces the Consul API serves; the first is the one a request that names none (\`?ns=\`) reads and writes |
+| \`consul.defaultWaitMs\` | ms | \`300000\` | the \`wait\` of a blocking query that gives none (Consul's default: 5 minutes) |
+| \`consul.maxWaitMs\` | ms | \`600000\` | longest \`wait\` a blocking query may ask for; longer asks are cut to it (Consul's cap: 10 minutes) |
+| \`consul.blockingQueriesMax\` | count | \`10000\` | most blocking queries held at once; the next one is answered 429 |
+| \`consul.ttlSweepIntervalMs\` | ms | \`1000\` | how often the TTL checks of the instances this peer owns are looked at: a check not renewed within its TTL turns critical at most this much later |
 
 ## Profiles
 

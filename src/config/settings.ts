@@ -283,14 +283,20 @@ export const limitSettings = {
   instancesPerNamespaceMax: count(
     1,
     100_000_000,
-    200_000,
-    'Most instances one namespace may hold, all services together; beyond it new registrations get 409 `REG_ERR_QUOTA_EXCEEDED`. Keeps one tenant from filling every peer\'s memory.',
+    1_000_000,
+    'Most instances one namespace may hold, all services together; beyond it new registrations get 409 `REG_ERR_QUOTA_EXCEEDED`. Keeps one tenant from filling every peer\'s memory. The default holds ten times a fleet of 100,000 instances: at about 640 bytes an instance (bench/RESULTS.md) a full namespace takes some 640 MB on every peer; lower it on small machines or to keep tenants apart.',
   ),
   rateLimitPerSecond: count(
     0,
     1_000_000,
-    1_000,
-    'Requests per second one client may send: per token, or per address for requests without a valid token (dev mode, probes, bad credentials). A token bucket: `rateLimitBurst` at once, refilled at this rate; beyond it 429 `REG_ERR_RATE_LIMITED` with `Retry-After`. Peer routes are exempt. A token shared by many instances needs room for all their heartbeats (5,000 instances every 10 s: 500/s). 0 switches rate limiting off.',
+    10_000,
+    'Requests per second one client may send: per token, or per address for requests without a valid token (dev mode, probes, bad credentials) from other hosts (loopback callers: `rateLimitLoopbackPerSecond`). A token bucket: `rateLimitBurst` at once, refilled at this rate; beyond it 429 `REG_ERR_RATE_LIMITED` with `Retry-After`. Peer routes are exempt. The default is sized so that a fleet of 100,000 instances heartbeating every 10 s (10,000/s) fits through a single address or token, e.g. a NAT gateway, a proxy that hides the source address, or one shared token; it only refuses a client that sends more than about half of what one peer can serve (some 19,000 registers/s, bench/RESULTS.md). Lower it to share a peer fairly between many clients. 0 switches rate limiting off.',
+  ),
+  rateLimitLoopbackPerSecond: count(
+    0,
+    1_000_000,
+    0,
+    'Requests per second one loopback address (127.0.0.0/8, ::1) may send without a valid token, with the same `rateLimitBurst`. 0 (the default): not limited, because a caller on the peer\'s own host (a sidecar, a local agent, a load test, `npm run cluster`) could stop the peer anyway. Set it when a reverse proxy on the same host forwards outside clients, which then all arrive from 127.0.0.1 (or give them tokens, which are limited one by one).',
   ),
   listingCacheMaxBytes: bytes(
     0,
@@ -298,7 +304,12 @@ export const limitSettings = {
     8 * 1024 * 1024,
     'Most memory the JSON of listed instances may take: `GET /v1/services/{service}` keeps the parts of each listed instance that only change with its record (about 550 bytes an instance with five metadata keys), so a list is not serialized anew on every read; given back as records change. Past it, the other instances are serialized on every read. 0 switches the cache off.',
   ),
-  rateLimitBurst: count(1, 10_000_000, 2_000, 'Requests one client may send at once before `rateLimitPerSecond` applies (the size of its token bucket).'),
+  rateLimitBurst: count(
+    1,
+    10_000_000,
+    50_000,
+    'Requests one client may send at once before `rateLimitPerSecond` applies (the size of its token bucket). The default lets a mass restart of 100,000 instances behind one address register at the full speed of a peer (some 19,000/s: 100,000 in about 5 s, while the bucket refills 50,000).',
+  ),
   rateLimitClientsMax: count(
     100,
     10_000_000,
@@ -374,6 +385,12 @@ export const storageSettings = {
     1024 * MIB,
     64 * MIB,
     'A snapshot is also written as soon as this many bytes of log have been written since the last one. Bounds the disk the log takes and the replay time at start (about 1 s per 40 MiB, i.e. 100,000 records). At most 1 GiB, so that a segment always stays readable in one piece (files are read whole, up to 2 GiB).',
+  ),
+  lockWaitMs: ms(
+    0,
+    600_000,
+    3_000,
+    'When another running peer holds the data dir\'s lock at start, how long to wait for it to let go before refusing to start (exit 2): covers a supervisor that starts the new process while the old one is still shutting down (a peer shuts down within about a second). A dead or zombie holder (killed and not yet reaped) never holds the lock, so a restart right after a crash needs no wait. Longer than 15 s also outlasts a lock left on a shared volume by a peer on another host that died (its lock goes stale after 15 s without a refresh). 0 refuses at once.',
   ),
   retryIntervalMs: ms(
     100,

@@ -8,7 +8,7 @@ import { RegistryError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { DEFAULT_NAMESPACE } from '../registry/validate.js';
 import { EMPTY_BODY_SHA256, readClaim, verifySignature, type PeerClaim } from '../security/peer-signature.js';
-import { RateLimiter } from '../security/rate-limit.js';
+import { RateLimiter, rateClientOf, type RateClientKind } from '../security/rate-limit.js';
 import { ReplayGuard } from '../security/replay-guard.js';
 import { ANONYMOUS, hasNamespace, hasScope, presentedToken, TokenTable, type Principal } from '../security/tokens.js';
 import { accessOf, scopeOf, type AccessClass } from './access-policy.js';
@@ -62,6 +62,19 @@ function namespacesOf(request: FastifyRequest): string[] {
 }
 
 /**
+ * The 429 message: who sent too much, the limit it passed and the setting that raises it.
+ */
+export function rateLimitedMessage(kind: RateClientKind, who: string, limits: RegistryConfig['limits'], retrySeconds: number): string {
+  const setting = kind === 'loopback' ? 'rateLimitLoopbackPerSecond' : 'rateLimitPerSecond';
+  const sender = kind === 'token' ? `token ${who}` : `address ${who} (requests without a valid token)`;
+  const shared = kind === 'token' ? '' : '; clients behind one proxy or NAT share its address: tokens are limited one by one';
+  return (
+    `too many requests from ${sender}: more than ${limits[setting]}/s after a burst of ${limits.rateLimitBurst}; ` +
+    `retry in ${retrySeconds} s, or raise limits.${setting} and limits.rateLimitBurst${shared}`
+  );
+}
+
+/**
  * Applies the access policy (access-policy.ts) to every route from the root of the app:
  * - `onRequest`, before any body is read: route lookup (no entry: 403), client token and
  *   scope (401/403), rate limit (429), or the peer signature's headers, time and nonce;
@@ -79,18 +92,19 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
   const secret = security.clusterSecret;
   const peerAuth = secret !== null || security.peerMtls;
   const replay = new ReplayGuard(components.clock, { windowMs: security.peerReplayWindowMs, maxNonces: security.peerNonceMax });
-  const limiter = new RateLimiter(components.clock, {
-    ratePerSecond: limits.rateLimitPerSecond,
-    burst: limits.rateLimitBurst,
-    maxClients: limits.rateLimitClientsMax,
-  });
+  const limiterOf = (ratePerSecond: number): RateLimiter =>
+    new RateLimiter(components.clock, { ratePerSecond, burst: limits.rateLimitBurst, maxClients: limits.rateLimitClientsMax });
+  // Tokens and other hosts' addresses share one table; refused peer calls are counted in it too.
+  const limiter = limiterOf(limits.rateLimitPerSecond);
+  const loopbackLimiter = limiterOf(limits.rateLimitLoopbackPerSecond);
   const lastPeerWarnMs = new Map<string, number>();
 
-  const rateLimit = (client: string): void => {
-    const decision = limiter.take(client);
+  const rateLimit = (address: string, tokenName?: string): void => {
+    const client = rateClientOf(address, tokenName);
+    const decision = (client.kind === 'loopback' ? loopbackLimiter : limiter).take(client.key);
     if (!decision.allowed) {
       const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1_000));
-      throw new RegistryError('REG_ERR_RATE_LIMITED', `too many requests from this client; retry in ${seconds} s`, seconds);
+      throw new RegistryError('REG_ERR_RATE_LIMITED', rateLimitedMessage(client.kind, tokenName ?? address, limits, seconds), seconds);
     }
   };
 
@@ -154,7 +168,7 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
       const token = presentedToken(request.headers.authorization, eureka);
       principal = token === undefined ? undefined : tokens.authenticate(token);
     }
-    rateLimit(principal && principal !== ANONYMOUS ? `token:${principal.name}` : `address:${request.ip}`);
+    rateLimit(request.ip, principal && principal !== ANONYMOUS ? principal.name : undefined);
     if (access === 'public' || !tokens.enabled) return;
     if (!principal) {
       reply.header('www-authenticate', eureka ? 'Basic realm="registry", charset="UTF-8"' : 'Bearer realm="registry"');
@@ -235,7 +249,7 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
     const pattern = request.routeOptions.url;
     if (pattern === undefined) {
       // No route: the not-found answer, still counted against the address.
-      rateLimit(`address:${request.ip}`);
+      rateLimit(request.ip);
       return done();
     }
     const access = accessOf(request.method, pattern);

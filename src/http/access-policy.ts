@@ -61,6 +61,8 @@ export const ACCESS_POLICY: ReadonlyMap<string, AccessClass> = new Map<string, A
   ['GET /v1/services/:service', 'read'],
   ['GET /v1/services', 'read'],
   ['GET /v1/watch', 'read'],
+  // Prometheus HTTP service discovery: a read of the namespace, like a listing.
+  ['GET /v1/sd/prometheus', 'read'],
   ['POST /v1/peer/:method', 'peer'],
   ...eurekaEntries(),
   // Prometheus figures span every namespace (service names, counts, peers): operators only;

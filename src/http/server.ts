@@ -12,6 +12,7 @@ import { docsRoutes, installOpenApi } from './docs-routes.js';
 import { uiRoutes } from './ui-routes.js';
 import { opsRoutes } from './ops-routes.js';
 import { peerRoutes } from './peer-routes.js';
+import { prometheusSdRoutes } from '../prometheus/routes.js';
 import { watchRoutes } from './watch-routes.js';
 
 export interface ServerOptions {
@@ -87,7 +88,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       for (const method of [route.method].flat()) if (method !== 'HEAD') onRoute(method, route.url);
     });
   }
-  installErrorHandlers(app);
+  installErrorHandlers(app, limits);
   // Before any route: every route added below is guarded by the access policy.
   installAccessGuard(app, node.config, node.components);
   installReadinessGate(app, node);
@@ -111,6 +112,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(peerRoutes, { node });
   await app.register(adminRoutes, { node });
   await app.register(watchRoutes, { node });
+  await app.register(prometheusSdRoutes, { node });
   // Watch streams and long polls would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => node.watch.closeAll());
   await app.register(eurekaApi, { node, prefixes: EUREKA_PREFIXES });

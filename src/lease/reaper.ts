@@ -10,7 +10,7 @@ import type { PeerLiveness } from '../registry/visibility.js';
 import { planEvictions, runCap } from './eviction-budget.js';
 import type { EvictionSafety, HeldCounts } from './eviction-safety.js';
 import type { OwnershipFigures } from './partition-guard.js';
-import { expectedRenewals } from './self-preservation.js';
+import { expectedRenewals, hasRenewed } from './self-preservation.js';
 
 /** What the reaper needs to know about the other peers. */
 export interface MembershipView extends PeerLiveness {
@@ -63,8 +63,9 @@ export interface ReaperScan {
   orphans: StoredInstance[];
   /** Tombstones past their TTL: dropped. */
   expiredTombstones: StoredInstance[];
-  /** Renewals expected in the renewal window from the instances this peer owns. */
+  /** Renewals expected in the renewal window from the instances this peer owns that were renewing. */
   expectedRenewals: number;
+  /** Owned instances that renewed at least once (`hasRenewed`); the others are not expected to. */
   ownedInstances: number;
   /** Records that are not tombstones, and those of them whose owner is down. */
   ownership: OwnershipFigures;
@@ -117,8 +118,11 @@ export function scanLeases(services: Iterable<ServiceEntries>, context: ScanCont
       let ownerDownSinceMs: number | null = null;
       scan.ownership.records += 1;
       if (own) {
-        scan.ownedInstances += 1;
-        scan.expectedRenewals += expectedRenewals(entry.ownedSinceMs, nowMs, renewalWindowMs, renewalIntervalMs(record, heartbeatIntervalMs));
+        // Only instances that were renewing are expected to go on (self-preservation.ts).
+        if (hasRenewed(entry)) {
+          scan.ownedInstances += 1;
+          scan.expectedRenewals += expectedRenewals(entry.ownedSinceMs, nowMs, renewalWindowMs, renewalIntervalMs(record, heartbeatIntervalMs));
+        }
       } else {
         const owner = record.owner;
         let known = downSince.get(owner);

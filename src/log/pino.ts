@@ -1,19 +1,47 @@
-import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
+import { destination as fileDestination, pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
+import { prettyFactory } from 'pino-pretty';
 import type { LogLevel } from '../config/load.js';
 import { redactSecrets } from './redact.js';
 
 /**
- * The production logger: JSON lines on stdout, written synchronously so that nothing is lost
- * when the process exits. Credentials are redacted should anything log a request or a config:
- * authorization headers, peer signatures, tokens and the cluster secret. `destination` is for
- * tests (standard output by default).
+ * How pino-pretty writes a line for people: local time, level, message, then the fields on the
+ * same line (one event, one line, as in the JSON form); pid and hostname left out.
  */
-export function createPinoLogger(level: LogLevel, destination?: DestinationStream): PinoLogger {
-  const options = {
+function prettyOptions(colorize: boolean) {
+  return { colorize, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' };
+}
+
+/**
+ * A formatter from one JSON log line to its human-readable form (with the end of line); a line
+ * that is not JSON comes back as it is. For `npm run cluster`, whose peers write JSON into a
+ * pipe that the launcher shows on a terminal.
+ */
+export function prettyLineFormatter(colorize: boolean): (jsonLine: string) => string {
+  return prettyFactory(prettyOptions(colorize));
+}
+
+/**
+ * The production logger. On a terminal (standard output is a TTY: someone ran `npm start`),
+ * human-readable lines through pino-pretty; anywhere else (a pipe, a file, a container's log
+ * collector), JSON lines, one per event, as before. Both are written synchronously so that
+ * nothing is lost when the process exits. Credentials are redacted should anything log a
+ * request or a config: authorization headers, peer signatures, tokens and the cluster
+ * secret. `destination` is for tests (JSON into it; `options.pretty` for the terminal form).
+ */
+export function createPinoLogger(level: LogLevel, destination?: DestinationStream, options: { pretty?: boolean } = {}): PinoLogger {
+  const loggerOptions = {
     level,
     base: { pid: process.pid },
     // Credentials never reach the log: see redact.ts (cheaper than pino's wildcard `redact`).
     formatters: { log: redactSecrets, bindings: redactSecrets },
   };
-  return destination ? pino(options, destination) : pino(options);
+  const humans = options.pretty ?? (destination === undefined && process.stdout.isTTY === true);
+  if (humans) {
+    // Each JSON line formatted as it is written, synchronously (pino-pretty's own stream form
+    // goes through asynchronous transforms, and the last lines before an exit could be lost).
+    const format = prettyLineFormatter(destination === undefined && process.stdout.hasColors?.() === true);
+    const target = destination ?? fileDestination({ dest: 1, sync: true });
+    return pino(loggerOptions, { write: (line: string) => target.write(format(line)) });
+  }
+  return destination ? pino(loggerOptions, destination) : pino(loggerOptions);
 }

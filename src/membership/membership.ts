@@ -2,6 +2,7 @@ import type { Clock, TimerHandle } from '../clock/clock.js';
 import { shuffled, type Rng } from '../clock/rng.js';
 import type { MembershipView } from '../lease/reaper.js';
 import type { Logger } from '../log/logger.js';
+import { unreachablePeerLevel } from '../log/startup-grace.js';
 import {
   membersHash,
   parsePingResponse,
@@ -262,7 +263,9 @@ export class Membership implements MembershipView {
     member.state = next;
     member.sinceMs = nowMs;
     if (next === 'down') {
-      this.log.warn({ peer: peerId, lastContactMs: member.lastContactMs }, 'peer down');
+      // A peer that never answered, shortly after this one started, is most likely still starting.
+      const level = unreachablePeerLevel(nowMs, this.startedAtMs, member.lastContactMs !== null);
+      this.log[level]({ peer: peerId, lastContactMs: member.lastContactMs }, 'peer down');
       for (const listener of this.listeners) listener.down?.(peerId);
     } else if (next === 'up' && previous === 'down') {
       this.log.info({ peer: peerId, downForMs: nowMs - previousSinceMs }, 'peer back');

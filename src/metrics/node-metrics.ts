@@ -250,7 +250,7 @@ export class NodeMetrics {
       '',
       selfPreservation((s) => s.thresholdRatio),
     );
-    gauge('registry_self_preservation_owned_instances', 'Instances this peer owns (whose heartbeats it expects).', '', selfPreservation((s) => s.ownedInstances));
+    gauge('registry_self_preservation_owned_instances', 'Instances this peer owns that heartbeated at least once (whose heartbeats it expects).', '', selfPreservation((s) => s.ownedInstances));
     gauge('registry_partition_guard_active', '1 while the partition guard holds the instances of down peers, else 0.', '', () => one(safety().partitionGuard.active ? 1 : 0));
     gauge('registry_partition_guard_down_owned_ratio', 'Share of the registry owned by peers that are down.', '', () => one(safety().partitionGuard.downOwnedShare));
     gauge('registry_eviction_held', 'Expired instances each eviction guard kept at the last reaper run.', 'guard', () => ({ ...safety().held }));

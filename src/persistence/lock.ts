@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { DataDirError, describeDiskError, errorCode, pathIn, type Disk } from './disk.js';
 import { LOCK_FILE } from './files.js';
@@ -23,12 +24,18 @@ export interface LockFacts {
   refreshedAgoMs: number;
 }
 
-export type LockDecision = { action: 'acquire' } | { action: 'take-over'; why: string } | { action: 'refuse'; why: string };
+/** `holderRunning`: refused because a live peer holds it, which may yet let go (worth waiting for). */
+export type LockDecision =
+  | { action: 'acquire' }
+  | { action: 'take-over'; why: string }
+  | { action: 'refuse'; why: string; holderRunning?: boolean };
 
 /** How often the holder touches its lock file, so that others can tell it is alive. */
 export const LOCK_REFRESH_MS = 2_000;
 /** A lock not touched for this long belongs to no running peer, whatever its pid says now. */
 export const LOCK_STALE_MS = 15_000;
+/** While waiting for a live holder to let go, how often the lock is tried again. */
+export const LOCK_RETRY_MS = 250;
 
 /**
  * Whether a peer may take a data dir whose LOCK file says `existing` (null: no lock file).
@@ -54,16 +61,54 @@ export function decideLock(existing: LockHolder | 'unreadable' | null, self: Loc
   return {
     action: 'refuse',
     why: `it is locked by another running peer (${holder}, refreshed ${refreshedS} s ago); stop that peer or use another data dir`,
+    holderRunning: true,
   };
 }
 
-/** Whether a pid is a running process on this host (`kill -0`). */
+/**
+ * The state letter of a process from the text of its /proc/PID/stat (`R`, `S`, `D`, `Z`,
+ * `X`...), or null when the text is not one. The command name in parentheses may itself hold
+ * spaces and parentheses, so the state is the field after the last `)`.
+ */
+export function processStateOf(statText: string): string | null {
+  const end = statText.lastIndexOf(')');
+  if (end < 0) return null;
+  const state = /^ (\S)/.exec(statText.slice(end + 1));
+  return state ? state[1]! : null;
+}
+
+/** Zombie (exited, not yet reaped by its parent) and dead: a pid that no longer runs anything. */
+const EXITED_STATES = new Set(['Z', 'X', 'x']);
+
+/**
+ * Whether a pid is a running process on this host. `kill -0` alone says yes for a zombie: a
+ * peer killed with SIGKILL stays one until its parent (a shell, a supervisor, init) reaps it,
+ * and a restart at once would find its lock "held". So on Linux the state in /proc/PID/stat
+ * decides too; where there is no /proc, `kill -0` is all there is.
+ */
 export function isPidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return errorCode(error) === 'EPERM';
+  }
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (error) {
+    // Reaped in between: gone. No /proc (not Linux) or no access: trust kill -0.
+    return errorCode(error) !== 'ENOENT' || !procMounted();
+  }
+  const state = processStateOf(stat);
+  return state === null || !EXITED_STATES.has(state);
+}
+
+function procMounted(): boolean {
+  try {
+    readFileSync('/proc/self/stat');
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -97,12 +142,37 @@ export class DataDirLock {
 
   /** Takes the lock; returns why a stale one was taken over (null for a free dir). Throws DataDirError. */
   acquire(): string | null {
+    const attempt = this.attempt();
+    if (!attempt.ok) throw new DataDirError(this.dir, attempt.why);
+    return attempt.takenOver;
+  }
+
+  /**
+   * Takes the lock, waiting up to `waitMs` for a live holder to let go (a peer still shutting
+   * down while its successor starts); `sleep` is the clock's. `onWait` is told once, when the
+   * wait begins. Any other refusal, or a holder still there at the end, throws DataDirError.
+   */
+  async acquireWithin(waitMs: number, sleep: (ms: number) => Promise<void>, onWait: (why: string) => void): Promise<string | null> {
+    const deadlineMs = this.components.nowMs() + waitMs;
+    for (let waited = false; ; waited = true) {
+      const attempt = this.attempt();
+      if (attempt.ok) return attempt.takenOver;
+      const leftMs = deadlineMs - this.components.nowMs();
+      if (!attempt.holderRunning || leftMs <= 0) {
+        throw new DataDirError(this.dir, waited ? `${attempt.why} (waited ${waitMs} ms for it to exit)` : attempt.why);
+      }
+      if (!waited) onWait(attempt.why);
+      await sleep(Math.min(LOCK_RETRY_MS, leftMs));
+    }
+  }
+
+  private attempt(): { ok: true; takenOver: string | null } | { ok: false; why: string; holderRunning: boolean } {
     const { disk } = this.components;
     const holder: LockHolder = { ...this.self, token: randomUUID(), acquiredAtMs: this.components.nowMs() };
     const temp = pathIn(this.dir, `${LOCK_FILE}.${holder.token}.tmp`);
-    const fail = (problem: string): never => {
+    const fail = (why: string, holderRunning = false) => {
       disk.remove(temp);
-      throw new DataDirError(this.dir, problem);
+      return { ok: false as const, why, holderRunning };
     };
     try {
       const fd = disk.create(temp);
@@ -124,7 +194,7 @@ export class DataDirLock {
         holderAlive: existing !== null && existing !== 'unreadable' && this.components.isPidAlive(existing.pid),
         refreshedAgoMs: Math.max(0, this.components.nowMs() - (disk.stat(this.path)?.mtimeMs ?? 0)),
       });
-      if (decision.action === 'refuse') return fail(decision.why);
+      if (decision.action === 'refuse') return fail(decision.why, decision.holderRunning === true);
       takenOver = decision.action === 'take-over' ? decision.why : null;
       try {
         disk.rename(temp, this.path);
@@ -135,10 +205,10 @@ export class DataDirLock {
     disk.remove(temp);
     const now = this.read();
     if (now === null || now === 'unreadable' || now.token !== holder.token) {
-      throw new DataDirError(this.dir, 'another peer took the lock at the same moment; start only one peer per data dir');
+      return { ok: false as const, why: 'another peer took the lock at the same moment; start only one peer per data dir', holderRunning: false };
     }
     this.holder = holder;
-    return takenOver;
+    return { ok: true as const, takenOver };
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../clock/clock.js';
+import { sleep, type Clock, type TimerHandle } from '../clock/clock.js';
 import type { HybridClock } from '../clock/hlc.js';
 import type { StorageSettings } from '../config/settings.js';
 import { RegistryError } from '../errors.js';
@@ -123,7 +123,11 @@ export class Persistence implements Durability {
     } catch (error) {
       throw new DataDirError(dir, `cannot create the data dir: ${describeDiskError(error)}`);
     }
-    const takenOver = this.lock.acquire();
+    const takenOver = await this.lock.acquireWithin(
+      this.init.lockWaitMs,
+      (ms) => sleep(this.components.clock, ms),
+      (why) => this.logger.warn({ dataDir: dir, why, waitMs: this.init.lockWaitMs }, 'data dir locked: waiting for its holder to exit'),
+    );
     if (takenOver) this.logger.warn({ dataDir: dir, why: takenOver }, 'data dir lock taken over');
     try {
       this.load();

@@ -1,4 +1,5 @@
 import { isVersion } from '../clock/hlc.js';
+import { CORE_DATA_FIELDS, legacyRenewalIntervalMs, liftExtensions } from '../registry/extensions.js';
 import { instanceStatuses, type InstanceRecord } from '../registry/types.js';
 
 /**
@@ -17,7 +18,28 @@ export function checkRecord(value: unknown): InstanceRecord | string {
   if (!isCount(value.registeredAtMs)) return 'registeredAtMs is not a count';
   const dataProblem = checkData(value.data);
   if (dataProblem) return `data: ${dataProblem}`;
-  return value as unknown as InstanceRecord;
+  return withExtensionsLifted(value as unknown as InstanceRecord);
+}
+
+/**
+ * A record written before protocol extensions existed kept its one extension as a field of
+ * `data` (registry/extensions.ts): lift such fields into `extensions`, as the wire does.
+ */
+function withExtensionsLifted(record: InstanceRecord): InstanceRecord {
+  const data = record.data as unknown as Record<string, unknown>;
+  if (Object.keys(data).every((field) => CORE_DATA_FIELDS.has(field))) return record;
+  let extensions;
+  try {
+    extensions = liftExtensions('data', data);
+  } catch {
+    extensions = undefined;
+  }
+  const core = Object.fromEntries(Object.entries(data).filter(([field]) => CORE_DATA_FIELDS.has(field) && field !== 'extensions'));
+  const renewalIntervalMs = typeof data.renewalIntervalMs === 'number' ? data.renewalIntervalMs : legacyRenewalIntervalMs(extensions);
+  return {
+    ...record,
+    data: { ...(core as unknown as InstanceRecord['data']), ...(extensions ? { extensions } : {}), ...(renewalIntervalMs ? { renewalIntervalMs } : {}) },
+  };
 }
 
 function checkData(data: unknown): string | null {

@@ -3,7 +3,7 @@ import { parseVersion, type HybridClock } from '../clock/hlc.js';
 import { RegistryError } from '../errors.js';
 import { LineBudget } from '../log/line-budget.js';
 import type { Logger } from '../log/logger.js';
-import { sameEurekaAttributes } from './eureka-attributes.js';
+import { sameExtensions } from './extensions.js';
 import { decideMerge, type MergeDecision } from './merge.js';
 import type { InstanceStore, LocalLeaseState } from './store.js';
 import {
@@ -94,7 +94,8 @@ function sameData(a: InstanceData, b: InstanceData): boolean {
     a.zone === b.zone &&
     groupOf(a) === groupOf(b) &&
     JSON.stringify(a.metadata) === JSON.stringify(b.metadata) &&
-    sameEurekaAttributes(a.eureka, b.eureka)
+    a.renewalIntervalMs === b.renewalIntervalMs &&
+    sameExtensions(a.extensions, b.extensions)
   );
 }
 
@@ -354,14 +355,14 @@ export class Registry {
     if (inService >= quota.instancesPerServiceMax) {
       throw new RegistryError(
         'REG_ERR_QUOTA_EXCEEDED',
-        `service ${key.service} in namespace ${key.namespace} already holds ${inService} instances (limits.instancesPerServiceMax)`,
+        `service ${key.service} in namespace ${key.namespace} already holds ${inService} instances, the most limits.instancesPerServiceMax allows: raise it, or cancel instances, to register more`,
       );
     }
     const inNamespace = store.liveCountOfNamespace(key.namespace);
     if (inNamespace >= quota.instancesPerNamespaceMax) {
       throw new RegistryError(
         'REG_ERR_QUOTA_EXCEEDED',
-        `namespace ${key.namespace} already holds ${inNamespace} instances (limits.instancesPerNamespaceMax)`,
+        `namespace ${key.namespace} already holds ${inNamespace} instances, the most limits.instancesPerNamespaceMax allows: raise it, or cancel instances, to register more`,
       );
     }
   }

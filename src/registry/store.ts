@@ -1,6 +1,7 @@
 import { BucketDigest, bucketOf } from './digest.js';
 import {
   instanceKeyString,
+  serviceIdentity,
   type InstanceKey,
   type InstanceRecord,
   type StoredInstance,
@@ -30,6 +31,7 @@ export type LocalLeaseState = Pick<StoredInstance, 'leaseExpiresAtMs' | 'heardUn
 /** The instances of one service, with the local revision of its last change. */
 export interface ServiceEntries {
   namespace: string;
+  /** The service's name as this peer first stored it; every record of the service carries it. */
   service: string;
   revision: number;
   instances: Map<string, StoredInstance>;
@@ -47,8 +49,8 @@ export class InstanceStore {
   private revisionCounter = 0;
   private recordCount = 0;
   /**
-   * Services by namespace, then by name: a lookup builds no key string, so the names a request
-   * brings (whose hashes V8 keeps once computed) are looked up as they came.
+   * Services by namespace, then by identity (the name lower-cased, see `serviceIdentity`): a
+   * lookup builds no key string beyond the lower-cased name.
    */
   private readonly namespaces = new Map<string, Map<string, ServiceEntries>>();
   /** Records that are not tombstones, per namespace. */
@@ -72,11 +74,12 @@ export class InstanceStore {
   }
 
   get(key: InstanceKey): StoredInstance | undefined {
-    return this.namespaces.get(key.namespace)?.get(key.service)?.instances.get(key.instanceId);
+    return this.namespaces.get(key.namespace)?.get(serviceIdentity(key.service))?.instances.get(key.instanceId);
   }
 
+  /** A service by its name in any case (`orders`, `ORDERS`). */
   getService(namespace: string, service: string): ServiceEntries | undefined {
-    return this.namespaces.get(namespace)?.get(service);
+    return this.namespaces.get(namespace)?.get(serviceIdentity(service));
   }
 
   /** Instances (records that are not tombstones) of a namespace, all services together. */
@@ -94,9 +97,14 @@ export class InstanceStore {
     for (const service of this.allServices()) yield* service.instances.values();
   }
 
-  /** Stores a new version of a record with its local lease state, and announces it. */
-  write(record: InstanceRecord, lease: LocalLeaseState, origin: ChangeOrigin): StoredInstance {
-    const service = this.serviceFor(record.namespace, record.service);
+  /**
+   * Stores a new version of a record with its local lease state, and announces it. A record
+   * naming its service in another case than the stored service is stored under the stored
+   * name (one service, shown as first registered).
+   */
+  write(written: InstanceRecord, lease: LocalLeaseState, origin: ChangeOrigin): StoredInstance {
+    const service = this.serviceFor(written.namespace, written.service);
+    const record = written.service === service.service ? written : { ...written, service: service.service };
     const previous = service.instances.get(record.instanceId);
     const keyString = instanceKeyString(record);
     const bucket = previous?.bucket ?? bucketOf(keyString, this.digest.bucketCount);
@@ -140,7 +148,7 @@ export class InstanceStore {
   /** Drops a record for good (an expired tombstone). Not on the change feed (readers never saw it); told to `onPurge` listeners. */
   purge(key: InstanceKey): void {
     const services = this.namespaces.get(key.namespace);
-    const service = services?.get(key.service);
+    const service = services?.get(serviceIdentity(key.service));
     const entry = service?.instances.get(key.instanceId);
     if (!services || !service || !entry) return;
     this.digest.toggle(instanceKeyString(key), entry.bucket, entry.record.version, entry.record.deleted !== null);
@@ -148,7 +156,7 @@ export class InstanceStore {
     service.instances.delete(key.instanceId);
     this.recordCount -= 1;
     if (service.instances.size === 0) {
-      services.delete(key.service);
+      services.delete(serviceIdentity(key.service));
       if (services.size === 0) this.namespaces.delete(key.namespace);
     }
     for (const listener of this.purgeListeners) listener(entry);
@@ -175,10 +183,11 @@ export class InstanceStore {
       services = new Map();
       this.namespaces.set(namespace, services);
     }
-    let entries = services.get(service);
+    const identity = serviceIdentity(service);
+    let entries = services.get(identity);
     if (!entries) {
       entries = { namespace, service, revision: 0, instances: new Map(), liveCount: 0 };
-      services.set(service, entries);
+      services.set(identity, entries);
     }
     return entries;
   }

@@ -1,5 +1,5 @@
 import type { Version } from '../clock/hlc.js';
-import type { EurekaAttributes } from './eureka-attributes.js';
+import type { ProtocolExtensions } from './extensions.js';
 
 export const instanceStatuses = ['UP', 'DOWN', 'STARTING', 'OUT_OF_SERVICE'] as const;
 export type InstanceStatus = (typeof instanceStatuses)[number];
@@ -22,11 +22,16 @@ export interface InstanceData {
    */
   group?: string;
   /**
-   * What a Eureka client registered beyond the fields above (see eureka-attributes.ts); absent
-   * for instances registered through `/v1`. Replicated with the rest of the data; the native
-   * `/v1` view leaves it out, the Eureka API shows it.
+   * How often the instance's client said it heartbeats, when it said (a protocol adapter sets it); absent:
+   * the configured interval. Self-preservation counts the renewals it expects from this.
    */
-  eureka?: EurekaAttributes;
+  renewalIntervalMs?: number;
+  /**
+   * What protocol adapters keep beyond the fields above, by adapter name (see extensions.ts):
+   * opaque to the core, replicated and persisted with the record; the native `/v1` view
+   * leaves it out.
+   */
+  extensions?: ProtocolExtensions;
 }
 
 /** The group of an instance that names none. */
@@ -85,12 +90,22 @@ export interface StoredInstance {
 /** The separator inside a key; namespace and service names never contain it. */
 export const KEY_SEPARATOR = '/';
 
-/** The map key of an instance: `namespace/service/instanceId`. */
-export function instanceKeyString(key: InstanceKey): string {
-  return `${key.namespace}${KEY_SEPARATOR}${key.service}${KEY_SEPARATOR}${key.instanceId}`;
+/**
+ * What identifies a service: its name lower-cased. Service names are one name whatever their
+ * case and whatever the protocol that brought them (the DNS rule, RFC 4343): `orders`,
+ * `Orders` and `ORDERS` are the same service, shown as first registered. Names are
+ * ASCII (validate.ts), so lower-casing is exact.
+ */
+export function serviceIdentity(service: string): string {
+  return service.toLowerCase();
 }
 
-/** The map key of a service: `namespace/service`. */
+/** The map key of an instance: `namespace/service/instanceId`, the service by its identity. */
+export function instanceKeyString(key: InstanceKey): string {
+  return `${key.namespace}${KEY_SEPARATOR}${serviceIdentity(key.service)}${KEY_SEPARATOR}${key.instanceId}`;
+}
+
+/** The map key of a service: `namespace/service`, the service by its identity. */
 export function serviceKeyString(namespace: string, service: string): string {
-  return `${namespace}${KEY_SEPARATOR}${service}`;
+  return `${namespace}${KEY_SEPARATOR}${serviceIdentity(service)}`;
 }

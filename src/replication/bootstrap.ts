@@ -1,12 +1,15 @@
+import type { Clock } from '../clock/clock.js';
 import { shuffled, type Rng } from '../clock/rng.js';
 import type { Logger } from '../log/logger.js';
+import { unreachablePeerLevel } from '../log/startup-grace.js';
 import { parseDescriptors } from '../membership/messages.js';
-import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
+import { PeerCallError, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
 import type { AntiEntropy } from './anti-entropy.js';
 import type { Inbox } from './inbox.js';
 import type { SnapshotRequest, SnapshotResponse } from './wire.js';
 
 export interface BootstrapComponents {
+  clock: Clock;
   rng: Rng;
   transport: PeerTransport;
   inbox: Inbox;
@@ -21,6 +24,8 @@ export interface BootstrapInit {
   callTimeoutMs: number;
   /** Digest buckets fetched per snapshot page. */
   bucketsPerPage: number;
+  /** When this peer started: peers not up yet within the start-up grace are logged at debug. */
+  startedAtMs: number;
 }
 
 /** How start-up went: synced from a peer, or alone (no peer answered, or none configured). */
@@ -30,7 +35,8 @@ export type BootstrapResult = { from: string; records: number } | { from: null; 
  * Before a new or restarted peer reports ready, it pulls a full snapshot from the first
  * known peer that answers (in random order), page by page, then runs one anti-entropy
  * round with it to catch what changed meanwhile. With no peer answering it starts alone:
- * it may be the first peer of the cluster, and anti-entropy will merge it in later.
+ * it may be the first peer of the cluster, and anti-entropy will merge it in later. Peers
+ * that are not listening yet while the cluster starts (log/startup-grace.ts) are no warning.
  */
 export async function bootstrap(
   peers: PeerDescriptor[],
@@ -38,6 +44,7 @@ export async function bootstrap(
   init: BootstrapInit,
 ): Promise<BootstrapResult> {
   const log = components.logger.child({ component: 'bootstrap' });
+  let quiet = true;
   for (const peer of shuffled(components.rng, peers)) {
     try {
       let records = 0;
@@ -57,9 +64,14 @@ export async function bootstrap(
       log.info({ from: peer.id, records }, 'start-up sync done');
       return { from: peer.id, records };
     } catch (error) {
-      log.warn({ peer: peer.id, error: (error as Error).message }, 'start-up sync from peer failed; trying the next');
+      const answered = error instanceof PeerCallError && error.status !== undefined;
+      const level = unreachablePeerLevel(components.clock.nowMs(), init.startedAtMs, answered);
+      if (level === 'warn') quiet = false;
+      log[level]({ peer: peer.id, error: (error as Error).message }, 'start-up sync from peer failed; trying the next');
     }
   }
-  if (peers.length > 0) log.warn({ peers: peers.length }, 'no peer answered the start-up sync; starting alone');
+  if (peers.length === 0) return { from: null, records: 0 };
+  if (quiet) log.info({ peers: peers.length }, 'no other peer is up yet; starting alone (anti-entropy merges this peer in when they come up)');
+  else log.warn({ peers: peers.length }, 'no peer answered the start-up sync; starting alone');
   return { from: null, records: 0 };
 }

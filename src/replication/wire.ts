@@ -1,6 +1,6 @@
 import { isVersion } from '../clock/hlc.js';
 import { RegistryError } from '../errors.js';
-import { parseEurekaAttributes } from '../registry/eureka-attributes.js';
+import { legacyRenewalIntervalMs, liftExtensions, lowerExtensions } from '../registry/extensions.js';
 import { KEY_SEPARATOR, type InstanceKey, type InstanceRecord, type StoredInstance } from '../registry/types.js';
 import { leaseRemainingMs, type LeaseView } from '../registry/visibility.js';
 import {
@@ -114,7 +114,7 @@ export function parseWireRecord(value: unknown): WireRecord {
       zone: data.zone,
       metadata: parseMetadata('record.data.metadata', data.metadata, WIRE_LIMITS),
       ...(data.group === undefined ? {} : { group: parseName('record.data.group', data.group) }),
-      ...(data.eureka === undefined ? {} : { eureka: parseEurekaAttributes(data.eureka, 'record.data.eureka') }),
+      ...extensionsOf(data),
     },
     version: value.version,
     owner: parsePeerId('record.owner', value.owner),
@@ -123,6 +123,18 @@ export function parseWireRecord(value: unknown): WireRecord {
     registeredAtMs: value.registeredAtMs,
     leaseRemainingMs: value.leaseRemainingMs,
   };
+}
+
+/**
+ * The protocol extensions of a wire record's data (each one a field of `data`, see
+ * extensions.ts) and its declared renewal interval (from a peer of the previous version: the
+ * one its extension held).
+ */
+function extensionsOf(data: Record<string, unknown>): Pick<InstanceRecord['data'], 'extensions' | 'renewalIntervalMs'> {
+  const extensions = liftExtensions('record.data', data);
+  const renewalIntervalMs =
+    data.renewalIntervalMs === undefined ? legacyRenewalIntervalMs(extensions) : requireCount('record.data.renewalIntervalMs', data.renewalIntervalMs, MAX_LEASE_MS);
+  return { ...(extensions === undefined ? {} : { extensions }), ...(renewalIntervalMs === undefined ? {} : { renewalIntervalMs }) };
 }
 
 /** Splits `namespace/service/instanceId` (the instance id may itself hold no separator). */
@@ -157,7 +169,11 @@ export function requireString(field: string, value: unknown, maxLength: number):
 
 /** The record of a stored instance as it goes on the wire, with the lease left as this peer sees it. */
 export function toWireRecord(entry: StoredInstance, view: LeaseView): WireRecord {
-  return { ...entry.record, leaseRemainingMs: leaseRemainingMs(entry, view) };
+  const { record } = entry;
+  const wire = { ...record, leaseRemainingMs: leaseRemainingMs(entry, view) };
+  // Extensions travel as fields of `data` (the form peers of the previous version read).
+  if (record.data.extensions !== undefined) wire.data = lowerExtensions(record.data) as unknown as InstanceRecord['data'];
+  return wire;
 }
 
 /** Splits a wire record into the record and the lease it carries. */

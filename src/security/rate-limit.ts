@@ -1,11 +1,45 @@
 import type { Clock } from '../clock/clock.js';
 
+import { isIPv4, isIPv6 } from 'node:net';
+
 /**
  * Request rate per client (a token, or an address): one token bucket per client, `burst`
  * deep, refilled at `ratePerSecond`. Buckets are kept in least-recently-used order and at
  * most `maxClients` of them, so a flood of addresses costs bounded memory (a forgotten
  * client starts again with a full bucket).
  */
+
+/**
+ * Whether a request's address is this host's own: 127.0.0.0/8, ::1, or 127.x mapped into
+ * IPv6 (`::ffff:127.0.0.1`, what a dual-stack socket reports for an IPv4 loopback caller).
+ * Such a caller is a sidecar, a local agent, a load test or a dev setup on the peer's own
+ * machine, which it could stop anyway; it is not limited per address unless configured.
+ */
+export function isLoopback(address: string): boolean {
+  const v4 = address.toLowerCase().startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address;
+  if (isIPv4(v4)) return v4.startsWith('127.');
+  // Every group zero but a last 1: ::1 however it is written.
+  return isIPv6(address) && /^[0:]*1$/.test(address);
+}
+
+/** Which limit counts a client request: its token's, its address's, or the loopback one. */
+export type RateClientKind = 'token' | 'address' | 'loopback';
+
+export interface RateClient {
+  kind: RateClientKind;
+  /** The bucket's key, e.g. `token:deployer` or `address:10.0.0.7`. */
+  key: string;
+}
+
+/**
+ * The bucket a client request is counted in: a valid token's own, whatever the address
+ * (clients behind one proxy or NAT are told apart by their tokens); otherwise the address's,
+ * a loopback address in a bucket of its own kind (limited only when configured).
+ */
+export function rateClientOf(address: string, tokenName: string | undefined): RateClient {
+  if (tokenName !== undefined) return { kind: 'token', key: `token:${tokenName}` };
+  return { kind: isLoopback(address) ? 'loopback' : 'address', key: `address:${address}` };
+}
 
 export interface BucketState {
   tokens: number;

@@ -2,7 +2,7 @@ import { getJson, storedToken, storeToken, watchNamespace } from './api.js';
 import { RegistryModel, type DeltaEvent, type Instance, type ServiceState, type SnapshotEvent } from './model.js';
 import { banners, byId, h, instanceRow, peerRows, serviceRow } from './render.js';
 import { VirtualList } from './virtual-list.js';
-import { peerSummary, type ClusterView } from './words.js';
+import { peerSummary, plural, type ClusterView } from './words.js';
 
 /**
  * The dashboard: the cluster (polled from `/v1/cluster`), banners for what needs attention,
@@ -72,7 +72,7 @@ function renderHeader(): void {
   live.className = `live ${state.streamOpen ? 'on' : 'off'}`;
   byId('banners').replaceChildren(...banners(cluster, state.clusterError));
   if (cluster) {
-    byId('cluster-summary').textContent = `${peerSummary(cluster)} · ${cluster.self.instances.toLocaleString()} instances served · revision ${cluster.self.revision}`;
+    byId('cluster-summary').textContent = `${peerSummary(cluster)} · ${plural(cluster.self.instances, 'instance', cluster.self.instances.toLocaleString())} served · revision ${cluster.self.revision}`;
     byId('peers').querySelector('tbody')!.replaceChildren(...peerRows(cluster));
   }
 }
@@ -88,7 +88,7 @@ function renderServices(): void {
   servicesList.setItems(services);
   const total = state.model.names().length;
   byId('services-summary').textContent =
-    `${total.toLocaleString()} service${total === 1 ? '' : 's'} · ${state.model.total.toLocaleString()} instances` +
+    `${plural(total, 'service', total.toLocaleString())} · ${plural(state.model.total, 'instance', state.model.total.toLocaleString())}` +
     (state.query ? ` · ${services.length.toLocaleString()} matching` : '');
   byId('services-empty').hidden = total > 0 || !state.streamOpen;
 }

@@ -6,6 +6,8 @@
  * 10,000 instances; the sorted service list is rebuilt only when a service appears or empties.
  */
 
+import { naturalCompare } from './natural-order.js';
+
 export const STATUSES = ['UP', 'DOWN', 'STARTING', 'OUT_OF_SERVICE'] as const;
 export type Status = (typeof STATUSES)[number];
 
@@ -77,10 +79,10 @@ export class RegistryModel {
     return this.instanceTotal;
   }
 
-  /** Names of the services with at least one instance, sorted. */
+  /** Names of the services with at least one instance, in natural order. */
   names(): string[] {
     if (this.sortedNames === null) {
-      this.sortedNames = [...this.services.values()].filter((s) => s.instances.size > 0).map((s) => s.name).sort();
+      this.sortedNames = [...this.services.values()].filter((s) => s.instances.size > 0).map((s) => s.name).sort(naturalCompare);
     }
     return this.sortedNames;
   }
@@ -132,14 +134,14 @@ export class RegistryModel {
     }
   }
 
-  /** A service's instances sorted by id, those matching `query` only (see `matches`). */
+  /** A service's instances in natural order of their ids (natural-order.ts), those matching `query` only (see `matches`). */
   instancesOf(serviceName: string, query: string): InstanceEntry[] {
     const service = this.services.get(serviceName);
     if (!service) return [];
     const needle = query.trim().toLowerCase();
     const all = [...service.instances.values()];
     const shown = needle === '' || serviceName.toLowerCase().includes(needle) ? all : all.filter((entry) => matches(entry.instance, needle));
-    return shown.sort((a, b) => (a.instance.instanceId < b.instance.instanceId ? -1 : a.instance.instanceId > b.instance.instanceId ? 1 : 0));
+    return shown.sort((a, b) => naturalCompare(a.instance.instanceId, b.instance.instanceId));
   }
 
   /** Services whose name matches `query`, or that hold an instance that does; all when it is empty. */

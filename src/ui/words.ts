@@ -46,6 +46,14 @@ export interface GuardsView {
   held: { selfPreservation: number; partitionGuard: number; serviceCap: number; runCap: number };
 }
 
+/**
+ * `1 instance`, `2 instances`: a count and its noun, singular for one. `shown` is how the count
+ * is written (the dashboard groups digits: `1,000 instances`).
+ */
+export function plural(count: number, noun: string, shown: string = String(count)): string {
+  return `${shown} ${count === 1 ? noun : `${noun}s`}`;
+}
+
 /** `850ms`, `12.5s`, `4m10s`, `3h05m`. */
 export function duration(ms: number): string {
   if (!Number.isFinite(ms)) return '-';
@@ -89,7 +97,7 @@ export function guardNotices(guards: GuardsView, nowMs: number): Notice[] {
       title: 'Self-preservation is ON: this peer has stopped evicting instances',
       body:
         `In the last ${duration(sp.windowMs)} it received ${Math.round(sp.renewalsInWindow)} heartbeats, but the ${sp.ownedInstances} instances it owns should have sent about ${Math.round(sp.expectedRenewalsInWindow)} ` +
-        `(it needs ${percent(sp.thresholdRatio)} of them). So many missing heartbeats at once usually means a network problem on this peer's side, not that the instances died, ` +
+        `(it needs ${percent(sp.thresholdRatio)} of them). Only instances that were heartbeating count: one registered and never heard from again is not expected to heartbeat. So many missing heartbeats at once usually means a network problem on this peer's side, not that the instances died, ` +
         `so it keeps them listed until heartbeats come back` +
         (guards.held.selfPreservation > 0 ? `; ${guards.held.selfPreservation} expired instance(s) are being kept.` : '.') +
         (sp.sinceMs === null ? '' : ` On for ${duration(Math.max(0, nowMs - sp.sinceMs))}.`),

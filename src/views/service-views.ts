@@ -1,12 +1,12 @@
 import type { InstanceStore, StoreChange } from '../registry/store.js';
-import type { StoredInstance } from '../registry/types.js';
+import { serviceIdentity, type StoredInstance } from '../registry/types.js';
 import { toInstanceView, type InstanceView } from '../registry/view.js';
 import type { LeaseView } from '../registry/visibility.js';
 import { servedNow, StableViews, stampHolds, type Stamp, type StableView } from './stable-views.js';
 
 /**
- * The read layer: what every protocol serves (native /v1, Eureka, SSE watch, Prometheus SD,
- * DNS, xDS, Consul) is read from here, never from the store directly.
+ * The read layer: what every protocol adapter serves (native /v1, the SSE watch and every
+ * other protocol) is read from here, never from the store directly.
  *
  * Per (namespace, service) it keeps one `ServiceView`: the instances served now, built once
  * after a change and shared by every reader until the next one. Each protocol asks for its
@@ -95,13 +95,12 @@ export class ServiceViews {
   }
 
   /**
-   * The key a reader indexes a service by (watch channels, per-service caches): the store's
-   * own names for it when it has the service, so that however the store matches names
-   * (exactly today) every reader follows. Never build such keys from request strings.
+   * The key a reader indexes a service by (watch channels, per-service caches): the service's
+   * identity as the store matches names (`serviceIdentity`: case-insensitive), so that every
+   * reader follows the store. Never build such keys from request strings as they came.
    */
   keyOf(namespace: string, service: string): string {
-    const entries = this.components.store.getService(namespace, service);
-    return entries ? `${entries.namespace}/${entries.service}` : `${namespace}/${service}`;
+    return `${namespace}/${serviceIdentity(service)}`;
   }
 
   /** The served state of one service now (an unknown service is an empty view). */
@@ -115,7 +114,7 @@ export class ServiceViews {
    * encodings it had; readers holding it get what they were built from.
    */
   encoding<T>(view: ServiceView, name: string, build: (view: ServiceView) => T): T {
-    const cached = this.cache.get(view.namespace)?.get(view.service);
+    const cached = this.cache.get(view.namespace)?.get(serviceIdentity(view.service));
     if (!cached || cached.view !== view) return build(view);
     if (cached.encodings.has(name)) return cached.encodings.get(name) as T;
     const value = build(view);
@@ -161,7 +160,8 @@ export class ServiceViews {
 
   private cached(namespace: string, service: string): Cached {
     let services = this.cache.get(namespace);
-    const current = services?.get(service);
+    const identity = serviceIdentity(service);
+    const current = services?.get(identity);
     const revision = this.revisionOf(namespace, service);
     const nowMs = this.components.clock.nowMs();
     if (current && current.view.revision === revision && nowMs - current.view.builtAtMs < this.init.maxAgeMs && nowMs >= current.view.builtAtMs) {
@@ -171,7 +171,7 @@ export class ServiceViews {
     }
     const fresh = this.build(namespace, service, revision);
     if (!services) this.cache.set(namespace, (services = new Map()));
-    services.set(service, fresh);
+    services.set(identity, fresh);
     return fresh;
   }
 
@@ -194,7 +194,7 @@ export class ServiceViews {
     const { namespace, service } = change.entry.record;
     // The cached view is now stale; drop it at once so its encodings are given back.
     const services = this.cache.get(namespace);
-    if (services?.delete(service) && services.size === 0) this.cache.delete(namespace);
+    if (services?.delete(serviceIdentity(service)) && services.size === 0) this.cache.delete(namespace);
     this.stableViews.invalidate(namespace, service);
     if (this.listeners.size === 0) return;
     const event: ServiceChange = { namespace, service, revision: change.entry.revision };

@@ -1,5 +1,5 @@
 import type { InstanceStore } from '../registry/store.js';
-import type { StoredInstance } from '../registry/types.js';
+import { serviceIdentity, type StoredInstance } from '../registry/types.js';
 import { isServed, type EvictionGuards, type LeaseView } from '../registry/visibility.js';
 
 /**
@@ -78,7 +78,7 @@ export class StableViews {
    * gets a build of its own, not shared.
    */
   encoding<T>(view: StableView, name: string, build: (view: StableView) => T, maxAgeMs = Number.POSITIVE_INFINITY, nowMs?: number): T {
-    const cached = this.cache.get(view.namespace)?.get(view.service);
+    const cached = this.cache.get(view.namespace)?.get(serviceIdentity(view.service));
     if (!cached || cached.view !== view) return build(view);
     const atMs = nowMs ?? this.components.leaseView().nowMs;
     const found = cached.encodings.get(name);
@@ -91,7 +91,7 @@ export class StableViews {
   /** Forgets a service's view (the store changed it). */
   invalidate(namespace: string, service: string): void {
     const services = this.cache.get(namespace);
-    if (services?.delete(service) && services.size === 0) this.cache.delete(namespace);
+    if (services?.delete(serviceIdentity(service)) && services.size === 0) this.cache.delete(namespace);
   }
 
   clear(): void {
@@ -99,13 +99,13 @@ export class StableViews {
   }
 
   private cached(namespace: string, service: string, leases: LeaseView): Cached {
-    const current = this.cache.get(namespace)?.get(service);
+    const current = this.cache.get(namespace)?.get(serviceIdentity(service));
     const revision = this.components.store.getService(namespace, service)?.revision ?? 0;
     if (current && current.view.revision === revision && leases.nowMs >= current.view.builtAtMs && stampHolds(current.stamp, leases)) return current;
     const fresh = this.build(namespace, service, revision, leases);
     let services = this.cache.get(namespace);
     if (!services) this.cache.set(namespace, (services = new Map()));
-    services.set(service, fresh);
+    services.set(serviceIdentity(service), fresh);
     return fresh;
   }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { listService } from '../../src/registry/queries.js';
 import { ClientFleet, startCluster, useClusterCleanup } from './helpers.js';
-import type { TestCluster } from '../support/cluster.js';
+import { instance, type TestCluster } from '../support/cluster.js';
 
 useClusterCleanup();
 
@@ -47,6 +47,34 @@ describe('eviction safety in a cluster', () => {
     fleet.kill(victim);
     await fleet.run(40_000);
     for (const id of c.ids) expect(served(c, id, SERVICES)).not.toContain(victim);
+  });
+
+  it('does not engage for 2,000 registrations on one peer that never heartbeat; a real renewal drop afterwards still does', async () => {
+    const c = await startCluster({ size: 3, seed: 43, cluster: { serviceEvictionMaxRatio: 1 } });
+    const fleet = new ClientFleet(c);
+    populate(c, fleet);
+    await fleet.run(120_000);
+    // Test registrations on peer-a (a script, the README's register example): nobody heartbeats them.
+    const quiet = Array.from({ length: 2_000 }, (_, i) => instance(`quiet-${i}`, { service: `scratch-${i % 10}` }));
+    for (const registration of quiet) c.node('peer-a').registry.register(registration);
+    let held = 0;
+    await fleet.run(90_000, () => {
+      for (const id of c.ids) expect(c.node(id).safety.status(c.clock.nowMs()).selfPreservation.active).toBe(false);
+      held += c.node('peer-a').reaper.lastRun?.held.selfPreservation ?? 0;
+    });
+    expect(held).toBe(0);
+    // Their leases ran out and the owner evicted them everywhere; the heartbeating fleet is untouched.
+    for (const id of c.ids) {
+      expect(quiet.filter((registration) => c.node(id).registry.find(registration) !== undefined)).toEqual([]);
+      expect(served(c, id, SERVICES)).toEqual(fleet.ids().sort());
+    }
+    // Now peer-a's heartbeating clients fall silent at once: that is a partition's signature.
+    fleet.cutOff('peer-a', true);
+    await fleet.run(60_000);
+    const status = c.node('peer-a').safety.status(c.clock.nowMs()).selfPreservation;
+    expect(status.active).toBe(true);
+    expect(status.ownedInstances).toBeGreaterThanOrEqual(30);
+    expect(status.ownedInstances).toBeLessThan(100);
   });
 
   it('evicts a mass crash of 40% of one service within the per-service cap, and the rest once the window allows', async () => {

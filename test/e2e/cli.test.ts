@@ -72,8 +72,21 @@ describe('registry (the command line) against a real peer', () => {
     expect(again.stderr).toContain('REG_ERR_INSTANCE_NOT_FOUND');
   });
 
+  it('lists instances in natural order of their ids, and sets and shows a group', async () => {
+    expect((await runCli(['register', 'natural', '10.7.0.1', '9000', '--id', '10.7.0', '--count', '21', '--group', 'canary', '--lease-ms', '600000'], env)).code).toBe(0);
+    const ids = (await runCli(['ls', 'natural'], env)).stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[0]);
+    expect(ids).toEqual(Array.from({ length: 21 }, (_, i) => `10.7.0-${i}`));
+    const shown = await runCli(['show', 'natural'], env);
+    expect(shown.stdout).toContain('natural (namespace default): 21 instances, 21 up');
+    expect(shown.stdout).toMatch(/group\s+canary/);
+    expect((await callJson('GET', `${peer.url}/v1/services/natural?group=canary`)).body.instances).toHaveLength(21);
+    expect((await runCli(['register', 'cli-one', '10.0.0.1', '1'], env)).code).toBe(0);
+    expect((await runCli(['show', 'cli-one'], env)).stdout).toContain('cli-one (namespace default): 1 instance, 1 up');
+  }, 60_000);
+
   it('keeps namespaces apart with --namespace', async () => {
-    expect((await runCli(['register', 'ns-svc', '10.0.0.9', '80', '-n', 'team-a'], env)).code).toBe(0);
+    // A long lease: the local profile's 3 s can run out while four command lines start on a loaded machine.
+    expect((await runCli(['register', 'ns-svc', '10.0.0.9', '80', '-n', 'team-a', '--lease-ms', '600000'], env)).code).toBe(0);
     expect(JSON.parse((await runCli(['ls', '--json', '--namespace', 'team-a'], env)).stdout).services).toEqual([{ service: 'ns-svc', instances: 1, up: 1 }]);
     expect(JSON.parse((await runCli(['ls', 'ns-svc', '--json'], env)).stdout).instances).toEqual([]);
     expect(JSON.parse((await runCli(['ls', 'ns-svc', '--json'], { ...env, REGISTRY_NAMESPACE: 'team-a' })).stdout).instances).toHaveLength(1);
@@ -91,7 +104,7 @@ describe('registry (the command line) against a real peer', () => {
   it('watches a service live until Ctrl-C', async () => {
     const watch = spawnCli(['watch', 'watched'], env);
     running.push(watch);
-    await watch.waitForOutput('= watched: 0 instance(s)');
+    await watch.waitForOutput('= watched: 0 instances');
     await callJson('POST', `${peer.url}/v1/instances`, { service: 'watched', host: '10.0.0.1', port: 1, instanceId: 'w-1' });
     await watch.waitForOutput(/\+ watched {2}w-1 {2}10\.0\.0\.1:1 {2}UP/);
     await callJson('PUT', `${peer.url}/v1/services/watched/instances/w-1/status`, { status: 'DOWN' });
@@ -217,6 +230,58 @@ describe('registry start, cluster and peers', () => {
       expect(never.code).toBe(1);
     } finally {
       await real.stop();
+    }
+  });
+});
+
+describe('registry register --heartbeat and Ctrl-C', () => {
+  it('cancels the instances with a progress line and exits at once, not at the next heartbeat', async () => {
+    // A peer that asks for a heartbeat every 30 s: waiting for the next one would take that long.
+    const dir = await mkdtemp(join(tmpdir(), 'registry-cli-hb-'));
+    const file = join(dir, 'slow-heartbeats.json');
+    await writeFile(file, JSON.stringify({ cluster: { heartbeatIntervalMs: 30_000, leaseDurationMs: 120_000 } }));
+    const slow = await startPeerProcess(['--config', file, '--port', '0']);
+    try {
+      const register = spawnCli(['register', 'hb', '10.9.0.1', '7000', '--count', '20', '--heartbeat', '--group', 'canary'], { REGISTRY_URL: slow.url });
+      running.push(register);
+      await waitFor(() => register.errors().includes('heartbeating 20 instances every 30s'), 15_000, 'the heartbeat loop');
+      const listed = (await callJson('GET', `${slow.url}/v1/services/hb?status=all`)).body.instances as { group: string }[];
+      expect(listed).toHaveLength(20);
+      expect(new Set(listed.map((instance) => instance.group))).toEqual(new Set(['canary']));
+
+      const stoppedAt = Date.now();
+      expect(await register.stop('SIGINT')).toBe(0);
+      expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+      expect(register.errors()).toContain('cancelled 20/20 instances of hb');
+      expect((await callJson('GET', `${slow.url}/v1/services/hb?status=all`)).body.instances).toEqual([]);
+    } finally {
+      slow.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('exits at once on a second Ctrl-C, while the cancels still wait', async () => {
+    // A peer stand-in that registers and heartbeats but never answers a cancel.
+    const cancels: string[] = [];
+    const server = createServer((request, response) => {
+      if (request.method === 'DELETE') return void cancels.push(request.url ?? '');
+      response.setHeader('content-type', 'application/json');
+      const id = `i-${cancels.length}`;
+      response.end(JSON.stringify({ instanceId: id, host: '10.0.0.1', port: 1, status: 'UP', owner: 'stand-in', heartbeatIntervalMs: 60_000 }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const register = spawnCli(['register', 'hb2', '10.0.0.1', '1', '--heartbeat'], { REGISTRY_URL: url });
+      running.push(register);
+      await waitFor(() => register.errors().includes('heartbeating 1 instance every 1m00s'), 15_000, 'the heartbeat loop');
+      register.child.kill('SIGINT');
+      await waitFor(() => cancels.length === 1, 10_000, 'the cancel to be sent');
+      expect(await register.stop('SIGINT')).toBe(130);
+      expect(register.errors()).toContain('SIGINT again: exiting now');
+    } finally {
+      server.closeAllConnections();
+      server.close();
     }
   });
 });

@@ -75,9 +75,12 @@ describe('the dashboard, in chromium, against a 3-peer cluster', () => {
     await page.goto(`${cluster.url('peer-a')}/`);
     await page.waitForSelector('#live.on');
     expect(await page.locator('#banner-self-preservation').count()).toBe(0);
-    // Ten clients register on peer-a and then fall silent: their heartbeats stop all at once.
+    // Ten clients register on peer-a, heartbeat once, and then fall silent: their heartbeats stop
+    // all at once. (Instances that never heartbeat are not expected to, and would not trip it.)
     const ids = Array.from({ length: 10 }, (_, i) => `quiet-${i}`);
     for (const id of ids) expect((await register('peer-a', 'quiet', id, { leaseDurationMs: 60_000 })).status).toBe(201);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const id of ids) expect((await callJson('PUT', `${cluster.url('peer-a')}/v1/services/quiet/instances/${id}/heartbeat`)).status).toBe(200);
     const banner = page.locator('#banner-self-preservation');
     await banner.waitFor({ timeout: 15_000 });
     const text = await banner.textContent();

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callJson } from '../support/http.js';
 import { runPeerToExit, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
@@ -49,5 +53,66 @@ describe('one peer as a real process', () => {
     const fromEnv = await runPeerToExit([], { REGISTRY_LOG_LEVEL: 'chatty' });
     expect(fromEnv.code).toBe(2);
     expect(fromEnv.stderr).toContain('REGISTRY_LOG_LEVEL: must be one of');
+  });
+});
+
+describe('a peer that cannot start', () => {
+  const holders: Server[] = [];
+  afterEach(() => {
+    for (const holder of holders.splice(0)) holder.close();
+  });
+
+  /** Exit 2 and exactly one readable `registry: ...` line on standard error, no stack trace anywhere. */
+  const expectOneLine = (result: { code: number | null; stderr: string; stdout: string }): string => {
+    expect(result.code).toBe(2);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^registry: /);
+    // Neither a stack trace on standard error nor one inside a JSON log line.
+    expect(result.stderr + result.stdout).not.toMatch(/(\n|\\n)\s+at /);
+    return lines[0]!;
+  };
+
+  it('says which port is in use and which flag chooses another', async () => {
+    const holder = createServer();
+    holders.push(holder);
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as { port: number }).port;
+    const line = expectOneLine(await runPeerToExit(['--port', String(port), '--host', '127.0.0.1']));
+    expect(line).toBe(
+      `registry: cannot listen on 127.0.0.1:${port} (the HTTP API): the port is already in use (by another peer, or another program); stop that one, or choose another port with --port (REGISTRY_PORT, or \`port\` in the config file; a peer listed in the file takes its port from its \`url\`)`,
+    );
+  });
+
+  it('refuses an --id the cluster file does not list, naming the ids it has', async () => {
+    const line = expectOneLine(await runPeerToExit(['--config', 'cluster.example.json', '--id', 'peer-z']));
+    expect(line).toBe(
+      'registry: bad configuration: --id: peer-z is not one of the peers in the cluster file (peer-a, peer-b, peer-c); pass one of them, or, to join the cluster as a new peer, give its own address too with --port or --url',
+    );
+  });
+
+  it('names TLS files that are not a certificate and key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'registry-e2e-tls-'));
+    try {
+      writeFileSync(join(dir, 'peer.crt'), 'not a certificate\n');
+      writeFileSync(join(dir, 'peer.key'), 'not a key\n');
+      const line = expectOneLine(
+        await runPeerToExit(['--port', '0', '--host', '127.0.0.1', '--tls-cert', join(dir, 'peer.crt'), '--tls-key', join(dir, 'peer.key'), '--url', 'https://127.0.0.1:1']),
+      );
+      expect(line).toMatch(new RegExp(`^registry: bad TLS files \\(--tls-cert ${join(dir, 'peer.crt')}, --tls-key ${join(dir, 'peer.key')}\\): .*PEM.*; they must be PEM, and the key must belong to the certificate$`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('names a data dir it cannot use', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'registry-e2e-datadir-'));
+    try {
+      writeFileSync(join(dir, 'a-file'), 'not a directory');
+      const line = expectOneLine(await runPeerToExit(['--port', '0', '--host', '127.0.0.1', '--data-dir', join(dir, 'a-file', 'data')]));
+      expect(line).toContain(`registry: cannot use the data dir ${join(dir, 'a-file', 'data')}: cannot create the data dir: a path component is not a directory (ENOTDIR)`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { eurekaOf } from './attributes.js';
 import type { InstanceStore, ServiceEntries } from '../../registry/store.js';
 import type { InstanceKey, StoredInstance } from '../../registry/types.js';
 import { isServed, type LeaseView } from '../../registry/visibility.js';
@@ -125,7 +126,7 @@ export function appDocument(context: ReadContext, app: string): { application: E
 export function vipDocument(context: ReadContext, vip: string, secure: boolean): { applications: EurekaApplicationsJson } {
   const wanted = vip.toLowerCase();
   const matches = (entry: StoredInstance) => {
-    const eureka = entry.record.data.eureka;
+    const eureka = eurekaOf(entry.record.data);
     const addresses = eureka ? (secure ? eureka.secureVipAddress : eureka.vipAddress) : entry.record.service;
     return addresses !== null && addresses.split(',').some((address) => address.trim().toLowerCase() === wanted);
   };

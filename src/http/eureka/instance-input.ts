@@ -1,5 +1,5 @@
 import { invalid } from '../../errors.js';
-import { parseEurekaAttributes, type EurekaAttributes } from '../../registry/eureka-attributes.js';
+import { parseEurekaAttributes, type EurekaAttributes } from './attributes.js';
 import type { InstanceStatus } from '../../registry/types.js';
 import {
   isHost,

@@ -1,3 +1,4 @@
+import { eurekaOf } from './attributes.js';
 import { parseVersion } from '../../clock/hlc.js';
 import type { StoredInstance } from '../../registry/types.js';
 import { DEFAULT_DATA_CENTER_CLASS } from './instance-input.js';
@@ -101,7 +102,7 @@ function optionalFields(fields: Record<string, string | null | undefined>): Reco
 export function toEurekaInstance(entry: StoredInstance, defaults: ViewDefaults, actionType?: ActionType): EurekaInstanceJson {
   const { record } = entry;
   const { data } = record;
-  const eureka = data.eureka;
+  const eureka = eurekaOf(data);
   const lastUpdatedMs = parseVersion(record.version).wallMs;
   // We keep the lease's end, not its last renewal; on the peer holding the lease the renewal
   // is one lease before the end. Informational: clients do not act on it.

@@ -18,6 +18,7 @@ import { toXml } from './xml.js';
 import { toEurekaInstance } from './instance-view.js';
 import { RecentChanges } from './recent-changes.js';
 import { sendBody, SharedEurekaDocuments, type Format } from './shared-documents.js';
+import { eurekaView, toCoreData, toCorePatch, type EurekaView } from './attributes.js';
 import {
   decideRenewal,
   planOverrideRemoval,
@@ -158,10 +159,10 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
       const current = registry.find(key);
       const plan = planRegistration(
         parsed,
-        current && { data: current.record.data, leaseDurationMs: current.record.leaseDurationMs },
+        current && { data: eurekaView(current.record.data), leaseDurationMs: current.record.leaseDurationMs },
         node.components.clock.nowMs(),
       );
-      registry.register({ ...key, ...plan });
+      registry.register({ ...key, data: toCoreData(plan.data), leaseDurationMs: plan.leaseDurationMs });
     });
     // 204, not 200: Eureka clients take anything else for a failed registration.
     return reply.code(204).send();
@@ -181,9 +182,9 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     if (!found) return sendNotFound(reply);
     const registerAgain = await durably(() => {
       const entry = registry.heartbeat(found.record);
-      const decision = decideRenewal(entry.record.data, query);
+      const decision = decideRenewal(eurekaView(entry.record.data), query);
       if (decision.kind === 'register-again') return true;
-      if (decision.patch) registry.update(entry.record, decision.patch);
+      if (decision.patch) registry.update(entry.record, toCorePatch(entry.record.data, decision.patch));
       return false;
     }, false);
     if (registerAgain) return sendNotFound(reply);
@@ -200,7 +201,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
 
   /** Both status routes: read the query, find the instance, write what the rule plans. */
   const statusRoute =
-    (plan: (data: InstanceData, value: InstanceStatus | undefined, dirtyMs?: number) => StatusPatch | null, valueRequired: boolean) =>
+    (plan: (data: EurekaView, value: InstanceStatus | undefined, dirtyMs?: number) => StatusPatch | null, valueRequired: boolean) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       const { app: appName, id } = instanceOf(request);
       const query = request.query as Query;
@@ -209,8 +210,8 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
       const lastDirtyTimestampMs = queryDirtyTimestamp(query);
       const found = findInApp(store, namespace, appName, id);
       if (!found) return sendNotFound(reply);
-      const patch = plan(found.record.data, value, lastDirtyTimestampMs);
-      if (patch) await durably(() => registry.update(found.record, patch));
+      const patch = plan(eurekaView(found.record.data), value, lastDirtyTimestampMs);
+      if (patch) await durably(() => registry.update(found.record, toCorePatch(found.record.data, patch)));
       return reply.code(200).send();
     };
   app.put(

@@ -1,4 +1,4 @@
-import type { EurekaAttributes } from '../../registry/eureka-attributes.js';
+import type { EurekaAttributes, EurekaView } from './attributes.js';
 import { instanceStatuses, type InstanceData, type InstanceStatus } from '../../registry/types.js';
 
 /**
@@ -48,6 +48,9 @@ export function resolveStatus(inputs: StatusInputs): InstanceStatus {
 /** The data of a Eureka registration as the client sent it (status = what it reports). */
 export type EurekaData = InstanceData & { eureka: EurekaAttributes };
 
+// The rules below work on the Eureka view of data (attributes.ts: `eurekaView` of what is
+// stored, `toCoreData` / `toCorePatch` of what they decide).
+
 export interface RegistrationRequest {
   data: EurekaData;
   leaseDurationMs: number;
@@ -58,7 +61,7 @@ export interface RegistrationRequest {
 }
 
 export interface CurrentInstance {
-  data: InstanceData;
+  data: EurekaView;
   leaseDurationMs: number;
 }
 
@@ -74,7 +77,7 @@ export function planRegistration(
   request: RegistrationRequest,
   current: CurrentInstance | undefined,
   nowMs: number,
-): { data: InstanceData; leaseDurationMs: number } {
+): { data: EurekaView; leaseDurationMs: number } {
   const held = current?.data.eureka;
   if (held && request.lastDirtyTimestampMs !== null && held.lastDirtyTimestampMs > request.lastDirtyTimestampMs) {
     return { data: current.data, leaseDurationMs: current.leaseDurationMs };
@@ -90,7 +93,7 @@ export function planRegistration(
 }
 
 /** A status change to write: the status, and the Eureka attributes when the instance has them. */
-export type StatusPatch = Pick<InstanceData, 'status' | 'eureka'>;
+export type StatusPatch = Pick<EurekaView, 'status' | 'eureka'>;
 
 /** What a heartbeat's query string says (all optional, as clients send them). */
 export interface RenewalQuery {
@@ -116,7 +119,7 @@ export type RenewalDecision =
  *   register body's would be.
  * Instances registered through `/v1` carry no Eureka attributes: a heartbeat only renews them.
  */
-export function decideRenewal(current: InstanceData, query: RenewalQuery): RenewalDecision {
+export function decideRenewal(current: EurekaView, query: RenewalQuery): RenewalDecision {
   const held = current.eureka;
   if (!held) return { kind: 'renewed', patch: null };
   if (query.lastDirtyTimestampMs !== undefined && query.lastDirtyTimestampMs > held.lastDirtyTimestampMs) {
@@ -140,7 +143,7 @@ function laterDirty(held: EurekaAttributes, lastDirtyTimestampMs: number | undef
  * through `/v1` has no override to hold: its status is simply set. Null: nothing to write.
  */
 export function planStatusOverride(
-  current: InstanceData,
+  current: EurekaView,
   value: InstanceStatus,
   lastDirtyTimestampMs?: number,
 ): StatusPatch | null {
@@ -161,7 +164,7 @@ export function planStatusOverride(
  * override held: nothing changes.
  */
 export function planOverrideRemoval(
-  current: InstanceData,
+  current: EurekaView,
   value: InstanceStatus | undefined,
   lastDirtyTimestampMs?: number,
 ): StatusPatch | null {

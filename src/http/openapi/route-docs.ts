@@ -11,6 +11,7 @@ import {
   InstanceWithInterval,
   NamespaceQuery,
   Probe,
+  PrometheusSdQuery,
   RegisterBody,
   responses,
   ServiceList,
@@ -18,6 +19,7 @@ import {
   ServiceParams,
   ServiceQuery,
   StatusBody,
+  TargetGroups,
   text,
   WatchQuery,
 } from './schemas.js';
@@ -95,6 +97,14 @@ const routeDocs: Record<string, RouteDoc> = {
     tags: ['services'],
     querystring: WatchQuery,
     response: responses({ 200: text('text/event-stream') }, [400, 429]),
+  },
+  'GET /v1/sd/prometheus': {
+    summary: 'Prometheus HTTP service discovery: target groups of the UP instances',
+    description:
+      'The JSON list `http_sd_configs` reads: one group `{targets: ["host:port"], labels}` per UP instance with a live lease, with `__meta_registry_*` labels (docs/prometheus.md).',
+    tags: ['services'],
+    querystring: PrometheusSdQuery,
+    response: responses({ 200: TargetGroups }, [400, 429]),
   },
   'GET /v1/cluster': {
     summary: "This peer's view of the cluster",

@@ -116,6 +116,21 @@ export const WatchQuery = Type.Object({
   services: Type.Optional(Type.String({ description: 'Comma-separated services (at most 100); omitted or `*`: every service of the namespace.' })),
 });
 
+export const PrometheusSdQuery = Type.Object({
+  namespace: Type.Optional(Name('Namespace (default `default`).')),
+  services: Type.Optional(Type.String({ description: 'Comma-separated services (at most 1,000); omitted, empty or `*`: every service of the namespace.' })),
+  group: Type.Optional(Name('Only the instances of this group.')),
+  zone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only the instances of this zone.' })),
+});
+
+export const TargetGroups = Type.Array(
+  Type.Object({
+    targets: Type.Array(Type.String({ description: '`host:port` (`[v6]:port`).' }), { minItems: 1, maxItems: 1 }),
+    labels: Type.Record(Type.String(), Type.String(), { description: '`__meta_registry_*` labels (docs/prometheus.md).' }),
+  }),
+  { description: 'Target groups, as Prometheus `http_sd_configs` reads them.' },
+);
+
 export const Probe = Type.Object({ status: Type.String(), peer: Type.String() });
 
 export const GuardModes = Type.Object(

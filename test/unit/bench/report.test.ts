@@ -96,9 +96,51 @@ describe('the results page', () => {
     expect(row('memory growth linear')).toContain('| R² 0.99 | R² >= 0.95 | yes |');
   });
 
+  it('puts the DNS answers/s next to the bare UDP server, and leaves the rows out of older runs', () => {
+    const dns = {
+      instances: 100, question: 'q', answerBytes: 4_255, concurrency: 16, rounds: 3, roundSeconds: 3,
+      peer: { answersPerSecond: 9_000, lost: 0 }, reference: { answersPerSecond: 10_000, lost: 0 }, ratio: 0.9, pairRatios: [0.85, 0.9, 0.95], target: 0.8,
+      registerToAnswer: { samples: 30, p50Ms: 3, p99Ms: 9, writeAckP50Ms: 2, writeAckP99Ms: 8 },
+    };
+    const page = renderResultsPage({ ...results(), dns }, [], '', 'scaling.svg').markdown;
+    const dnsRow = page.split('\n').find((line) => line.startsWith('| DNS answers/s')) ?? '';
+    expect(dnsRow).toContain('9,000/s');
+    expect(dnsRow).toContain('bare UDP server sending the same answer 10,000/s');
+    expect(dnsRow).toContain('| 0.9x (rounds 0.85-0.95) | >= 0.8x | yes |');
+    expect(page).toContain('| register to the new address in a DNS answer | p50 3 ms, p99 9 ms');
+    expect(markdown).not.toContain('DNS answers/s');
+  });
+
   it('reports what was not measured, with why', () => {
     expect(row('against etcd')).toContain('not measured: etcd is not installed');
     expect(row('watch (SSE)')).toContain('not measured: this build has no watch endpoint');
+    expect(row('Consul blocking queries')).toContain('not measured: not in this run');
+  });
+
+  it('shows the Consul wake-up latency and the cost of its watchers next to their references', () => {
+    const consul = {
+      watchers: 1_000,
+      writes: 30,
+      wakeP50Ms: 20,
+      wakeP99Ms: 45,
+      allWokenP99Ms: 50,
+      woken: 30_000,
+      expected: 30_000,
+      spuriousWakeups: 0,
+      writeAckP50Ms: 1.5,
+      writeAckP99Ms: 4,
+      rssBeforeMb: 70,
+      rssWithWatchersMb: 80,
+      rssPerWatcherKb: 10.24,
+      idleCpuPercentWithWatchers: 0.3,
+      idleCpuPercentBefore: 0.3,
+      cpuMsPerWakeAll: 90,
+    };
+    const page = renderResultsPage({ ...results(), consul }, chaos, '', 'scaling.svg').markdown;
+    const line = (start: string) => page.split('\n').find((l) => l.startsWith(`| ${start}`)) ?? '';
+    expect(line('Consul blocking query wake-up')).toContain('p50 20 ms, p99 45 ms (all woken: p99 50 ms); 0 woken by another service');
+    expect(line('Consul blocking query wake-up')).toContain("the register's own round trip p50 1.5 ms");
+    expect(line('cost of 1,000 held Consul')).toContain('RSS +10 MB (10.24 KB each)');
   });
 
   it('records the chaos runs with their seeds and commands, and the hand-written findings', () => {

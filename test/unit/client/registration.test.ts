@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { seededRng } from '../../../src/clock/rng.js';
 import { createRegistryClient, type RegistryClient } from '../../../src/client/client.js';
 import { RegistryClientError } from '../../../src/client/errors.js';
+import type { InstanceRegistration } from '../../../src/client/types.js';
 import { FakeClock } from '../../support/fake-clock.js';
 import { fakeInstance, fakePeerState, fakeRegistryPeer, FakeHttp, type FakePeerState } from '../../support/fake-http.js';
 import { settled } from '../../support/settle.js';
@@ -35,6 +36,16 @@ describe('registration loop', () => {
     const beats = http.seen(null, 'PUT', '/v1/services/orders/instances/orders-1/heartbeat');
     expect(beats.map((r) => `${r.peer}@${r.atMs}`)).toEqual(['http://a@2000', 'http://a@4000', 'http://a@6000', 'http://a@8000', 'http://a@10000']);
     expect(registration.heartbeats).toBe(5);
+  });
+
+  it('registers an instance in a group (type-checked: group is part of the registration)', async () => {
+    const { clock, http, client } = build(2_000);
+    const canary: InstanceRegistration = { ...orders, group: 'canary' };
+    const registration = await settled(clock, client.register(canary));
+    expect(http.seen('http://a', 'POST', '/v1/instances')[0]!.body).toEqual({ ...orders, group: 'canary', status: 'UP', namespace: 'default' });
+    // The answer's instance carries it (the fake peer answers what it stored, as a peer does).
+    const group: string | undefined = registration.instance.group;
+    expect(group).toBe('canary');
   });
 
   it('follows a new interval when a heartbeat answer says so', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../../src/config/load.js';
+import { CONSUL_DEFAULTS } from '../../../src/config/protocols.js';
 import { configError } from '../../support/errors.js';
 import exampleCluster from '../../../cluster.example.json' with { type: 'json' };
 
@@ -47,12 +48,31 @@ describe('resolveConfig', () => {
       syncIntervalMs: 200,
       snapshotIntervalMs: 600_000,
       snapshotLogBytes: 64 * 1024 * 1024,
+      lockWaitMs: 3_000,
       retryIntervalMs: 5_000,
     });
     const file = { dataDir: '/var/lib/registry', storage: { syncPolicy: 'never', syncIntervalMs: 50 } };
     expect(resolveConfig(file, {}, {})).toMatchObject({ dataDir: '/var/lib/registry', storage: { syncPolicy: 'never', syncIntervalMs: 50 } });
     expect(resolveConfig(file, { REGISTRY_SYNC_POLICY: 'always' }, {}).storage.syncPolicy).toBe('always');
     expect(resolveConfig(file, { REGISTRY_SYNC_POLICY: 'always' }, { syncPolicy: 'interval' }).storage.syncPolicy).toBe('interval');
+  });
+
+  it('refuses an id that is not in a file that lists peers, naming the ids it has', () => {
+    for (const [env, flags, field] of [
+      [{}, { id: 'peer-z' }, '--id'],
+      [{ REGISTRY_ID: 'peer-z' }, {}, 'REGISTRY_ID'],
+    ] as const) {
+      expect(configError(exampleCluster, env, flags).message).toBe(
+        `${field}: peer-z is not one of the peers in the cluster file (peer-a, peer-b, peer-c); pass one of them, or, to join the cluster as a new peer, give its own address too with --port or --url`,
+      );
+    }
+    expect(() => resolveConfig({ ...exampleCluster, id: 'peer-z' }, {}, {})).toThrow(/^id: peer-z is not one of the peers/);
+  });
+
+  it('lets an unlisted id join when it is given an address of its own, and any id without a file', () => {
+    expect(resolveConfig(exampleCluster, {}, { id: 'peer-z', url: 'http://127.0.0.1:8799' }).self.url).toBe('http://127.0.0.1:8799');
+    expect(resolveConfig(exampleCluster, { REGISTRY_PORT: '8799' }, { id: 'peer-z' }).port).toBe(8799);
+    expect(resolveConfig({}, {}, { id: 'peer-z' }).self).toMatchObject({ id: 'peer-z', url: 'http://127.0.0.1:8761' });
   });
 
   it('lets a peer that is not in the file join with the file as seeds', () => {
@@ -105,9 +125,9 @@ describe('protocol listeners (dns, xds, consul)', () => {
   it('are off by default and serve the default namespace', () => {
     const config = resolveConfig({}, {}, {});
     expect(config.protocols).toEqual({
-      dns: { port: null, namespaces: ['default'] },
+      dns: { port: null, namespaces: ['default'], domain: 'registry.', ttlSeconds: 5, allowFrom: ['127.0.0.0/8', '::1/128'], maxUdpPayloadBytes: 1232 },
       xds: { port: null, namespaces: ['default'] },
-      consul: { port: null, namespaces: ['default'] },
+      consul: { port: null, namespaces: ['default'], ...CONSUL_DEFAULTS },
     });
   });
 
@@ -119,12 +139,28 @@ describe('protocol listeners (dns, xds, consul)', () => {
     expect(config.protocols.consul.port).toBe(7500);
   });
 
+  it('read the DNS settings: domain lower-cased with its dot, networks as CIDR', () => {
+    const config = resolveConfig({ dns: { domain: 'Svc.Example.COM', ttlSeconds: 0, allowFrom: ['10.0.0.0/8', '::1', '192.168.1.7'], maxUdpPayloadBytes: 4096 } }, {}, {});
+    expect(config.protocols.dns).toMatchObject({ domain: 'svc.example.com.', ttlSeconds: 0, allowFrom: ['10.0.0.0/8', '::1/128', '192.168.1.7/32'], maxUdpPayloadBytes: 4096 });
+  });
+
   it.each([
     [{ dns: { port: 70000 } }, {}, 'dns.port', 'integer from 0 to 65535'],
     [{}, { dnsPort: 'x' }, '--dns-port', 'integer from 0 to 65535'],
     [{ xds: { colour: 1 } }, {}, 'xds.colour', 'not a known setting'],
     [{ consul: { namespaces: [] } }, {}, 'consul.namespaces', 'non-empty array'],
+    [{ consul: { maxWaitMs: 10 } }, {}, 'consul.maxWaitMs', 'integer between 1000 and 3600000'],
+    [{ consul: { defaultWaitMs: 700_000 } }, {}, 'consul.defaultWaitMs', 'not be longer than consul.maxWaitMs'],
     [{ dns: 'on' }, {}, 'dns', 'must be an object'],
+    [{ dns: { domain: 'bad name.' } }, {}, 'dns.domain', 'must be a DNS name'],
+    [{ dns: { domain: '' } }, {}, 'dns.domain', 'must be a DNS name'],
+    [{ dns: { ttlSeconds: -1 } }, {}, 'dns.ttlSeconds', 'integer from 0 to 86400'],
+    [{ dns: { ttlSeconds: 1.5 } }, {}, 'dns.ttlSeconds', 'integer from 0 to 86400'],
+    [{ dns: { allowFrom: ['10.0.0.0/33'] } }, {}, 'dns.allowFrom', 'array of networks'],
+    [{ dns: { allowFrom: ['not-an-address'] } }, {}, 'dns.allowFrom', 'array of networks'],
+    [{ dns: { allowFrom: '127.0.0.1' } }, {}, 'dns.allowFrom', 'array of networks'],
+    [{ dns: { maxUdpPayloadBytes: 100 } }, {}, 'dns.maxUdpPayloadBytes', 'integer from 512 to 65535'],
+    [{ dns: { namespaces: ['Team', 'team'] } }, {}, 'dns.namespaces', 'differ only in case'],
   ])('refuse %j %j naming %s', (file, flags, field, problem) => {
     expect(() => resolveConfig(file, {}, flags)).toThrow(expect.objectContaining({ field, message: expect.stringContaining(problem) }));
   });

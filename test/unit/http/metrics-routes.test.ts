@@ -108,10 +108,13 @@ describe('GET /metrics', () => {
       file: { cluster: { selfPreservationMinInstances: 2, selfPreservationWarmUpMs: 0, renewalWindowMs: 10_000, heartbeatIntervalMs: 1_000, leaseDurationMs: 5_000 } },
     });
     for (const id of ['a', 'b', 'c', 'd']) await register(server, id);
+    // Each heartbeats once (only instances that were renewing are expected to go on), then stops.
+    await server.clock.advance(500);
+    for (const id of ['a', 'b', 'c', 'd']) await server.app.inject({ method: 'PUT', url: `/v1/services/orders/instances/${id}/heartbeat` });
     let m = await scrape(server);
     expect(value(m, 'registry_self_preservation_active')).toBe(0);
     expect(value(m, 'registry_self_preservation_threshold_ratio')).toBe(0.85);
-    // Nobody heartbeats: after a few seconds far fewer renewals arrived than expected.
+    // Nobody heartbeats any more: after a few seconds far fewer renewals arrived than expected.
     await server.clock.advance(7_000);
     m = await scrape(server);
     expect(value(m, 'registry_self_preservation_active')).toBe(1);

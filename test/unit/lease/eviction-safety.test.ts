@@ -64,6 +64,30 @@ describe('eviction safety on one peer', () => {
     expect(status.active).toBe(false);
   });
 
+  it('does not trip on 2,000 registrations that never heartbeat, which are evicted when their leases end; a real drop still trips it', async () => {
+    // The per-service cap would pace the evictions of these services: off, to see self-preservation alone.
+    const { node, clock, ids, alive, beat } = await fleetNode(20, 5, { cluster: { serviceEvictionMaxRatio: 1 } });
+    await beat(70_000); // past the warm-up, 100 instances heartbeating
+    const quiet = Array.from({ length: 2_000 }, (_, i) => input(`scratch-${i % 20}`, `q-${i}`));
+    for (const registration of quiet) node.registry.register(registration);
+    let held = 0;
+    for (let t = 0; t < 180_000; t += 10_000) {
+      await beat(10_000);
+      const status = node.safety.status(clock.nowMs());
+      expect(status.selfPreservation.active).toBe(false);
+      expect(status.selfPreservation.ownedInstances).toBe(100);
+      held += status.held.selfPreservation;
+    }
+    expect(held).toBe(0);
+    expect(quiet.filter((registration) => node.registry.find(registration) !== undefined)).toEqual([]);
+    // The heartbeating instances all fall silent at once: that is still a partition's signature.
+    for (const [, id] of ids) alive.delete(id);
+    await beat(40_000);
+    const status = node.safety.status(clock.nowMs()).selfPreservation;
+    expect(status.active).toBe(true);
+    expect(status.reason).toContain('from 100 instances that were heartbeating): probably a network problem');
+  });
+
   it('never trips during the warm-up after start', async () => {
     const { node, ids, alive, beat } = await fleetNode(10, 10);
     await beat(20_000);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assessSelfPreservation, expectedRenewals } from '../../../src/lease/self-preservation.js';
+import { assessSelfPreservation, expectedRenewals, hasRenewed } from '../../../src/lease/self-preservation.js';
 
 const policy = { thresholdRatio: 0.85, minOwnedInstances: 10, warmUpUntilMs: 1_000 };
 const now = 100_000;
@@ -37,5 +37,19 @@ describe('expectedRenewals', () => {
     [200_000, 10_000, 0],
   ])('owned since %i, every %i ms -> %f', (ownedSinceMs, intervalMs, expected) => {
     expect(expectedRenewals(ownedSinceMs, now, 60_000, intervalMs)).toBeCloseTo(expected);
+  });
+});
+
+describe('hasRenewed', () => {
+  it.each([
+    // registered at, lease duration, lease ends at -> renewed since
+    ['registered, never heard from again', 50_000, 30_000, 80_000, false],
+    ['expired without a heartbeat', 50_000, 30_000, 80_000, false],
+    ['one heartbeat 10 s later', 50_000, 30_000, 90_000, true],
+    ['a heartbeat 1 ms later', 50_000, 30_000, 80_001, true],
+    ['registered again later (the first register was elsewhere, or earlier)', 10_000, 30_000, 80_000, true],
+    ['a lease made longer by a register again', 50_000, 60_000, 120_000, true],
+  ])('%s', (_what, registeredAtMs, leaseDurationMs, leaseExpiresAtMs, renewed) => {
+    expect(hasRenewed({ leaseExpiresAtMs, record: { registeredAtMs, leaseDurationMs } as never })).toBe(renewed);
   });
 });

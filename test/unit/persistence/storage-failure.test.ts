@@ -134,8 +134,44 @@ describe('a data dir the peer cannot start with', () => {
     const fd = disk.create(`${DATA_DIR}/LOCK`);
     disk.append(fd, Buffer.from(JSON.stringify(lock)));
     const peer = await startDurablePeer(disk, clock, { start: false });
-    await expect(peer.node.start()).rejects.toThrow(`it is locked by another running peer (pid ${process.pid} on test-host`);
+    // The peer waits storage.lockWaitMs for the holder to let go: let virtual time run.
+    const outcome = peer.node.start().then(() => 'started', (error: Error) => error);
+    let settled = false;
+    void outcome.then(() => (settled = true));
+    const waitedMs = await clock.advanceUntil(() => settled, 60_000, 100);
+    expect(waitedMs).toBeGreaterThanOrEqual(peer.node.config.storage.lockWaitMs);
+    expect(await outcome).toBeInstanceOf(Error);
+    expect(String(await outcome)).toContain(`it is locked by another running peer (pid ${process.pid} on test-host`);
+    expect(String(await outcome)).toContain(`(waited ${peer.node.config.storage.lockWaitMs} ms for it to exit)`);
+    expect(peer.logs.some((line) => line.msg === 'data dir locked: waiting for its holder to exit')).toBe(true);
     expect(JSON.parse(disk.readFile(`${DATA_DIR}/LOCK`).toString()).token).toBe('theirs');
+  });
+
+  it('a dir whose holder exits during the wait: start takes it', async () => {
+    const { clock, disk } = simulatedDisk();
+    disk.makeDir(DATA_DIR);
+    const lock = { pid: process.pid, hostname: 'test-host', token: 'theirs', processStartedAtMs: -1, acquiredAtMs: 0 };
+    const fd = disk.create(`${DATA_DIR}/LOCK`);
+    disk.append(fd, Buffer.from(JSON.stringify(lock)));
+    const peer = await startDurablePeer(disk, clock, { start: false, storage: { lockWaitMs: 10_000 } });
+    let started = false;
+    const starting = peer.node.start().then(() => (started = true));
+    await clock.advance(2_000);
+    expect(started).toBe(false);
+    disk.remove(`${DATA_DIR}/LOCK`); // the holder shut down and released it
+    await clock.advanceUntil(() => started, 5_000, 50);
+    await starting;
+    expect(JSON.parse(disk.readFile(`${DATA_DIR}/LOCK`).toString()).pid).toBe(peer.node.components.processIdentity?.pid);
+    await peer.node.stop();
+  });
+
+  it('storage.lockWaitMs 0 refuses a held dir at once', async () => {
+    const { clock, disk } = simulatedDisk();
+    disk.makeDir(DATA_DIR);
+    const fd = disk.create(`${DATA_DIR}/LOCK`);
+    disk.append(fd, Buffer.from(JSON.stringify({ pid: process.pid, hostname: 'test-host', token: 'theirs', processStartedAtMs: -1, acquiredAtMs: 0 })));
+    const peer = await startDurablePeer(disk, clock, { start: false, storage: { lockWaitMs: 0 } });
+    await expect(peer.node.start()).rejects.toThrow(/locked by another running peer \(pid \d+ on test-host, refreshed 0 s ago\); stop that peer or use another data dir$/);
   });
 });
 

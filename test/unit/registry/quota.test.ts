@@ -17,7 +17,7 @@ describe('instance quotas', () => {
     const revision = node.store.revision;
     const error = expectRegistryError(() => registry.register(instance('c')), 'REG_ERR_QUOTA_EXCEEDED');
     expect(error.status).toBe(409);
-    expect(error.message).toBe('service orders in namespace default already holds 2 instances (limits.instancesPerServiceMax)');
+    expect(error.message).toBe('service orders in namespace default already holds 2 instances, the most limits.instancesPerServiceMax allows: raise it, or cancel instances, to register more');
     expect(node.store.revision).toBe(revision);
     // Another service, a re-registration and a changed re-registration still work.
     registry.register(instance('c', { service: 'billing' }));
@@ -38,10 +38,15 @@ describe('instance quotas', () => {
     registry.register(instance('a', { service: 's1' }));
     registry.register(instance('b', { service: 's2' }));
     const error = expectRegistryError(() => registry.register(instance('c', { service: 's3' })), 'REG_ERR_QUOTA_EXCEEDED');
-    expect(error.message).toBe('namespace default already holds 2 instances (limits.instancesPerNamespaceMax)');
+    expect(error.message).toBe('namespace default already holds 2 instances, the most limits.instancesPerNamespaceMax allows: raise it, or cancel instances, to register more');
     registry.register(instance('c', { service: 's3', namespace: 'other' }));
     expect(node.store.liveCountOfNamespace('default')).toBe(2);
     expect(node.store.liveCountOfNamespace('other')).toBe(1);
+  });
+
+  it('by default fit a namespace of a 100,000-instance fleet ten times over', async () => {
+    const { node } = await createTestNode({ start: false });
+    expect(node.config.limits.instancesPerNamespaceMax).toBe(1_000_000);
   });
 
   it('never refuses a replicated write: the peer that accepted it checked its own quota', async () => {

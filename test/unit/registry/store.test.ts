@@ -55,3 +55,28 @@ describe('InstanceStore', () => {
     expect([...store.allServices()].map((s) => s.namespace)).toEqual(['team-a']);
   });
 });
+
+describe('InstanceStore: one service whatever the case of its name', () => {
+  it('finds a service and its instances by any case, and stores every record under the name first stored', () => {
+    const store = new InstanceStore(16);
+    const first = store.write(record({ service: 'Orders', instanceId: 'a' }), lease, 'local');
+    const second = store.write(record({ service: 'ORDERS', instanceId: 'b' }), lease, 'remote');
+    expect(second.record.service).toBe('Orders');
+    expect(store.getService('default', 'orders')?.instances.size).toBe(2);
+    expect(store.get({ namespace: 'default', service: 'oRdErS', instanceId: 'a' })).toBe(first);
+    expect([...store.allServices()].map((entries) => entries.service)).toEqual(['Orders']);
+    store.purge({ namespace: 'default', service: 'ORDERS', instanceId: 'b' });
+    store.purge({ namespace: 'default', service: 'orders', instanceId: 'a' });
+    expect(store.size).toBe(0);
+    expect(store.getService('default', 'Orders')).toBeUndefined();
+  });
+
+  it('gives the same digest whatever case each peer stored the name in (anti-entropy agrees)', () => {
+    const upper = new InstanceStore(16);
+    const lower = new InstanceStore(16);
+    upper.write(record({ service: 'ORDERS', instanceId: 'a' }), lease, 'local');
+    lower.write(record({ service: 'orders', instanceId: 'a' }), lease, 'local');
+    expect(upper.digest.encodeBuckets()).toBe(lower.digest.encodeBuckets());
+    expect(upper.digest.rootHash()).toBe(lower.digest.rootHash());
+  });
+});

@@ -30,6 +30,7 @@ describe('plain words', () => {
     expect(notice!.title).toBe('Self-preservation is ON: this peer has stopped evicting instances');
     expect(notice!.body).toContain('it received 12 heartbeats');
     expect(notice!.body).toContain('should have sent about 240 (it needs 85% of them)');
+    expect(notice!.body).toContain('Only instances that were heartbeating count');
     expect(notice!.body).toContain('network problem');
     expect(notice!.body).toContain('7 expired instance(s) are being kept');
     expect(notice!.body).toContain('On for 1m00s');

@@ -295,7 +295,8 @@ describe('one record for /v1 and Eureka', () => {
     await app.inject({ method: 'POST', url: '/v1/instances', payload: { service: 'orders', host: '10.0.0.1', port: 8080, instanceId: 'orders-1.local' } });
     expect((await register('/eureka', jsClientBody())).statusCode).toBe(204);
     expect((await app.inject({ url: '/v1/services/orders' })).json().instances).toHaveLength(1);
-    expect((await app.inject({ url: '/v1/services/ORDERS' })).json().instances).toHaveLength(0);
+    // One service whatever the case of its name (CONTRACT.md): ORDERS is the same list.
+    expect((await app.inject({ url: '/v1/services/ORDERS' })).json().instances).toHaveLength(1);
   });
 
   it('writes nothing new when a client registers again unchanged (a lease renewal)', async () => {
@@ -465,5 +466,34 @@ describe('wire', () => {
     const response = await app.inject({ method: method as 'GET' | 'PUT', url });
     expect(response.statusCode).toBe(400);
     expect(response.json().code).toBe('REG_ERR_VALIDATION');
+  });
+});
+
+describe('one service whatever the protocol and the case of its name', () => {
+  it('lists a Eureka registration of orders in GET /v1/services/orders, and a /v1 registration of Orders as ORDERS', async () => {
+    const { app, register, getJson } = await setup();
+    expect((await register('/eureka', jsClientBody(), 'orders')).statusCode).toBe(204);
+    const v1 = await app.inject({
+      method: 'POST',
+      url: '/v1/instances',
+      payload: { service: 'Orders', host: '10.0.0.2', port: 8080, instanceId: 'v1-instance' },
+    });
+    expect(v1.statusCode).toBe(201);
+    for (const name of ['orders', 'Orders', 'ORDERS']) {
+      const listing = (await app.inject({ url: `/v1/services/${name}` })).json();
+      expect(listing.instances.map((instance: { instanceId: string }) => instance.instanceId)).toEqual(['orders-1.local', 'v1-instance']);
+      expect(new Set(listing.instances.map((instance: { service: string }) => instance.service)).size).toBe(1);
+    }
+    const services = (await app.inject({ url: '/v1/services' })).json();
+    expect(services.services).toHaveLength(1);
+    const { body } = await getJson('/eureka/apps');
+    expect(body.applications.application).toHaveLength(1);
+    expect(body.applications.application[0].name).toBe('ORDERS');
+    expect(body.applications.application[0].instance.map((instance: { instanceId: string }) => instance.instanceId).sort()).toEqual([
+      'orders-1.local',
+      'v1-instance',
+    ]);
+    const heartbeat = await app.inject({ method: 'PUT', url: '/v1/services/ORDERS/instances/v1-instance/heartbeat' });
+    expect(heartbeat.statusCode).toBe(200);
   });
 });

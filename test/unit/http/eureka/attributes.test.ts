@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { expectRegistryError } from '../../support/errors.js';
-import { parseEurekaAttributes, sameEurekaAttributes } from '../../../src/registry/eureka-attributes.js';
-import { createTestNode } from '../../support/node.js';
-import { eurekaAttributes, eurekaData } from '../http/eureka/fixtures.js';
+import { expectRegistryError } from '../../../support/errors.js';
+import { eurekaOf, parseEurekaAttributes, sameEurekaAttributes, toCoreData, toCorePatch } from '../../../../src/http/eureka/attributes.js';
+import { createTestNode } from '../../../support/node.js';
+import { eurekaAttributes, eurekaData } from './fixtures.js';
 
 describe('parseEurekaAttributes', () => {
   it('accepts well-formed attributes and returns a copy that survives a JSON round trip', () => {
@@ -61,13 +61,26 @@ describe('Registry with Eureka attributes', () => {
 
   it('writes a new version when only the Eureka attributes change, and none when nothing does', async () => {
     const { node } = await createTestNode({ start: false });
-    const first = node.registry.register({ ...key, data: eurekaData(), leaseDurationMs: 90_000 }).entry.record.version;
-    const same = node.registry.register({ ...key, data: eurekaData(), leaseDurationMs: 90_000 });
+    const first = node.registry.register({ ...key, data: toCoreData(eurekaData()), leaseDurationMs: 90_000 }).entry.record.version;
+    const same = node.registry.register({ ...key, data: toCoreData(eurekaData()), leaseDurationMs: 90_000 });
     expect(same.entry.record.version).toBe(first);
-    const changed = node.registry.register({ ...key, data: eurekaData({ eureka: { vipAddress: 'other' } }), leaseDurationMs: 90_000 });
+    const changed = node.registry.register({ ...key, data: toCoreData(eurekaData({ eureka: { vipAddress: 'other' } })), leaseDurationMs: 90_000 });
     expect(changed.entry.record.version > first).toBe(true);
-    const updated = node.registry.update(key, { eureka: eurekaAttributes({ vipAddress: 'other', overriddenStatus: 'DOWN' }) });
+    const patch = toCorePatch(changed.entry.record.data, { status: 'UP', eureka: eurekaAttributes({ vipAddress: 'other', overriddenStatus: 'DOWN' }) });
+    const updated = node.registry.update(key, patch);
     expect(updated.record.version > changed.entry.record.version).toBe(true);
-    expect(updated.record.data.eureka?.overriddenStatus).toBe('DOWN');
+    expect(eurekaOf(updated.record.data)?.overriddenStatus).toBe('DOWN');
+  });
+});
+
+describe('the eureka protocol extension', () => {
+  it('travels opaquely in the core: the Eureka view reads it back checked, and a malformed one is absent', () => {
+    const data = toCoreData(eurekaData({ eureka: { renewalIntervalSecs: 5 } }));
+    expect(data).not.toHaveProperty('eureka');
+    expect(data.renewalIntervalMs).toBe(5_000);
+    expect(eurekaOf(data)).toEqual(eurekaAttributes({ renewalIntervalSecs: 5 }));
+    const received = JSON.parse(JSON.stringify(data));
+    expect(eurekaOf(received)).toEqual(eurekaAttributes({ renewalIntervalSecs: 5 }));
+    expect(eurekaOf({ ...received, extensions: { eureka: { hostName: 42 } } })).toBeUndefined();
   });
 });

@@ -1,10 +1,12 @@
-import { invalid } from '../errors.js';
-import { instanceStatuses, type InstanceStatus } from './types.js';
+import { invalid } from '../../errors.js';
+import type { ProtocolExtension } from '../../registry/extensions.js';
+import { instanceStatuses, type InstanceData, type InstanceStatus } from '../../registry/types.js';
 
 /**
  * What a Eureka client tells about an instance beyond our core fields (host, port, status,
- * metadata...). It lives in the record's data, so it replicates with the instance and every
- * peer answers the same Eureka payload. Plain JSON: strings, numbers, booleans, null.
+ * metadata...). It travels as the record's `eureka` protocol extension (registry/extensions.ts),
+ * so it replicates with the instance and every peer answers the same Eureka payload; the core
+ * never reads inside it. Plain JSON: strings, numbers, booleans, null.
  */
 export interface EurekaAttributes {
   /** The client's `hostName`, as sent (the core `host` is this or `ipAddr`, whichever is a valid host). */
@@ -183,4 +185,70 @@ export function sameEurekaAttributes(a: EurekaAttributes | undefined, b: EurekaA
     a.dataCenterInfo.name === b.dataCenterInfo.name &&
     sameStringMap(a.dataCenterInfo.metadata, b.dataCenterInfo.metadata)
   );
+}
+
+/** The name of the Eureka adapter's protocol extension on a record. */
+export const EUREKA_EXTENSION = 'eureka';
+
+/** Extensions already checked, so that a read validates each one once (they are immutable). */
+const checked = new WeakMap<object, EurekaAttributes | null>();
+
+/**
+ * The Eureka attributes of an instance's data, or undefined for an instance registered through
+ * another protocol. The core carries the extension opaquely (it may come from another peer or
+ * the disk), so it is checked here, once per extension object; one that does not parse is
+ * treated as absent (the instance is then shown with defaults, never half-formed).
+ */
+export function eurekaOf(data: InstanceData): EurekaAttributes | undefined {
+  const extension = data.extensions?.[EUREKA_EXTENSION];
+  if (extension === undefined) return undefined;
+  let attributes = checked.get(extension);
+  if (attributes === undefined) {
+    try {
+      attributes = parseEurekaAttributes(extension, 'eureka');
+    } catch {
+      attributes = null;
+    }
+    checked.set(extension, attributes);
+  }
+  return attributes ?? undefined;
+}
+
+/**
+ * Data with these Eureka attributes as its `eureka` extension, and the client's declared
+ * renewal interval as the core's `renewalIntervalMs` (self-preservation counts on it).
+ */
+export function withEureka<T extends InstanceData>(data: T, eureka: EurekaAttributes): T {
+  checked.set(eureka, eureka);
+  return {
+    ...data,
+    renewalIntervalMs: eureka.renewalIntervalSecs * 1_000,
+    extensions: { ...data.extensions, [EUREKA_EXTENSION]: eureka as unknown as ProtocolExtension },
+  };
+}
+
+/**
+ * The Eureka adapter's view of an instance's data: the core data with its Eureka attributes
+ * beside it (absent for an instance registered through another protocol). The status rules
+ * (status-rules.ts) work on this shape; `toCoreData` turns it back into what the core stores.
+ */
+export type EurekaView = InstanceData & { eureka?: EurekaAttributes };
+
+/** The Eureka view of stored data. */
+export function eurekaView(data: InstanceData): EurekaView {
+  const eureka = eurekaOf(data);
+  return eureka === undefined ? data : { ...data, eureka };
+}
+
+/** The core data of a Eureka view: its attributes become the `eureka` extension (withEureka). */
+export function toCoreData(view: EurekaView): InstanceData {
+  const { eureka, ...data } = view;
+  return eureka === undefined ? data : withEureka(data, eureka);
+}
+
+/** The core patch of a status change: the status, and the Eureka extension when the change carries one. */
+export function toCorePatch(current: InstanceData, patch: { status: InstanceStatus; eureka?: EurekaAttributes }): Partial<InstanceData> {
+  if (patch.eureka === undefined) return { status: patch.status };
+  const { renewalIntervalMs, extensions } = withEureka(current, patch.eureka);
+  return { status: patch.status, renewalIntervalMs, extensions };
 }

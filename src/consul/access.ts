@@ -1,0 +1,92 @@
+import type { FastifyRequest } from 'fastify';
+import type { Clock } from '../clock/clock.js';
+import type { RegistryConfig } from '../config/load.js';
+import type { Scope } from '../config/security.js';
+import { RateLimiter } from '../security/rate-limit.js';
+import { ANONYMOUS, hasNamespace, hasScope, presentedToken, TokenTable, type Principal } from '../security/tokens.js';
+import { badRequest, ConsulError } from './errors.js';
+
+/**
+ * Who may do what on the Consul API: the same client tokens, scopes and namespaces as `/v1`
+ * (src/security/tokens.ts), presented the ways Consul clients present an ACL token: the
+ * `X-Consul-Token` header, `Authorization: Bearer <token>`, or the older `?token=` (which
+ * python-consul still sends). With no token configured every call is open (dev mode), as on
+ * `/v1`. Refusals are Consul's: 403 with `ACL not found` for an unknown token and
+ * `Permission denied` for a missing scope or namespace, since Consul clients treat 403 as the
+ * ACL answer (and have no 401). Consul's namespace (`?ns=` or `X-Consul-Namespace`) is ours;
+ * a request that names none uses the first of `consul.namespaces`.
+ */
+export class ConsulAccess {
+  private readonly tokens: TokenTable;
+  private readonly namespaces: readonly string[];
+  private readonly limiter: RateLimiter;
+
+  constructor(config: RegistryConfig, clock: Clock) {
+    this.tokens = new TokenTable(config.security.tokens);
+    this.namespaces = config.protocols.consul.namespaces;
+    this.limiter = new RateLimiter(clock, {
+      ratePerSecond: config.limits.rateLimitPerSecond,
+      burst: config.limits.rateLimitBurst,
+      maxClients: config.limits.rateLimitClientsMax,
+    });
+  }
+
+  /** The token a request presents, if any. */
+  private tokenOf(request: FastifyRequest): string | undefined {
+    const header = request.headers['x-consul-token'];
+    if (typeof header === 'string' && header.length > 0) return header;
+    const bearer = presentedToken(request.headers.authorization, false);
+    if (bearer !== undefined) return bearer;
+    const query = (request.query as Record<string, unknown>).token;
+    return typeof query === 'string' && query.length > 0 ? query : undefined;
+  }
+
+  /** The principal of a request (anonymous in dev mode); throws 403 or 429. */
+  private principal(request: FastifyRequest): Principal {
+    let principal: Principal | undefined = ANONYMOUS;
+    if (this.tokens.enabled) {
+      const token = this.tokenOf(request);
+      principal = token === undefined ? undefined : this.tokens.authenticate(token);
+      if (token !== undefined && principal === undefined) {
+        this.rateLimit(`address:${request.ip}`);
+        throw new ConsulError(403, 'ACL not found');
+      }
+    }
+    this.rateLimit(principal && principal !== ANONYMOUS ? `token:${principal.name}` : `address:${request.ip}`);
+    if (!principal) throw new ConsulError(403, 'Permission denied: this registry needs a token (X-Consul-Token or Authorization: Bearer)');
+    return principal;
+  }
+
+  /** A route open to any client (Consul's status routes need no ACL): only the rate limit applies. */
+  open(request: FastifyRequest): void {
+    this.rateLimit(`address:${request.ip}`);
+  }
+
+  /** The namespace a request reads or writes, once its principal may use it with `scope`. */
+  authorize(request: FastifyRequest, scope: Scope): string {
+    const principal = this.principal(request);
+    if (!hasScope(principal, scope)) throw new ConsulError(403, `Permission denied: token ${principal.name} does not have the ${scope} scope`);
+    const namespace = this.namespaceOf(request);
+    if (!hasNamespace(principal, namespace)) throw new ConsulError(403, `Permission denied: token ${principal.name} may not use namespace ${namespace}`);
+    return namespace;
+  }
+
+  private namespaceOf(request: FastifyRequest): string {
+    const query = (request.query as Record<string, unknown>).ns;
+    const header = request.headers['x-consul-namespace'];
+    const named = typeof query === 'string' && query !== '' ? query : typeof header === 'string' && header !== '' ? header : undefined;
+    if (named === undefined) return this.namespaces[0]!;
+    if (!this.namespaces.includes(named)) {
+      throw badRequest(`ns: namespace "${named.slice(0, 128)}" is not served by this Consul API (consul.namespaces: ${this.namespaces.join(', ')})`);
+    }
+    return named;
+  }
+
+  private rateLimit(client: string): void {
+    const decision = this.limiter.take(client);
+    if (!decision.allowed) {
+      const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1_000));
+      throw new ConsulError(429, `rate limit exceeded; retry in ${seconds} s`, seconds);
+    }
+  }
+}

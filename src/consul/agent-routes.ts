@@ -1,0 +1,134 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RegistryNode } from '../node.js';
+import { serviceIdentity } from '../registry/types.js';
+import { andThen } from '../http/durable-write.js';
+import type { ConsulAccess } from './access.js';
+import type { CheckChange } from './check-update.js';
+import { serviceEncoding } from './encodings.js';
+import { badRequest, ConsulError } from './errors.js';
+import { CHECK_STATUSES, checksOf, type CheckStatus } from './fields.js';
+import { findByCheckId, findByServiceId, keyOf } from './lookup.js';
+import { agentService, consulInstance, type ConsulInstance } from './payloads.js';
+import { refuseFilterExpression } from './query.js';
+import { field, parseConsulRegistration } from './register-body.js';
+import { unknownCheck, type ConsulWrites } from './writes.js';
+
+export interface AgentRouteOptions {
+  node: RegistryNode;
+  access: ConsulAccess;
+  writes: ConsulWrites;
+}
+
+type Query = Record<string, unknown>;
+
+function unknownService(id: string): ConsulError {
+  return new ConsulError(404, `Unknown service ID "${id.slice(0, 256)}". Ensure that the service ID is passed, not the service name.`);
+}
+
+/**
+ * Consul's agent routes. The peer plays the agent: it takes registrations and TTL check
+ * updates, and lists as "its" services the instances whose lease it holds (the ones registered
+ * or renewed here). Writes answer 200 with an empty body, as Consul does. Deregister and the
+ * pass/warn/fail routes also take GET, which Consul accepted before 1.0 and python-consul
+ * 0.7 (Debian's) still sends.
+ */
+export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptions): Promise<void> {
+  const { node, access, writes } = options;
+  const { limits, cluster } = node.config;
+  const localDatacenter = node.config.self.region;
+
+  app.put('/v1/agent/service/register', (request, reply) => {
+    const namespace = access.authorize(request, 'write');
+    const body = request.body;
+    const id = typeof body === 'object' && body !== null ? field(body as Record<string, unknown>, 'ID') ?? field(body as Record<string, unknown>, 'Name') : undefined;
+    const previous = typeof id === 'string' ? findByServiceId(node, namespace, id) : undefined;
+    const { input } = parseConsulRegistration(body, {
+      namespace,
+      clientAddress: request.ip,
+      zone: node.config.self.zone,
+      limits,
+      bounds: cluster,
+      previousChecks: previous ? checksOf(previous.record.data.metadata) : [],
+    });
+    // An ID already registered under another name moves: Consul's IDs are unique on an agent.
+    const moved = previous && serviceIdentity(previous.record.service) !== serviceIdentity(input.service) ? writes.deregister(keyOf(previous)) : undefined;
+    return andThen(moved ?? null, () => andThen(writes.register(input), () => reply.code(200).send()));
+  });
+
+  const deregister = (request: FastifyRequest) => {
+    const namespace = access.authorize(request, 'write');
+    const id = (request.params as { id: string }).id;
+    const entry = findByServiceId(node, namespace, id);
+    if (!entry) throw unknownService(id);
+    return andThen(writes.deregister(keyOf(entry)), () => null);
+  };
+  app.put('/v1/agent/service/deregister/:id', (request, reply) => andThen(deregister(request), () => reply.code(200).send()));
+  app.get('/v1/agent/service/deregister/:id', (request, reply) => andThen(deregister(request), () => reply.code(200).send()));
+
+  /** The agent's services: the served instances of the namespace whose lease this peer holds. */
+  const ownInstances = (namespace: string) => {
+    const out: ConsulInstance[] = [];
+    for (const service of node.views.servicesOf(namespace)) {
+      const encoding = serviceEncoding(node.views, namespace, service, localDatacenter);
+      encoding.view.served.forEach((entry, i) => {
+        if (entry.record.owner === node.config.self.id) out.push(encoding.instances[i]!.instance);
+      });
+    }
+    return out;
+  };
+
+  app.get('/v1/agent/services', async (request, reply) => {
+    const namespace = access.authorize(request, 'read');
+    refuseFilterExpression(request.query as Query);
+    const services: Record<string, unknown> = {};
+    for (const instance of ownInstances(namespace)) services[instance.id] = agentService(instance);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(services));
+  });
+
+  app.get('/v1/agent/checks', async (request, reply) => {
+    const namespace = access.authorize(request, 'read');
+    const checks: Record<string, unknown> = {};
+    for (const instance of ownInstances(namespace)) for (const check of instance.checks) checks[check.CheckID] = check;
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(checks));
+  });
+
+  app.get('/v1/agent/service/:id', async (request, reply) => {
+    const namespace = access.authorize(request, 'read');
+    const id = (request.params as { id: string }).id;
+    const entry = findByServiceId(node, namespace, id);
+    if (!entry) throw unknownService(id);
+    const view = node.views.get(namespace, entry.record.service);
+    const index = view.served.indexOf(entry);
+    if (index < 0) throw unknownService(id);
+    const instance = consulInstance(entry, view.instances[index]!, localDatacenter);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify({ ...agentService(instance), ContentHash: entry.record.version }));
+  });
+
+  const checkUpdate = (request: FastifyRequest, change: CheckChange) => {
+    const namespace = access.authorize(request, 'write');
+    const checkId = (request.params as { check_id: string }).check_id;
+    const entry = findByCheckId(node, writes, namespace, checkId);
+    if (!entry) throw unknownCheck(checkId);
+    return writes.updateCheck(keyOf(entry), checkId, change);
+  };
+
+  for (const [verb, status] of [['pass', 'passing'], ['warn', 'warning'], ['fail', 'critical']] as const) {
+    const handler = (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
+      const note = (request.query as Query).note;
+      if (note !== undefined && typeof note !== 'string') throw badRequest('note: must be given once');
+      return andThen(checkUpdate(request, { status, output: note }), () => reply.code(200).send());
+    };
+    app.put(`/v1/agent/check/${verb}/:check_id`, handler);
+    app.get(`/v1/agent/check/${verb}/:check_id`, handler);
+  }
+
+  app.put('/v1/agent/check/update/:check_id', (request, reply) => {
+    const body = request.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Request decode failed: the body must be {"Status": ..., "Output": ...}');
+    const status = field(body as Record<string, unknown>, 'Status');
+    const output = field(body as Record<string, unknown>, 'Output');
+    if (!CHECK_STATUSES.includes(status as CheckStatus)) throw badRequest('Status: must be passing, warning or critical');
+    if (output !== undefined && output !== null && typeof output !== 'string') throw badRequest('Output: must be a string');
+    return andThen(checkUpdate(request, { status: status as CheckStatus, output: (output as string | null | undefined) ?? undefined }), () => reply.code(200).send());
+  });
+}

@@ -1,0 +1,131 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RegistryNode } from '../node.js';
+import { parseName } from '../registry/validate.js';
+import type { BlockingQueries } from './blocking.js';
+import { goDurationMs } from './duration.js';
+import { badRequest, ConsulError } from './errors.js';
+import type { InstanceFilter } from './encodings.js';
+
+type Query = Record<string, unknown>;
+
+/**
+ * Query parameters and headers the way Consul reads them. A flag such as `passing` or `stale`
+ * is on when present, with no value (brpc sends `?stale&passing`) or any value but `false`
+ * and `0` (the npm client sends `passing=true`, python-consul `passing=1`).
+ */
+export function queryFlag(query: Query, name: string): boolean {
+  const value = query[name];
+  if (value === undefined) return false;
+  const last = Array.isArray(value) ? value[value.length - 1] : value;
+  return last !== 'false' && last !== '0';
+}
+
+/** A service name from the path, checked by the native name rules (400 otherwise). */
+export function serviceName(value: unknown): string {
+  try {
+    return parseName('service', value);
+  } catch (error) {
+    throw badRequest((error as Error).message);
+  }
+}
+
+/** Every region this peer knows of: its own and its peers'. Consul's datacenters are our regions. */
+export function knownDatacenters(node: RegistryNode): string[] {
+  const regions = new Set([node.config.self.region, ...node.membership.list().map((member) => member.descriptor.region)]);
+  return [...regions].sort();
+}
+
+/** `tag` (repeatable), `dc` and `near` as an instance filter; `passing` when the route takes it. */
+export function instanceFilter(node: RegistryNode, query: Query, withPassing: boolean): InstanceFilter {
+  refuseFilterExpression(query);
+  const tags = [query.tag ?? []].flat().filter((tag): tag is string => typeof tag === 'string');
+  const dcValue = query.dc;
+  let datacenter: string | null = null;
+  if (typeof dcValue === 'string' && dcValue !== '') {
+    // Consul's own words for a datacenter it has no route to (its clients show them as is).
+    if (!knownDatacenters(node).includes(dcValue)) throw new ConsulError(500, 'No path to datacenter');
+    datacenter = dcValue;
+  }
+  const near = query.near;
+  let nearZone: string | null = null;
+  if (typeof near === 'string' && near !== '') {
+    if (near.length > 64) throw badRequest('near: must be a zone name (or _agent) of at most 64 characters');
+    // `_agent` is the agent's own position: this peer's zone.
+    nearZone = near === '_agent' ? node.config.self.zone : near;
+  }
+  return { passing: withPassing && queryFlag(query, 'passing'), tags, datacenter, nearZone };
+}
+
+/** Consul's `?filter=` expressions are not implemented: refused, since ignoring one would answer more than was asked. */
+export function refuseFilterExpression(query: Query): void {
+  if (query.filter !== undefined) throw badRequest('filter: filter expressions are not supported by this registry; use tag, passing, dc or near');
+}
+
+export interface BlockingSettings {
+  defaultWaitMs: number;
+  maxWaitMs: number;
+}
+
+/** `index` of a blocking query: a non-negative integer; absent: not blocking. */
+function parseIndex(value: unknown): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) throw badRequest('index: must be a non-negative integer (the X-Consul-Index of the previous answer)');
+  return Number(value);
+}
+
+/** `wait` of a blocking query (Go duration), within `consul.maxWaitMs`. */
+function parseWait(value: unknown, settings: BlockingSettings): number {
+  if (value === undefined || value === '') return settings.defaultWaitMs;
+  const ms = typeof value === 'string' ? goDurationMs(value) : undefined;
+  if (ms === undefined) throw badRequest('wait: must be a duration such as "30s" or "5m"');
+  return Math.min(ms, settings.maxWaitMs);
+}
+
+/**
+ * Holds a blocking query until the index it waits on passes `?index=`, then lets the route
+ * answer. `currentIndex` is what the answer's X-Consul-Index will be. It answers at once when
+ * the index already passed, for `index=0`, and when `index` is beyond anything this peer has
+ * counted (an index from another peer, or from before a restart: revisions are per peer), so
+ * that the client sees the index go back and starts again, as Consul's clients do.
+ */
+export async function holdBlockingQuery(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  context: { node: RegistryNode; blocking: BlockingQueries; settings: BlockingSettings },
+  namespace: string,
+  service: string | null,
+  currentIndex: () => number,
+): Promise<void> {
+  const query = request.query as Query;
+  const index = parseIndex(query.index);
+  const waitMs = parseWait(query.wait, context.settings);
+  if (index === undefined || index === 0) return;
+  if (currentIndex() > index || index > Math.max(1, context.node.views.revision)) return;
+  const abort = new AbortController();
+  reply.raw.on('close', () => abort.abort());
+  await context.blocking.wait(namespace, service, index, waitMs, abort.signal);
+}
+
+/** The index of a service: its revision, at least 1 (Consul's clients refuse an index of 0). */
+export function serviceIndex(node: RegistryNode, namespace: string, service: string): number {
+  return Math.max(1, node.views.revisionOf(namespace, service));
+}
+
+/** The index of the whole catalog: the store's revision, at least 1. */
+export function catalogIndex(node: RegistryNode): number {
+  return Math.max(1, node.views.revision);
+}
+
+/**
+ * The headers of every catalog and health answer. This registry has no leader: each peer
+ * answers from its own replica, which is what Consul calls a stale read with a known leader
+ * and no lag, so clients that insist on a leader (consul-template, Spring Cloud Consul's
+ * health indicator) stay content.
+ */
+export function consulHeaders(reply: FastifyReply, index: number): FastifyReply {
+  return reply
+    .header('X-Consul-Index', String(index))
+    .header('X-Consul-KnownLeader', 'true')
+    .header('X-Consul-LastContact', '0')
+    .type('application/json; charset=utf-8');
+}

@@ -1,0 +1,73 @@
+import type { FastifyInstance } from 'fastify';
+import type { RegistryNode } from '../node.js';
+import type { ConsulAccess } from './access.js';
+import type { BlockingQueries } from './blocking.js';
+import { catalogBody, checksBody, healthBody, serviceEncoding, type ServiceEncoding } from './encodings.js';
+import {
+  catalogIndex,
+  consulHeaders,
+  holdBlockingQuery,
+  instanceFilter,
+  knownDatacenters,
+  serviceIndex,
+  serviceName,
+  type BlockingSettings,
+} from './query.js';
+
+export interface ReadRouteOptions {
+  node: RegistryNode;
+  access: ConsulAccess;
+  blocking: BlockingQueries;
+  settings: BlockingSettings;
+}
+
+type Query = Record<string, unknown>;
+
+/**
+ * Consul's catalog and health reads, answered from the read layer (`node.views`): each
+ * service's Consul encoding is built once per change and shared (encodings.ts); blocking
+ * queries wait on one service (or, for the service list, on the namespace).
+ */
+export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions): Promise<void> {
+  const { node, access, blocking, settings } = options;
+  const context = { node, blocking, settings };
+  const localDatacenter = node.config.self.region;
+  const regionOfZone = node.regionOfZone;
+
+  /** A service read: authorize, block if asked, then answer the body `encode` makes from the encoding. */
+  const serviceRead = (path: string, withPassing: boolean, encode: typeof healthBody) =>
+    app.get(path, async (request, reply) => {
+      const namespace = access.authorize(request, 'read');
+      const service = serviceName((request.params as { name: string }).name);
+      const filter = instanceFilter(node, request.query as Query, withPassing);
+      await holdBlockingQuery(request, reply, context, namespace, service, () => serviceIndex(node, namespace, service));
+      const encoding: ServiceEncoding = serviceEncoding(node.views, namespace, service, localDatacenter);
+      return consulHeaders(reply, serviceIndex(node, namespace, service)).send(encode(encoding, filter, regionOfZone));
+    });
+
+  serviceRead('/v1/catalog/service/:name', false, catalogBody);
+  serviceRead('/v1/health/service/:name', true, healthBody);
+  serviceRead('/v1/health/checks/:name', false, checksBody);
+
+  app.get('/v1/catalog/services', async (request, reply) => {
+    const namespace = access.authorize(request, 'read');
+    const filter = instanceFilter(node, request.query as Query, false);
+    await holdBlockingQuery(request, reply, context, namespace, null, () => catalogIndex(node));
+    const services: Record<string, string[]> = {};
+    for (const service of node.views.servicesOf(namespace)) {
+      const encoding = serviceEncoding(node.views, namespace, service, localDatacenter);
+      if (filter.datacenter === null) {
+        if (encoding.instances.length > 0) services[encoding.view.service] = encoding.tags;
+        continue;
+      }
+      const kept = encoding.instances.filter((item) => item.instance.datacenter === filter.datacenter);
+      if (kept.length > 0) services[encoding.view.service] = [...new Set(kept.flatMap((item) => item.instance.tags))].sort();
+    }
+    return consulHeaders(reply, catalogIndex(node)).send(JSON.stringify(services));
+  });
+
+  app.get('/v1/catalog/datacenters', async (request, reply) => {
+    access.open(request);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(knownDatacenters(node)));
+  });
+}

@@ -1,0 +1,182 @@
+import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
+import { BlockList, createServer, isIP, type Server, type Socket } from 'node:net';
+import dnsPacket, { type DecodedPacket } from 'dns-packet';
+import type { DnsConfig } from '../config/protocols.js';
+import type { Logger } from '../log/logger.js';
+import type { ListenerDeps, ProtocolListener } from '../protocol-listeners.js';
+import { DnsResponder, refusal } from './responder.js';
+
+/**
+ * The DNS listener (docs/dns.md): UDP and TCP on the same port of the peer's host, off unless
+ * `dns.port` is set. Sources outside `dns.allowFrom` get REFUSED over UDP (an answer no bigger
+ * than the query, so no amplification) and a closed connection over TCP.
+ */
+
+/** A TCP connection idle this long is closed (RFC 7766 suggests seconds, not minutes). */
+const TCP_IDLE_MS = 10_000;
+/** Open TCP connections at most; more are refused by the kernel's backlog and then closed. */
+const MAX_TCP_CONNECTIONS = 1_000;
+/** Source addresses whose verdict is remembered; the memo is emptied when it grows past this. */
+const MAX_VERDICTS = 4_096;
+/** Tries to find a port free for both UDP and TCP when the configured port is 0 (any). */
+const ANY_PORT_TRIES = 5;
+
+/** Which sources may query: the `dns.allowFrom` networks. */
+export function sourceFilter(networks: readonly string[]): (address: string) => boolean {
+  const allowed = new BlockList();
+  for (const network of networks) {
+    const [address = '', prefix = ''] = network.split('/');
+    allowed.addSubnet(address, Number(prefix), isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  }
+  // BlockList.check costs microseconds, more than answering from the encoded view: the
+  // verdicts of the sources seen are kept (resolvers and load balancers are few).
+  const verdicts = new Map<string, boolean>();
+  return (address) => {
+    const known = verdicts.get(address);
+    if (known !== undefined) return known;
+    // A dual-stack socket shows IPv4 clients as ::ffff:a.b.c.d.
+    const plain = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+    const family = isIP(plain);
+    const verdict = family !== 0 && allowed.check(plain, family === 6 ? 'ipv6' : 'ipv4');
+    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    verdicts.set(address, verdict);
+    return verdict;
+  };
+}
+
+class DnsListener implements ProtocolListener {
+  readonly name = 'dns';
+  private readonly connections = new Set<Socket>();
+
+  constructor(
+    private readonly udp: UdpSocket,
+    private readonly tcp: Server,
+    private readonly responder: DnsResponder,
+    readonly port: number,
+  ) {}
+
+  async close(): Promise<void> {
+    this.responder.close();
+    for (const connection of this.connections) connection.destroy();
+    await Promise.all([new Promise<void>((resolve) => this.udp.close(() => resolve())), new Promise<void>((resolve) => this.tcp.close(() => resolve()))]);
+  }
+
+  track(connection: Socket): void {
+    this.connections.add(connection);
+    connection.on('close', () => this.connections.delete(connection));
+  }
+}
+
+function onUdpMessage(udp: UdpSocket, responder: DnsResponder, allowed: (address: string) => boolean, log: Logger) {
+  return (message: Buffer, from: RemoteInfo) => {
+    try {
+      const reply = allowed(from.address) ? responder.answer(message, 'udp')?.parts : refusal(message);
+      if (reply) udp.send(reply, from.port, from.address);
+    } catch (error) {
+      // Nothing a client sends may stop the listener; a bug here costs one answer, not the peer.
+      log.warn({ err: error, from: from.address }, 'dns query failed');
+    }
+  };
+}
+
+/**
+ * One TCP connection: length-prefixed messages (RFC 1035 4.2.2), pipelined, answered in order.
+ * Queries are decoded with dns-packet's streamDecode; answers are encoded once per view, so
+ * they get their two length bytes here rather than from streamEncode (which encodes a packet).
+ */
+function onTcpConnection(listener: DnsListener, responder: DnsResponder, allowed: (address: string) => boolean, log: Logger) {
+  return (socket: Socket) => {
+    if (!allowed(socket.remoteAddress ?? '')) {
+      socket.destroy();
+      return;
+    }
+    listener.track(socket);
+    socket.setTimeout(TCP_IDLE_MS, () => socket.destroy());
+    socket.on('error', () => socket.destroy());
+    let pending: Buffer = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      while (pending.length >= 2) {
+        const length = pending.readUInt16BE(0);
+        if (pending.length < 2 + length) break;
+        const framed = pending.subarray(0, 2 + length);
+        pending = pending.subarray(2 + length);
+        try {
+          const reply = responder.answer(framed.subarray(2), 'tcp', () => dnsPacket.streamDecode(framed) as DecodedPacket);
+          if (!reply) continue;
+          const prefix = Buffer.allocUnsafe(2);
+          prefix.writeUInt16BE(reply.parts.reduce((total, part) => total + part.length, 0));
+          if (!socket.write(Buffer.concat([prefix, ...reply.parts]))) {
+            socket.pause();
+            socket.once('drain', () => socket.resume());
+          }
+        } catch (error) {
+          log.warn({ err: error, from: socket.remoteAddress }, 'dns query failed');
+          socket.destroy();
+          return;
+        }
+      }
+    });
+  };
+}
+
+function bindUdp(socket: UdpSocket, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: Error) => reject(error);
+    socket.once('error', failed);
+    socket.bind(port, host, () => {
+      socket.off('error', failed);
+      resolve(socket.address().port);
+    });
+  });
+}
+
+function listenTcp(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: Error) => reject(error);
+    server.once('error', failed);
+    server.listen({ port, host, exclusive: true }, () => {
+      server.off('error', failed);
+      resolve();
+    });
+  });
+}
+
+/** Binds UDP then TCP on the same port; with port 0, a port free for both (a few tries). */
+async function bind(host: string, port: number): Promise<{ udp: UdpSocket; tcp: Server; port: number }> {
+  const type = isIP(host) === 6 ? 'udp6' : 'udp4';
+  for (let attempt = 1; ; attempt++) {
+    const udp = createSocket({ type });
+    const tcp = createServer();
+    try {
+      const bound = await bindUdp(udp, port, host);
+      await listenTcp(tcp, bound, host);
+      return { udp, tcp, port: bound };
+    } catch (error) {
+      udp.close();
+      tcp.close();
+      if (port !== 0 || attempt >= ANY_PORT_TRIES || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    }
+  }
+}
+
+/** Starts the DNS listener when `dns.port` is set (the starter in protocol-listeners.ts). */
+export async function startDns({ node, config, logger }: ListenerDeps): Promise<(ProtocolListener & { port: number }) | null> {
+  const dns: DnsConfig = config.protocols.dns;
+  if (dns.port === null) return null;
+  const log = logger.child({ component: 'dns' });
+  const { udp, tcp, port } = await bind(config.host, dns.port);
+  // Query zones are lower-case (DNS names are case-insensitive); the peers' zones keep theirs.
+  const regionOfZone = (zone: string): string | undefined =>
+    config.self.zone.toLowerCase() === zone ? config.self.region : node.membership.list().find((member) => member.descriptor.zone.toLowerCase() === zone)?.descriptor.region;
+  const responder = new DnsResponder({ views: node.views, regionOfZone }, dns);
+  const listener = new DnsListener(udp, tcp, responder, port);
+  const allowed = sourceFilter(dns.allowFrom);
+  udp.on('message', onUdpMessage(udp, responder, allowed, log));
+  udp.on('error', (error) => log.warn({ err: error }, 'dns udp socket error'));
+  tcp.maxConnections = MAX_TCP_CONNECTIONS;
+  tcp.on('connection', onTcpConnection(listener, responder, allowed, log));
+  tcp.on('error', (error) => log.warn({ err: error }, 'dns tcp server error'));
+  log.info({ host: config.host, port, domain: dns.domain, namespaces: dns.namespaces, allowFrom: dns.allowFrom }, 'dns listening');
+  return listener;
+}

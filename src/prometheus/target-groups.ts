@@ -1,0 +1,155 @@
+import type { InstanceView } from '../registry/view.js';
+import type { ServiceView } from '../views/service-views.js';
+
+/**
+ * Prometheus HTTP service discovery (`http_sd_configs`): the registry's served instances as
+ * the JSON list of target groups Prometheus expects, `[{"targets": ["host:port"], "labels":
+ * {...}}, ...]`. A group's labels apply to every target in it, and each instance has labels of
+ * its own (id, zone, metadata), so every instance is a group of one target; a service's groups
+ * are one part of the answer, built once per change of its view (ServiceViews.encoding) and
+ * shared by every scraper, and an answer is the concatenation of the parts it selects.
+ */
+
+/** The name under which the parts are kept with a view (ServiceViews.encoding). */
+export const TARGET_GROUPS_ENCODING = 'prometheus-sd';
+
+/** The prefix of every label this discovery sets; Prometheus drops `__meta_*` labels after relabelling. */
+export const META_PREFIX = '__meta_registry_';
+const METADATA_PREFIX = `${META_PREFIX}metadata_`;
+
+// Prometheus's own rule (strutil.SanitizeLabelName): anything but ASCII letters, digits and
+// `_` becomes `_`, one `_` per character (code point). Written out because Prometheus has no
+// JavaScript library; what it must match is Prometheus's Go code, not a JS label library.
+const INVALID_LABEL_CHAR = /[^a-zA-Z0-9_]/gu;
+
+/**
+ * A metadata key as the rest of a label name, sanitised as Prometheus sanitises the keys its own
+ * discoveries turn into labels (Consul, Eureka, Kubernetes): every character that cannot be in
+ * a label name becomes `_`. `prometheus.io/port` -> `prometheus_io_port`.
+ */
+export function sanitizeLabelName(name: string): string {
+  return name.replace(INVALID_LABEL_CHAR, '_');
+}
+
+/** `host:port`, with an IPv6 address in brackets (as Go's net.JoinHostPort writes it). */
+export function targetAddress(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** Sanitised label names of metadata keys, for one encoding run: keys repeat across instances. */
+export type LabelNameCache = Map<string, string>;
+
+/**
+ * The labels of one instance, as `[name, value]` pairs in a fixed order (the fixed labels,
+ * then the metadata by key). Metadata keys that sanitise to the same label name (`a.b` and
+ * `a-b`) give one label: the key first in sorted order wins, so the answer does not depend on
+ * the order a client sent its metadata in.
+ */
+export function labelsOf(instance: InstanceView, names: LabelNameCache = new Map()): [string, string][] {
+  const labels: [string, string][] = [
+    [`${META_PREFIX}namespace`, instance.namespace],
+    [`${META_PREFIX}service`, instance.service],
+    [`${META_PREFIX}instance_id`, instance.instanceId],
+    [`${META_PREFIX}host`, instance.host],
+    [`${META_PREFIX}port`, String(instance.port)],
+    [`${META_PREFIX}zone`, instance.zone],
+    [`${META_PREFIX}region`, instance.region ?? ''],
+    [`${META_PREFIX}group`, instance.group],
+    [`${META_PREFIX}status`, instance.status],
+  ];
+  const keys = Object.keys(instance.metadata);
+  if (keys.length === 0) return labels;
+  const seen = new Set<string>();
+  for (const key of keys.sort()) {
+    let name = names.get(key);
+    if (name === undefined) names.set(key, (name = METADATA_PREFIX + sanitizeLabelName(key)));
+    if (seen.has(name)) continue;
+    seen.add(name);
+    labels.push([name, instance.metadata[key]!]);
+  }
+  return labels;
+}
+
+/**
+ * One instance's target group as JSON, written from the label pairs rather than through an
+ * object and JSON.stringify: no object per instance whose keys differ from instance to
+ * instance. Label names are `[a-zA-Z0-9_]` only, so they need no escaping; every value goes
+ * through JSON.stringify; a unit test holds the output to JSON.stringify's of the same group.
+ */
+export function targetGroupJson(instance: InstanceView, names: LabelNameCache = new Map()): string {
+  let labels = '';
+  for (const [name, value] of labelsOf(instance, names)) labels += `${labels === '' ? '' : ','}"${name}":${JSON.stringify(value)}`;
+  return `{"targets":[${JSON.stringify(targetAddress(instance.host, instance.port))}],"labels":{${labels}}}`;
+}
+
+/** One instance's target group, as JSON bytes, with what a selection filters it on. */
+export interface TargetGroupPart {
+  group: string;
+  zone: string;
+  /** A view into the service's `bytes` (no copy of its own). */
+  bytes: Buffer;
+}
+
+/** A service's part of the answer: its instances' groups, all of them joined and each alone. */
+export interface ServiceTargetGroups {
+  parts: readonly TargetGroupPart[];
+  /** Every group's JSON, UTF-8, joined by commas (empty when the service has no target). */
+  bytes: Buffer;
+}
+
+const COMMA = Buffer.from(',');
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
+
+/**
+ * The target groups of a view: one per instance that is UP and served (lease live, or held by
+ * an eviction guard, as the native listing serves it), in instance id order. Kept as bytes,
+ * once: an answer is then one copy of the selected bytes, with no string to build or encode
+ * per request (10,000 instances are about 5 MB).
+ */
+export function encodeTargetGroups(view: ServiceView): ServiceTargetGroups {
+  const selected = view.instances.filter((instance) => instance.status === 'UP');
+  const names: LabelNameCache = new Map();
+  const encoded = selected.map((instance) => Buffer.from(targetGroupJson(instance, names)));
+  // One buffer for the service; each part is a view into it.
+  const bytes = Buffer.concat(encoded.flatMap((part, i) => (i === 0 ? [part] : [COMMA, part])));
+  let offset = 0;
+  const parts = selected.map((instance, i): TargetGroupPart => {
+    const length = encoded[i]!.length;
+    const part = { group: instance.group, zone: instance.zone, bytes: bytes.subarray(offset, offset + length) };
+    offset += length + COMMA.length;
+    return part;
+  });
+  return { parts, bytes };
+}
+
+/** What a request keeps of each service's groups: one group, one zone, or both (null: any). */
+export interface PartFilter {
+  group: string | null;
+  zone: string | null;
+}
+
+/**
+ * The answer: the JSON array of the selected services' groups, as bytes. Without a group or
+ * zone filter each service is one piece (its joined bytes); with one, only the matching parts
+ * are picked. Either way the pieces are copied once into the answer, never re-encoded.
+ */
+export function joinTargetGroups(services: readonly ServiceTargetGroups[], filter: PartFilter): Buffer {
+  const pieces: Buffer[] = [OPEN];
+  const add = (piece: Buffer) => {
+    if (pieces.length > 1) pieces.push(COMMA);
+    pieces.push(piece);
+  };
+  const unfiltered = filter.group === null && filter.zone === null;
+  for (const service of services) {
+    if (unfiltered) {
+      if (service.bytes.length > 0) add(service.bytes);
+      continue;
+    }
+    for (const part of service.parts) {
+      if ((filter.group === null || part.group === filter.group) && (filter.zone === null || part.zone === filter.zone)) add(part.bytes);
+    }
+  }
+  pieces.push(CLOSE);
+  return Buffer.concat(pieces);
+}

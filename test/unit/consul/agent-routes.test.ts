@@ -1,0 +1,212 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestConsul, type TestConsul } from '../../support/consul.js';
+
+let t: TestConsul;
+afterEach(async () => t?.close());
+
+const register = (body: Record<string, unknown>) => t.app.inject({ method: 'PUT', url: '/v1/agent/service/register', payload: body });
+const web = (over: Record<string, unknown> = {}) => ({
+  Name: 'web',
+  ID: 'web-1',
+  Address: '10.0.0.1',
+  Port: 8080,
+  Tags: ['v1', 'primary'],
+  Meta: { version: '1.2' },
+  Weights: { Passing: 5, Warning: 2 },
+  Check: { TTL: '10s', DeregisterCriticalServiceAfter: '1m' },
+  ...over,
+});
+const native = async (service = 'web') => (await t.native.inject({ url: `/v1/services/${service}?status=all` })).json().instances;
+const health = async (query = '') => (await t.app.inject({ url: `/v1/health/service/web${query}` })).json();
+
+describe('PUT /v1/agent/service/register', () => {
+  it('stores one record that /v1 lists: ID, Address, Port, Weights, Meta, and the tags and checks under consul.*', async () => {
+    t = await createTestConsul();
+    const response = await register(web({ Check: { TTL: '10s', Status: 'passing', DeregisterCriticalServiceAfter: '1m' } }));
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toBe('');
+    const [instance] = await native();
+    expect(instance).toMatchObject({ instanceId: 'web-1', host: '10.0.0.1', port: 8080, weight: 5, status: 'UP', leaseDurationMs: 70_000 });
+    expect(instance.metadata).toMatchObject({ version: '1.2', 'consul.tags': '["v1","primary"]', 'consul.warning-weight': '2' });
+    const service = (await t.app.inject({ url: '/v1/agent/service/web-1' })).json();
+    expect(service).toMatchObject({ ID: 'web-1', Service: 'web', Tags: ['v1', 'primary'], Meta: { version: '1.2' }, Port: 8080, Address: '10.0.0.1', Weights: { Passing: 5, Warning: 2 } });
+  });
+
+  it('is listed by the Eureka API as the same instance', async () => {
+    t = await createTestConsul();
+    await register(web({ Check: { TTL: '10s', Status: 'passing' } }));
+    const app = (await t.native.inject({ url: '/eureka/v2/apps/WEB', headers: { accept: 'application/json' } })).json().application;
+    expect(app.instance[0]).toMatchObject({ instanceId: 'web-1', ipAddr: '10.0.0.1', status: 'UP' });
+  });
+
+  it('reads lower-case fields as Go does (python-consul), defaults ID to the name and Address to the client', async () => {
+    t = await createTestConsul();
+    const response = await t.app.inject({ method: 'PUT', url: '/v1/agent/service/register', remoteAddress: '10.9.9.9', payload: { name: 'py', port: 81, check: { ttl: '5s' } } });
+    expect(response.statusCode).toBe(200);
+    const [instance] = await native('py');
+    expect(instance).toMatchObject({ instanceId: 'py', host: '10.9.9.9', port: 81 });
+  });
+
+  it('starts a TTL check critical (the instance DOWN, not passing) unless it says otherwise', async () => {
+    t = await createTestConsul();
+    await register(web());
+    expect((await native())[0].status).toBe('DOWN');
+    expect(await health('?passing')).toEqual([]);
+    expect((await health())[0].Checks[1]).toMatchObject({ CheckID: 'service:web-1', Status: 'critical', Type: 'ttl' });
+  });
+
+  it('keeps the state of a check registered again without a Status', async () => {
+    t = await createTestConsul();
+    await register(web());
+    await t.app.inject({ method: 'PUT', url: '/v1/agent/check/pass/service:web-1' });
+    await register(web({ Tags: ['v2'] }));
+    const [entry] = await health('?passing');
+    expect(entry.Service.Tags).toEqual(['v2']);
+  });
+
+  it('names checks service:<ID>:<n> when there are several, and lists them all', async () => {
+    t = await createTestConsul();
+    await register(web({ Check: undefined, Checks: [{ TTL: '10s', Status: 'passing' }, { TTL: '20s', Name: 'disk', Status: 'warning' }] }));
+    const checks = (await t.app.inject({ url: '/v1/health/checks/web' })).json();
+    expect(checks.map((c: { CheckID: string; Status: string }) => [c.CheckID, c.Status])).toEqual([
+      ['service:web-1:1', 'passing'],
+      ['service:web-1:2', 'warning'],
+    ]);
+  });
+
+  it.each([
+    [{ Port: 8080 }, 'Name'],
+    [web({ Port: undefined }), 'Port'],
+    [web({ Port: 70000 }), 'Port'],
+    [web({ Address: 'not a host!' }), 'Address'],
+    [web({ ID: 'a/b' }), 'ID'],
+    [web({ Tags: 'v1' }), 'Tags'],
+    [web({ Meta: { 'consul.tags': 'x' } }), 'Meta'],
+    [web({ Meta: { k: 1 } }), 'Meta.k'],
+    [web({ Weights: { Passing: -1 } }), 'Weights.Passing'],
+    [web({ Check: { HTTP: 'http://x/health', Interval: '10s' } }), 'Check.HTTP'],
+    [web({ Check: { Interval: '10s' } }), 'Check.TTL'],
+    [web({ Check: { TTL: 'soon' } }), 'Check.TTL'],
+    [web({ Check: { TTL: '10s', Status: 'fine' } }), 'Check.Status'],
+    [web({ Check: { TTL: '10s', DeregisterCriticalServiceAfter: 'never' } }), 'Check.DeregisterCriticalServiceAfter'],
+    [web({ Connect: { Native: true } }), 'Connect'],
+  ])('refuses %j with a 400 naming %s, and stores nothing', async (body, fieldName) => {
+    t = await createTestConsul();
+    const response = await register(body);
+    expect(response.statusCode).toBe(400);
+    expect(response.headers['content-type']).toMatch(/^text\/plain/);
+    expect(response.body.startsWith(fieldName)).toBe(true);
+    expect(t.node.store.size).toBe(0);
+  });
+
+  it('answers 400 to a body that is not JSON', async () => {
+    t = await createTestConsul();
+    const response = await t.app.inject({ method: 'PUT', url: '/v1/agent/service/register', headers: { 'content-type': 'application/json' }, payload: '{"Name":' });
+    expect(response.statusCode).toBe(400);
+    expect(response.body).toMatch(/^Request decode failed/);
+  });
+});
+
+describe('deregister, agent services', () => {
+  it('deregisters by ID (PUT, and GET as python-consul sends it); 404 for an unknown ID', async () => {
+    t = await createTestConsul();
+    await register(web());
+    await register(web({ ID: 'web-2', Port: 8081 }));
+    expect((await t.app.inject({ method: 'PUT', url: '/v1/agent/service/deregister/web-1' })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/agent/service/deregister/web-2' })).statusCode).toBe(200);
+    expect(await native()).toEqual([]);
+    const missing = await t.app.inject({ method: 'PUT', url: '/v1/agent/service/deregister/web-1' });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.body).toMatch(/^Unknown service ID "web-1"/);
+    expect((await t.app.inject({ url: '/v1/agent/service/web-1' })).statusCode).toBe(404);
+  });
+
+  it('lists the instances this peer holds the lease of, /v1 registrations included, and their checks', async () => {
+    t = await createTestConsul();
+    await register(web());
+    await t.native.inject({ method: 'POST', url: '/v1/instances', payload: { service: 'api', host: '10.0.0.2', port: 9000, instanceId: 'api-1' } });
+    const services = (await t.app.inject({ url: '/v1/agent/services' })).json();
+    expect(Object.keys(services).sort()).toEqual(['api-1', 'web-1']);
+    expect(services['api-1']).toMatchObject({ Service: 'api', Tags: [], Port: 9000, Address: '10.0.0.2' });
+    const checks = (await t.app.inject({ url: '/v1/agent/checks' })).json();
+    expect(checks['service:web-1']).toMatchObject({ Status: 'critical', ServiceID: 'web-1' });
+    expect(checks['service:api-1']).toMatchObject({ Status: 'passing', ServiceID: 'api-1' });
+  });
+
+  it('a register of an ID under another name moves it', async () => {
+    t = await createTestConsul();
+    await register(web());
+    await register(web({ Name: 'www' }));
+    expect(await native('web')).toEqual([]);
+    expect((await native('www'))[0].instanceId).toBe('web-1');
+  });
+});
+
+describe('TTL checks as heartbeats', () => {
+  it('pass renews the lease; without passes the TTL sweep marks it critical; DeregisterCriticalServiceAfter removes it', async () => {
+    t = await createTestConsul();
+    await register(web({ Check: { TTL: '10s', DeregisterCriticalServiceAfter: '1m' } }));
+    expect((await t.app.inject({ method: 'PUT', url: '/v1/agent/check/pass/service:web-1?note=ok' })).statusCode).toBe(200);
+    expect((await health('?passing'))[0].Checks[1]).toMatchObject({ Status: 'passing', Output: 'ok' });
+    for (let i = 0; i < 6; i++) {
+      await t.clock.advance(8_000);
+      await t.app.inject({ method: 'PUT', url: '/v1/agent/check/pass/service:web-1?note=ok' });
+      t.writes.sweep();
+    }
+    expect(await health('?passing')).toHaveLength(1);
+    // Silence: past the TTL the sweep marks it critical (DOWN everywhere), and a minute later it is gone.
+    await t.clock.advance(11_000);
+    t.writes.sweep();
+    expect(await health('?passing')).toEqual([]);
+    expect((await health())[0].Checks[1]).toMatchObject({ Status: 'critical', Output: expect.stringMatching(/^TTL expired/) });
+    expect((await native())[0].status).toBe('DOWN');
+    await t.clock.advance(61_000);
+    expect(await health()).toEqual([]);
+    expect(await native()).toEqual([]);
+  });
+
+  it('fail marks it critical at once and warn keeps it listed but not passing; update sets status and output', async () => {
+    t = await createTestConsul();
+    await register(web({ Check: { TTL: '10s', Status: 'passing' } }));
+    await t.app.inject({ method: 'PUT', url: '/v1/agent/check/fail/service:web-1?note=down' });
+    expect(await health('?passing')).toEqual([]);
+    expect((await native())[0].status).toBe('DOWN');
+    await t.app.inject({ method: 'GET', url: '/v1/agent/check/warn/service:web-1' });
+    expect((await native())[0].status).toBe('UP');
+    expect(await health('?passing')).toEqual([]);
+    expect((await health())[0].Checks[1].Status).toBe('warning');
+    const update = await t.app.inject({ method: 'PUT', url: '/v1/agent/check/update/service:web-1', payload: { Status: 'passing', Output: 'all good' } });
+    expect(update.statusCode).toBe(200);
+    expect((await health('?passing'))[0].Checks[1]).toMatchObject({ Status: 'passing', Output: 'all good' });
+  });
+
+  it('a check passed on a peer that did not register it is found by its id', async () => {
+    t = await createTestConsul();
+    await register(web({ Check: { CheckID: 'custom-check', TTL: '10s' } }));
+    // A fresh app on the same node knows nothing of the check: it finds it by scanning.
+    const { buildConsulApp } = await import('../../../src/consul/app.js');
+    const other = await buildConsulApp({ node: t.node, port: 8500 });
+    expect((await other.app.inject({ method: 'PUT', url: '/v1/agent/check/pass/custom-check' })).statusCode).toBe(200);
+    await other.app.close();
+    expect(await health('?passing')).toHaveLength(1);
+  });
+
+  it.each([
+    ['PUT', '/v1/agent/check/pass/nope', 404, /^Unknown check ID "nope"/],
+    ['PUT', '/v1/agent/check/update/service:web-1', 400, /^Request decode failed/],
+  ])('%s %s answers %d', async (method, url, status, text) => {
+    t = await createTestConsul();
+    await register(web());
+    const response = await t.app.inject({ method: method as 'PUT', url });
+    expect(response.statusCode).toBe(status);
+    expect(response.body).toMatch(text);
+  });
+
+  it('refuses an update with an unknown status', async () => {
+    t = await createTestConsul();
+    await register(web());
+    const response = await t.app.inject({ method: 'PUT', url: '/v1/agent/check/update/service:web-1', payload: { Status: 'great' } });
+    expect(response.statusCode).toBe(400);
+    expect(response.body).toMatch(/^Status/);
+  });
+});

@@ -232,3 +232,18 @@ describe('WatchHub sharing and coalescing', () => {
     expect(() => node.watch.admitLongPoll()).toThrowError(RegistryError);
   });
 });
+
+describe('WatchHub and service names', () => {
+  it('follows the store in matching names: a watch of Orders hears orders, named as stored', async () => {
+    const { node, clock } = await createTestNode();
+    node.registry.register(instance('a'));
+    const { events, sink } = collector();
+    node.watch.subscribe({ namespace: 'default', services: ['ORDERS'] }, sink);
+    node.registry.register(instance('b'));
+    await clock.advance(100);
+    expect(events.map((e) => [e.type, 'service' in e ? e.service : ''])).toEqual([
+      ['snapshot', 'orders'],
+      ['delta', 'orders'],
+    ]);
+  });
+});

@@ -96,6 +96,13 @@ export interface DocumentBody {
   gzipped: boolean;
 }
 
+function sortedApps(byApp: Map<string, StableView[]>): AppRead[] {
+  return [...byApp.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, views]) => ({ name, views }));
+}
+
+/** How long a full fetch's gathering of views may hold the event loop before it yields. */
+const YIELD_AFTER_MS = 5;
+
 const SEPARATOR = Buffer.from(',');
 const SEPARATOR_GZIP = gzipSync(SEPARATOR);
 
@@ -111,16 +118,38 @@ export class SharedEurekaDocuments {
   /** Every app with a served instance, sorted by name, from one lease view. */
   private apps(leases: LeaseView, only?: string): AppRead[] {
     const byApp = new Map<string, StableView[]>();
+    for (const service of this.components.views.servicesOf(this.init.namespace)) this.addApp(byApp, service, leases, only);
+    return sortedApps(byApp);
+  }
+
+  /**
+   * `apps` for a full fetch: the stable views of a whole registry may all need building after
+   * a flood of changes (100,000 instances take tens of ms), so it yields to the event loop
+   * whenever it has held it for `YIELD_AFTER_MS`.
+   */
+  private async appsSliced(): Promise<AppRead[]> {
+    const byApp = new Map<string, StableView[]>();
+    let leases = this.components.leaseView();
+    let sliceStartMs = performance.now();
     for (const service of this.components.views.servicesOf(this.init.namespace)) {
-      const name = appNameOf(service);
-      if (only !== undefined && name !== only) continue;
-      const view = this.components.views.stable(this.init.namespace, service, leases);
-      if (view.served.length === 0) continue;
-      let list = byApp.get(name);
-      if (!list) byApp.set(name, (list = []));
-      list.push(view);
+      if (performance.now() - sliceStartMs > YIELD_AFTER_MS) {
+        await yieldToLoop();
+        leases = this.components.leaseView();
+        sliceStartMs = performance.now();
+      }
+      this.addApp(byApp, service, leases);
     }
-    return [...byApp.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, views]) => ({ name, views }));
+    return sortedApps(byApp);
+  }
+
+  private addApp(byApp: Map<string, StableView[]>, service: string, leases: LeaseView, only?: string): void {
+    const name = appNameOf(service);
+    if (only !== undefined && name !== only) return;
+    const view = this.components.views.stable(this.init.namespace, service, leases);
+    if (view.served.length === 0) return;
+    let list = byApp.get(name);
+    if (!list) byApp.set(name, (list = []));
+    list.push(view);
   }
 
   /** The status counts of an app (shared per service). */
@@ -146,7 +175,7 @@ export class SharedEurekaDocuments {
 
   /** `GET /eureka/apps`: every app, with the hash code of the whole registry. */
   async registry(format: Format, gzipped: boolean): Promise<DocumentBody> {
-    const apps = this.apps(this.components.leaseView());
+    const apps = await this.appsSliced();
     // Parts and counts are taken in one tick, so that the hash code matches the parts.
     const hashCode = hashCodeOf(apps.flatMap((app) => this.counts(app)));
     const parts = apps.map((app) => this.part(app, format, gzipped));

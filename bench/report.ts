@@ -13,6 +13,7 @@ import { CLUSTER_TARGETS, type ClusterPoint } from './replication.js';
 import type { SinglePeerResult } from './single-peer.js';
 import type { DnsResult } from './dns.js';
 import type { SseResult } from './sse.js';
+import { readScaleRows, type ReadScaleResult } from './read-scale.js';
 import type { ConsulResult } from './consul.js';
 import type { XdsBenchResult } from './xds.js';
 import { table } from './lib.js';
@@ -33,6 +34,8 @@ export interface BenchResults {
   /** Absent in results recorded before the xDS section existed. */
   xds?: XdsBenchResult | { skipped: string };
   cluster: { points: ClusterPoint[]; skipped: string[]; primary: { peers: number; instances: number } };
+  /** bench/read-scale.ts (absent from runs older than it). */
+  readScale?: ReadScaleResult | { skipped: string };
 }
 
 /** A full `bench/multi-region.ts` run, kept in bench/multi-region-results.json. */
@@ -201,6 +204,10 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
     });
   } else {
     rows.push({ figure: 'watch (SSE) notification, 1,000 subscribers', value: `not measured: ${skipped(sse) ? sse.skipped : sse.reason}`, reference: '', ratio: '', target: 'none set', met: 'not measured' });
+  }
+  if (results.readScale !== undefined) {
+    if (skipped(results.readScale)) rows.push({ figure: 'reads at scale (bench/read-scale.ts)', value: `not measured: ${results.readScale.skipped}`, reference: '', ratio: '', target: '', met: 'not measured' });
+    else rows.push(...readScaleRows(results.readScale));
   }
   if (consul && !skipped(consul)) {
     rows.push({

@@ -173,7 +173,7 @@ export class RegistryNode {
     this.peerApi = new PeerService({ membership, inbox: this.inbox, antiEntropy: this.antiEntropy });
     this.views = new ServiceViews({ clock, store: this.store, leaseView: () => this.registry.leaseView() });
     this.watch = new WatchHub(
-      { clock, rng, registry: this.registry, logger },
+      { clock, rng, registry: this.registry, logger, views: this.views },
       { coalesceMs: cluster.watchCoalesceMs, maxWatchers: cluster.watchMaxWatchers },
     );
     this.persistence =

@@ -6,6 +6,7 @@ import type { HttpLayer, HttpResponse } from './http.js';
 import type { ClientLogger } from './logger.js';
 import type { PeerSelector } from './peers.js';
 import { SseParser } from './sse.js';
+import { longPollUntil } from './watch-poll.js';
 import { parseWatchMessage, WireError, type DeltaMessage, type SnapshotMessage } from './wire.js';
 
 /** Where the stream's news goes (the discovery cache). */
@@ -27,7 +28,15 @@ export interface WatchStreamInit {
   droppedPauseMs: number;
   /** Pause before trying again after a peer refused the watch itself (a 4xx). */
   rejectedPauseMs: number;
+  /**
+   * How long to long-poll a peer that refused the stream for serving too many watchers
+   * before trying the stream again (at least its Retry-After). Default 30 s.
+   */
+  streamRetryMs?: number;
 }
+
+/** The default of `WatchStreamInit.streamRetryMs`. */
+export const DEFAULT_STREAM_RETRY_MS = 30_000;
 
 /** How one connection ended. */
 type SessionEnd =
@@ -35,7 +44,8 @@ type SessionEnd =
   | { kind: 'closed' }
   | { kind: 'dropped' }
   | { kind: 'failed'; reason: FailureReason; message: string; retryAfterMs?: number }
-  | { kind: 'rejected'; status: number; message: string };
+  | { kind: 'rejected'; status: number; message: string }
+  | { kind: 'busy'; retryAfterMs: number | undefined };
 
 /** Why the client itself cut a connection. */
 type CutReason = 'restart' | 'closed' | 'timeout' | 'idle';
@@ -46,6 +56,10 @@ type CutReason = 'restart' | 'closed' | 'timeout' | 'idle';
  * peer ending it) the peer backs off and the stream reconnects to the next one, where the
  * new snapshot resyncs the cache. A `dropped` event (we read too slowly) reconnects to the
  * same peer. Watching another service restarts the stream with the longer list.
+ *
+ * Push-pull: a peer that refuses the stream because it serves as many watchers as it may
+ * (429 REG_ERR_TOO_MANY_WATCHERS) is long-polled instead (watch-poll.ts), service by service,
+ * for `streamRetryMs` (at least its Retry-After); then the stream is tried again.
  */
 export class WatchStream {
   private services: string[] = [];
@@ -137,6 +151,11 @@ export class WatchStream {
           this.log.debug({ peer, reason: end.reason, message: end.message }, 'watch stream failed');
           selector.failed(peer, end.reason, end.retryAfterMs);
           break;
+        case 'busy': {
+          const pollEnd = await this.longPoll(peer, end.retryAfterMs);
+          if (pollEnd === 'closed') return;
+          break;
+        }
       }
     }
   }
@@ -222,16 +241,47 @@ export class WatchStream {
     }
   }
 
-  /** A non-200 answer to the watch: another peer on 5xx/429, a pause on other 4xx. */
+  /** Long-polls `peer` until the stream may be tried again; 'closed' when the watch was closed meanwhile. */
+  private async longPoll(peer: string, retryAfterMs: number | undefined): Promise<'closed' | 'over'> {
+    const { clock, http, selector } = this.components;
+    const forMs = Math.max(retryAfterMs ?? 0, this.init.streamRetryMs ?? DEFAULT_STREAM_RETRY_MS);
+    this.log.info({ peer, forMs }, 'the peer serves as many watch streams as it may; long-polling it instead');
+    this.interrupt = new AbortController();
+    this.cutReason = null;
+    this.target.connected(peer);
+    let end;
+    try {
+      end = await longPollUntil({
+        http,
+        clock,
+        namespace: this.init.namespace,
+        requestTimeoutMs: this.init.requestTimeoutMs,
+        peer,
+        services: this.services,
+        untilMs: clock.nowMs() + forMs,
+        signal: this.interrupt.signal,
+        heard: () => this.target.heard(),
+        snapshot: (message) => this.target.applySnapshot(peer, message),
+      });
+    } finally {
+      this.target.disconnected();
+    }
+    if (end.kind === 'failed') selector.failed(peer, end.reason, end.retryAfterMs);
+    return this.closed ? 'closed' : 'over';
+  }
+
+  /** A non-200 answer to the watch: another peer on 5xx/429, a pause on other 4xx, long polls when the peer is full. */
   private async refused(response: HttpResponse): Promise<SessionEnd> {
     const text = (await response.text().catch(() => '')).slice(0, 200);
+    const retryAfterMs = parseRetryAfterMs(response.headers['retry-after'], this.components.clock.nowMs());
+    if (response.status === 429 && text.includes('"REG_ERR_TOO_MANY_WATCHERS"')) return { kind: 'busy', retryAfterMs };
     const verdict = classifyStatus(response.status);
     if (verdict.kind === 'failover') {
       return {
         kind: 'failed',
         reason: verdict.reason,
         message: `answered ${response.status}: ${text}`,
-        retryAfterMs: parseRetryAfterMs(response.headers['retry-after'], this.components.clock.nowMs()),
+        retryAfterMs,
       };
     }
     return { kind: 'rejected', status: response.status, message: text };

@@ -207,7 +207,7 @@ export const clusterSettings = {
     50,
     'Watch streams: changes within this window reach each subscriber as one event per service, so a burst is one push. Longer means fewer pushes under churn but later news.',
   ),
-  watchMaxWatchers: count(1, 1_000_000, 10_000, 'Most watch streams plus long polls one peer serves at once; more are refused with 429.'),
+  watchMaxWatchers: count(1, 1_000_000, 10_000, 'Most watch streams plus long polls one peer serves at once, and most long polls on their own; more are refused with 429 (a refused stream is told to long-poll, which its own budget still admits: push-pull).'),
   watchKeepAliveMs: ms(1_000, 600_000, 15_000, 'Watch streams: how often an idle stream gets a keep-alive comment, so proxies do not cut it.'),
   watchMaxBufferedBytes: bytes(
     1_024,

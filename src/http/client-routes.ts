@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalid, RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
-import { listServiceEntries, listServices, orderByProximity } from '../registry/queries.js';
+import { listServices, orderByProximity } from '../registry/queries.js';
 import { renewalIntervalMs } from '../registry/lease-terms.js';
 import { andThen, durableWrite } from './durable-write.js';
-import { InstanceJsonCache } from './instance-json.js';
+import { InstanceJsonCache, listingBytes, selectListing, type ListingSelection } from './instance-json.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import {
   parseCount,
@@ -118,15 +118,18 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
       await node.watch.waitForChange(namespace, service, index, waitMs, abort.signal);
     }
     const threshold = node.config.services[`${namespace}/${service}`]?.protectThresholdRatio ?? cluster.protectThresholdRatio;
-    const leases = view();
-    const { entries, ...listing } = listServiceEntries(registry.store, namespace, service, leases, query.status === 'all', threshold, group);
-    reply.header('X-Registry-Index', String(listing.revision));
+    const selection: ListingSelection = { allStatuses: query.status === 'all', protectThresholdRatio: threshold, group };
+    const served = node.views.get(namespace, service);
+    reply.header('X-Registry-Index', String(served.revision));
     if (query.near === undefined) {
-      // The hottest read: written from per-record JSON parts (instance-json.ts), same bytes as the views'.
+      // The hottest read: the bytes of this listing are built once per view (a change, or at
+      // most once a second for the lease countdown) and shared by every reader (docs/api.md).
       reply.type('application/json; charset=utf-8');
-      return `${JSON.stringify(listing).slice(0, -1)},"instances":${listingJson.instancesJson(entries, leases)}}`;
+      return listingBytes(node.views, served, selection, listingJson, view);
     }
     if (query.near.length === 0 || query.near.length > 64) throw invalid('near', 'must be a zone name of 1 to 64 characters');
+    const { entries, ...listing } = selectListing(served, selection, view);
+    const leases = { ...view(), nowMs: served.builtAtMs };
     const instances = entries.map((entry) => toInstanceView(entry, leases));
     return { ...listing, instances: orderByProximity(instances, query.near, node.regionOfZone), near: query.near };
   });

@@ -1,6 +1,8 @@
+import { isProtected, type ServiceEntryListing } from '../registry/queries.js';
 import type { InstanceStore } from '../registry/store.js';
-import type { InstanceRecord, StoredInstance } from '../registry/types.js';
+import { groupOf, type InstanceRecord, type StoredInstance } from '../registry/types.js';
 import { leaseRemainingMs, leaseState, type LeaseView } from '../registry/visibility.js';
+import type { ServiceView, ServiceViews } from '../views/service-views.js';
 import { regionOf, toInstanceView } from '../registry/view.js';
 
 /**
@@ -133,4 +135,51 @@ export class InstanceJsonCache {
     if (parts) this.bytes -= parts.bytes;
     this.parts.delete(record);
   }
+}
+
+/** Which instances of a service a `GET /v1/services/{service}` lists. */
+export interface ListingSelection {
+  /** `status=all`: every status, not only UP. */
+  allStatuses: boolean;
+  /** The service's protect threshold (0: off). */
+  protectThresholdRatio: number;
+  /** Only this group's instances; null: every group. */
+  group: string | null;
+}
+
+/**
+ * The listing a selection answers, from a shared view: what `listServiceEntries` answers from
+ * the store, as of the view's build time (`leases` gives the rules in force; its clock reading
+ * is replaced by the view's).
+ */
+export function selectListing(view: ServiceView, selection: ListingSelection, leases: () => LeaseView): ServiceEntryListing {
+  const asOf = { ...leases(), nowMs: view.builtAtMs };
+  const { group } = selection;
+  const live = group === null ? [...view.served] : view.served.filter((entry) => groupOf(entry.record.data) === group);
+  const protectedNow = isProtected(live, asOf, selection.protectThresholdRatio);
+  const shown = selection.allStatuses || protectedNow ? live : live.filter((entry) => entry.record.data.status === 'UP');
+  return { namespace: view.namespace, service: view.service, revision: view.revision, protected: protectedNow, entries: shown };
+}
+
+/**
+ * The bytes of a listing, built once per view and selection and shared by every reader of it
+ * (ServiceViews.encoding). A group no instance of the view has is answered without caching,
+ * so that queries naming made-up groups cannot fill the cache.
+ */
+export function listingBytes(
+  views: ServiceViews,
+  view: ServiceView,
+  selection: ListingSelection,
+  parts: InstanceJsonCache,
+  leases: () => LeaseView,
+): Buffer {
+  const build = (built: ServiceView): Buffer => {
+    const { entries, ...listing } = selectListing(built, selection, leases);
+    const asOf = { ...leases(), nowMs: built.builtAtMs };
+    return Buffer.from(`${JSON.stringify(listing).slice(0, -1)},"instances":${parts.instancesJson(entries, asOf)}}`);
+  };
+  const { group } = selection;
+  if (group !== null && !view.served.some((entry) => groupOf(entry.record.data) === group)) return build(view);
+  const name = `v1-listing|${selection.allStatuses ? 'all' : 'up'}|${selection.protectThresholdRatio}|${group ?? ''}`;
+  return views.encoding(view, name, build);
 }

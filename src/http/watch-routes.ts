@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { invalid } from '../errors.js';
 import type { RegistryNode } from '../node.js';
 import { parseGroupFilter, parseName, parseNamespace } from '../registry/validate.js';
-import type { WatchEvent } from '../watch/hub.js';
 
 /** Most services one watch stream may name. */
 const MAX_WATCHED_SERVICES = 100;
@@ -16,13 +15,6 @@ function parseServices(value: unknown): string[] | null {
   return names.map((name) => parseName('services', name));
 }
 
-/** One server-sent event: the type, the revision as id, and the payload as JSON. */
-function formatEvent(event: WatchEvent): string {
-  const { type, ...payload } = event;
-  const id = 'revision' in event ? `id: ${event.revision}\n` : '';
-  return `event: ${type}\n${id}data: ${JSON.stringify(payload)}\n\n`;
-}
-
 /**
  * `GET /v1/watch?services=a,b&namespace=ns`: server-sent events. First one `snapshot` event
  * per service, then `delta` events (added, changed, removed) coalesced over
@@ -31,6 +23,11 @@ function formatEvent(event: WatchEvent): string {
  * new event comes gets a `dropped` event and is cut.
  * Without `services` (or with `*`) every service of the namespace is watched; `group` keeps
  * one group's instances only.
+ *
+ * Every frame is the hub's shared buffer (one per service, group and change window, see
+ * src/watch/hub.ts): the socket queues a reference to it, so a subscriber costs its socket and
+ * the references still queued, never a copy of what it was sent. Past `watchMaxWatchers` the
+ * stream is refused with 429 and Retry-After, and the answer says to long-poll instead.
  */
 export async function watchRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
   const { node } = options;
@@ -55,12 +52,12 @@ export async function watchRoutes(app: FastifyInstance, options: { node: Registr
     // such stream at once, however fast its reader, and it would reconnect for ever.
     let snapshotting = true;
     let snapshotBytes = 0;
-    const write = (text: string): boolean => {
+    const write = (bytes: Buffer | string): boolean => {
       if (raw.destroyed || raw.writableEnded) return false;
       const backlogBytes = raw.writableLength;
-      raw.write(text);
+      raw.write(bytes);
       if (snapshotting) {
-        snapshotBytes += Buffer.byteLength(text);
+        snapshotBytes += typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
         return true;
       }
       return backlogBytes <= cluster.watchMaxBufferedBytes + snapshotBytes;
@@ -69,9 +66,9 @@ export async function watchRoutes(app: FastifyInstance, options: { node: Registr
     const keepAlive = clock.setInterval(() => {
       if (!write(': keep-alive\n\n')) subscription.close();
     }, cluster.watchKeepAliveMs);
-    const subscription = node.watch.subscribe(
+    const subscription = node.watch.subscribeFrames(
       filter,
-      (event) => write(formatEvent(event)),
+      (frame) => write(frame.bytes()),
       () => {
         keepAlive.cancel();
         if (!raw.writableEnded) raw.end();

@@ -1,7 +1,8 @@
 import type { InstanceStore, StoreChange } from '../registry/store.js';
 import { serviceIdentity, type StoredInstance } from '../registry/types.js';
 import { toInstanceView, type InstanceView } from '../registry/view.js';
-import { isServed, type LeaseView } from '../registry/visibility.js';
+import type { LeaseView } from '../registry/visibility.js';
+import { servedNow, StableViews, stampHolds, type Stamp, type StableView } from './stable-views.js';
 
 /**
  * The read layer: what every protocol adapter serves (native /v1, the SSE watch and every
@@ -13,9 +14,11 @@ import { isServed, type LeaseView } from '../registry/visibility.js';
  * and shared by every reader of the same view, so a read costs a lookup, not a build.
  *
  * Exactness: a view is rebuilt on the first read after any change the store announces (local
- * writes, replicated writes, anti-entropy repairs, evictions, hides, holds). What moves with
- * time alone (the lease countdown `leaseExpiresInMs`, an expiry the reaper has not acted on
- * yet, an owner's liveness) may lag by at most `maxAgeMs`: a view older than that is rebuilt.
+ * writes, replicated writes, anti-entropy repairs, evictions, hides, holds), and as soon as
+ * what is served could have changed with time alone (a served lease reached its end, an
+ * owner's liveness flipped, an eviction guard turned on or off: see stable-views.ts). What
+ * moves with time alone and nothing else, the lease countdown `leaseExpiresInMs`, may lag by
+ * at most `maxAgeMs`: a view older than that is rebuilt.
  */
 export interface ServiceView {
   readonly namespace: string;
@@ -55,25 +58,49 @@ export const DEFAULT_VIEW_MAX_AGE_MS = 1_000;
 
 interface Cached {
   view: ServiceView;
+  stamp: Stamp;
   encodings: Map<string, unknown>;
-}
-
-function byInstanceId(a: StoredInstance, b: StoredInstance): number {
-  const x = a.record.instanceId;
-  const y = b.record.instanceId;
-  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 export class ServiceViews {
   private readonly cache = new Map<string, Map<string, Cached>>();
   private readonly listeners = new Set<(change: ServiceChange) => void>();
   private readonly unsubscribe: () => void;
+  private readonly stableViews: StableViews;
 
   constructor(
     private readonly components: ServiceViewsComponents,
     private readonly init: ServiceViewsInit = { maxAgeMs: DEFAULT_VIEW_MAX_AGE_MS },
   ) {
+    this.stableViews = new StableViews(components);
     this.unsubscribe = components.store.onChange((change) => this.onStoreChange(change));
+  }
+
+  /**
+   * The served instances of a service for encodings that do not move with time (Eureka
+   * documents, watch frames, DNS, xDS): kept across the 1 s rebuilds of `get` while nothing
+   * served could have changed (see stable-views.ts). `leases` lets a reader of many services
+   * pass one lease view.
+   */
+  stable(namespace: string, service: string, leases?: LeaseView): StableView {
+    return this.stableViews.get(namespace, service, leases);
+  }
+
+  /**
+   * The encoding `name` of a stable view, built on first use and shared while the view is
+   * current and the encoding younger than `maxAgeMs` (default: no age bound).
+   */
+  stableEncoding<T>(view: StableView, name: string, build: (view: StableView) => T, maxAgeMs?: number): T {
+    return this.stableViews.encoding(view, name, build, maxAgeMs, this.components.clock.nowMs());
+  }
+
+  /**
+   * The key a reader indexes a service by (watch channels, per-service caches): the service's
+   * identity as the store matches names (`serviceIdentity`: case-insensitive), so that every
+   * reader follows the store. Never build such keys from request strings as they came.
+   */
+  keyOf(namespace: string, service: string): string {
+    return `${namespace}/${serviceIdentity(service)}`;
   }
 
   /** The served state of one service now (an unknown service is an empty view). */
@@ -127,6 +154,7 @@ export class ServiceViews {
   close(): void {
     this.unsubscribe();
     this.cache.clear();
+    this.stableViews.clear();
     this.listeners.clear();
   }
 
@@ -137,21 +165,21 @@ export class ServiceViews {
     const revision = this.revisionOf(namespace, service);
     const nowMs = this.components.clock.nowMs();
     if (current && current.view.revision === revision && nowMs - current.view.builtAtMs < this.init.maxAgeMs && nowMs >= current.view.builtAtMs) {
-      return current;
+      // What is served may also change with time alone (a lease ends, an owner goes down, a guard
+      // turns on): then rebuild at once, so that only the countdown ever lags.
+      if (stampHolds(current.stamp, this.components.leaseView())) return current;
     }
-    const fresh: Cached = { view: this.build(namespace, service, revision), encodings: new Map() };
+    const fresh = this.build(namespace, service, revision);
     if (!services) this.cache.set(namespace, (services = new Map()));
     services.set(identity, fresh);
     return fresh;
   }
 
-  private build(namespace: string, service: string, revision: number): ServiceView {
+  private build(namespace: string, service: string, revision: number): Cached {
     const leases = this.components.leaseView();
     const entries = this.components.store.getService(namespace, service);
-    const served: StoredInstance[] = [];
-    for (const entry of entries?.instances.values() ?? []) if (isServed(entry, leases)) served.push(entry);
-    served.sort(byInstanceId);
-    return {
+    const { served, stamp } = servedNow(entries?.instances.values() ?? [], leases);
+    const view: ServiceView = {
       namespace,
       service: entries?.service ?? service,
       revision,
@@ -159,6 +187,7 @@ export class ServiceViews {
       served,
       instances: served.map((entry) => toInstanceView(entry, leases)),
     };
+    return { view, stamp, encodings: new Map() };
   }
 
   private onStoreChange(change: StoreChange): void {
@@ -166,8 +195,10 @@ export class ServiceViews {
     // The cached view is now stale; drop it at once so its encodings are given back.
     const services = this.cache.get(namespace);
     if (services?.delete(serviceIdentity(service)) && services.size === 0) this.cache.delete(namespace);
+    this.stableViews.invalidate(namespace, service);
     if (this.listeners.size === 0) return;
     const event: ServiceChange = { namespace, service, revision: change.entry.revision };
     for (const listener of this.listeners) listener(event);
   }
 }
+export type { StableView } from './stable-views.js';

@@ -3,45 +3,24 @@ import { randomInt, type Rng } from '../clock/rng.js';
 import { RegistryError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Registry } from '../registry/registry.js';
-import type { StoreChange } from '../registry/store.js';
-import { groupOf, serviceKeyString } from '../registry/types.js';
+import type { ServiceEntries, StoreChange } from '../registry/store.js';
 import { toInstanceView, type InstanceView } from '../registry/view.js';
 import { isServed } from '../registry/visibility.js';
+import type { ServiceView, ServiceViews } from '../views/service-views.js';
+import { Channel, coalesceDelayMs, QUIET_GATHER_MS } from './channel.js';
+import { DROPPED_FRAME, WatchFrame, type SnapshotEvent, type WatchEvent } from './events.js';
 
-/** The first event of a subscription, one per service: everything served now. */
-export interface SnapshotEvent {
-  type: 'snapshot';
-  namespace: string;
-  service: string;
-  revision: number;
-  instances: InstanceView[];
-}
-
-/** What changed in one service since the last event, coalesced over the window. */
-export interface DeltaEvent {
-  type: 'delta';
-  namespace: string;
-  service: string;
-  revision: number;
-  added: InstanceView[];
-  changed: InstanceView[];
-  removed: { instanceId: string }[];
-}
-
-/** The subscriber fell too far behind and is dropped; it should reconnect (and get a new snapshot). */
-export interface DroppedEvent {
-  type: 'dropped';
-  code: 'REG_ERR_WATCH_TOO_SLOW';
-  message: string;
-}
-
-export type WatchEvent = SnapshotEvent | DeltaEvent | DroppedEvent;
+export type { DeltaEvent, DroppedEvent, SnapshotEvent, WatchEvent } from './events.js';
+export { WatchFrame } from './events.js';
 
 /**
  * Receives the events of one subscription; answers false when it cannot take more (its
  * connection's buffer is full), and the hub then drops it.
  */
 export type WatchSink = (event: WatchEvent) => boolean;
+
+/** As WatchSink, given the shared frame (the event and its encoded bytes). */
+export type FrameSink = (frame: WatchFrame) => boolean;
 
 export interface WatchFilter {
   namespace: string;
@@ -52,9 +31,9 @@ export interface WatchFilter {
 }
 
 export interface WatchHubInit {
-  /** Changes within this window reach a subscriber as one event per service. */
+  /** Changes to a service that keep coming are gathered for up to this long (a quiet service is pushed at once). */
   coalesceMs: number;
-  /** Most subscriptions plus long polls at once on this peer. */
+  /** Most watch streams (plus long polls) at once on this peer; long polls have a budget of this many of their own. */
   maxWatchers: number;
 }
 
@@ -67,9 +46,8 @@ export interface WatchStats {
 
 interface Subscriber {
   filter: WatchFilter;
-  sink: WatchSink;
-  /** What this subscriber was last told, per service: instance id -> fingerprint. */
-  sent: Map<string, Map<string, string>>;
+  sink: FrameSink;
+  channels: Channel<Subscriber>[];
   closed: boolean;
   onClose: (() => void) | undefined;
 }
@@ -79,25 +57,39 @@ interface Waiter {
   resolve: (changed: boolean) => void;
 }
 
-/** What identifies a served state of an instance: its version and whether it is held. */
-function fingerprint(view: InstanceView): string {
-  return `${view.version}|${view.evictionHeld ? 1 : 0}`;
+interface Pending {
+  namespace: string;
+  service: string;
+  ids: Set<string>;
+  timer: TimerHandle;
+  /** When the first and the last change of the window came. */
+  firstAtMs: number;
+  lastAtMs: number;
+  /** The service was quiet before the window: push once the burst pauses (see channel.ts). */
+  quiet: boolean;
 }
 
+/** A channel's group as a map key. */
+const groupKey = (group: string | null) => (group === null ? '*' : `=${group}`);
+
 /**
- * Change notification for one peer. Every change of the store (local writes, replicated and
- * anti-entropy writes, visibility changes) marks its instance dirty; every `coalesceMs` the
- * dirty instances are compared with what each subscriber was last told, and each subscriber
- * gets at most one delta per service: a burst of changes is one push. Long polls wait here
- * for a service's revision to pass a given index. No I/O: the HTTP layer adapts sinks to
- * server-sent events.
+ * Change notification for one peer. Subscribers of the same (service, group) share one
+ * channel (channel.ts): what they were told is kept once, each change window produces one
+ * frame per channel, encoded once and written to every subscriber, and a new subscriber's
+ * snapshot is the read layer's shared encoding of the service's view. A change to a service
+ * quiet for `coalesceMs` is pushed at once; while changes keep coming they are gathered for at
+ * most `coalesceMs`. Long polls wait here for a service's revision to pass an index. No I/O:
+ * the HTTP layer writes frames to server-sent-event streams.
  */
 export class WatchHub {
-  private readonly byService = new Map<string, Set<Subscriber>>();
-  private readonly byNamespace = new Map<string, Set<Subscriber>>();
-  private readonly dirty = new Map<string, Set<string>>();
+  /** Channels by service key (ServiceViews.keyOf), then by group. */
+  private readonly channels = new Map<string, Map<string, Channel<Subscriber>>>();
+  /** Subscribers of every service of a namespace, by group; `epoch` moves when one joins. */
+  private readonly wildcards = new Map<string, { epoch: number; byGroup: Map<string, Set<Subscriber>> }>();
+  private readonly pending = new Map<string, Pending>();
   private readonly waiters = new Map<string, Set<Waiter>>();
-  private flushTimer: TimerHandle | undefined;
+  /** When each service last changed (keyed by the store's own object: it goes with the service). */
+  private readonly lastChangeAtMs = new WeakMap<ServiceEntries, number>();
   private subscriberCount = 0;
   private waiterCount = 0;
   private readonly counters = { eventsSent: 0, dropped: 0 };
@@ -106,7 +98,7 @@ export class WatchHub {
   private readonly log: Logger;
 
   constructor(
-    private readonly components: { clock: Clock; rng: Rng; registry: Registry; logger: Logger },
+    private readonly components: { clock: Clock; rng: Rng; registry: Registry; logger: Logger; views: ServiceViews },
     private readonly init: WatchHubInit,
   ) {
     this.log = components.logger.child({ component: 'watch' });
@@ -122,19 +114,36 @@ export class WatchHub {
    * REG_ERR_TOO_MANY_WATCHERS when the peer's limit is reached.
    */
   subscribe(filter: WatchFilter, sink: WatchSink, onClose?: () => void): { close(): void } {
+    return this.subscribeFrames(filter, (frame) => sink(frame.event), onClose);
+  }
+
+  /** `subscribe`, with the shared frames (what an SSE stream writes: `frame.bytes()`). */
+  subscribeFrames(filter: WatchFilter, sink: FrameSink, onClose?: () => void): { close(): void } {
     this.admit();
     if (this.closed) {
       onClose?.();
       return { close: () => {} };
     }
-    const subscriber: Subscriber = { filter, sink, sent: new Map(), closed: false, onClose };
+    const subscriber: Subscriber = { filter, sink, channels: [], closed: false, onClose };
     this.subscriberCount += 1;
-    if (filter.services === null) this.index(this.byNamespace, filter.namespace, subscriber);
-    else for (const service of filter.services) this.index(this.byService, serviceKeyString(filter.namespace, service), subscriber);
-    const services = filter.services ?? this.servicesOf(filter.namespace);
-    for (const service of services) {
-      const snapshot = this.snapshot(filter.namespace, service, filter.group ?? null);
-      subscriber.sent.set(serviceKeyString(filter.namespace, service), new Map(snapshot.instances.map((view) => [view.instanceId, fingerprint(view)])));
+    const { namespace } = filter;
+    const group = filter.group ?? null;
+    if (filter.services === null) {
+      let wildcards = this.wildcards.get(namespace);
+      if (!wildcards) this.wildcards.set(namespace, (wildcards = { epoch: 0, byGroup: new Map() }));
+      wildcards.epoch += 1;
+      this.index(wildcards.byGroup, groupKey(group), subscriber);
+    }
+    for (const service of filter.services ?? this.components.views.servicesOf(namespace)) {
+      const key = this.components.views.keyOf(namespace, service);
+      // Changes not pushed yet go to the channel's present subscribers first, so that the
+      // channel's state is the snapshot's.
+      if (this.pending.has(key)) this.flush(key);
+      const view = this.components.views.get(namespace, service);
+      const snapshot = this.snapshotFrame(view, group);
+      const channel = this.channel(key, view.namespace, view.service, group, (snapshot.event as SnapshotEvent).instances);
+      channel.subscribers.add(subscriber);
+      subscriber.channels.push(channel);
       if (!this.deliver(subscriber, snapshot)) break;
     }
     return { close: () => this.remove(subscriber) };
@@ -148,8 +157,8 @@ export class WatchHub {
     const current = this.components.registry.store.getService(namespace, service)?.revision ?? 0;
     if (current > afterRevision) return Promise.resolve(true);
     if (this.closed || signal?.aborted) return Promise.resolve(false);
-    this.admit();
-    const key = serviceKeyString(namespace, service);
+    this.admitLongPoll();
+    const key = this.components.views.keyOf(namespace, service);
     return new Promise((resolve) => {
       let timer: TimerHandle | undefined;
       const waiter: Waiter = {
@@ -174,101 +183,143 @@ export class WatchHub {
   closeAll(): void {
     this.closed = true;
     this.unsubscribe();
-    this.flushTimer?.cancel();
-    this.flushTimer = undefined;
-    for (const set of [...this.byService.values(), ...this.byNamespace.values()]) {
-      for (const subscriber of set) this.remove(subscriber);
-    }
+    for (const pending of this.pending.values()) pending.timer.cancel();
+    this.pending.clear();
+    const subscribers = new Set<Subscriber>();
+    for (const groups of this.channels.values()) for (const channel of groups.values()) for (const s of channel.subscribers) subscribers.add(s);
+    for (const wildcards of this.wildcards.values()) for (const set of wildcards.byGroup.values()) for (const s of set) subscribers.add(s);
+    for (const subscriber of subscribers) this.remove(subscriber);
     for (const set of [...this.waiters.values()]) for (const waiter of [...set]) waiter.resolve(false);
   }
 
-  /** Throws REG_ERR_TOO_MANY_WATCHERS (429) when this peer serves as many watchers as it may. */
+  /**
+   * Throws REG_ERR_TOO_MANY_WATCHERS (429, Retry-After) when this peer serves as many watch
+   * streams and long polls as it may. Long polls have their own budget (`admitLongPoll`), so
+   * a refused stream can fall back to long polling the same peer (push-pull).
+   */
   admit(): void {
     if (this.subscriberCount + this.waiterCount >= this.init.maxWatchers) {
       throw new RegistryError(
         'REG_ERR_TOO_MANY_WATCHERS',
-        `this peer already serves ${this.init.maxWatchers} watchers; try later or another peer`,
+        `this peer already serves ${this.init.maxWatchers} watchers; long-poll GET /v1/services/{service}?index=<X-Registry-Index> instead, ` +
+          'and try the stream again after Retry-After',
         5,
       );
     }
   }
 
+  /** Throws REG_ERR_TOO_MANY_WATCHERS when `maxWatchers` long polls already wait here. */
+  admitLongPoll(): void {
+    if (this.waiterCount >= this.init.maxWatchers) {
+      throw new RegistryError('REG_ERR_TOO_MANY_WATCHERS', `this peer already serves ${this.init.maxWatchers} long polls; try later or another peer`, 5);
+    }
+  }
+
   private onChange(change: StoreChange): void {
     const { record } = change.entry;
-    const key = serviceKeyString(record.namespace, record.service);
+    const nowMs = this.components.clock.nowMs();
+    const entries = this.components.registry.store.getService(record.namespace, record.service);
+    const previousMs = entries ? this.lastChangeAtMs.get(entries) : undefined;
+    if (entries) this.lastChangeAtMs.set(entries, nowMs);
+    const key = this.components.views.keyOf(record.namespace, record.service);
     const waiting = this.waiters.get(key);
     if (waiting) {
       for (const waiter of [...waiting]) if (change.entry.revision > waiter.afterRevision) waiter.resolve(true);
     }
-    if (!this.byService.has(key) && !this.byNamespace.has(record.namespace)) return;
-    let ids = this.dirty.get(key);
-    if (!ids) this.dirty.set(key, (ids = new Set()));
-    ids.add(record.instanceId);
-    this.flushTimer ??= this.components.clock.setTimeout(() => this.flush(), this.init.coalesceMs);
-  }
-
-  /** Sends what changed in the window to every subscriber concerned. */
-  private flush(): void {
-    this.flushTimer = undefined;
-    const { registry } = this.components;
-    const view = registry.leaseView();
-    const dirty = [...this.dirty];
-    this.dirty.clear();
-    for (const [key, ids] of dirty) {
-      const entries = registry.store.getService(...splitServiceKey(key));
-      const current = new Map<string, InstanceView>();
-      for (const id of ids) {
-        const entry = entries?.instances.get(id);
-        if (entry && isServed(entry, view)) current.set(id, toInstanceView(entry, view));
-      }
-      const [namespace, identity] = splitServiceKey(key);
-      // The key holds the service's identity (lower-cased); events name it as it is stored.
-      const service = entries?.service ?? identity;
-      const subscribers = [...(this.byService.get(key) ?? []), ...(this.byNamespace.get(namespace) ?? [])];
-      for (const subscriber of subscribers) {
-        if (subscriber.closed) continue;
-        const delta = this.deltaFor(subscriber, key, ids, current);
-        if (delta.added.length + delta.changed.length + delta.removed.length === 0) continue;
-        this.deliver(subscriber, { type: 'delta', namespace, service, revision: entries?.revision ?? 0, ...delta });
-      }
-    }
-  }
-
-  private deltaFor(
-    subscriber: Subscriber,
-    key: string,
-    ids: Set<string>,
-    current: Map<string, InstanceView>,
-  ): Pick<DeltaEvent, 'added' | 'changed' | 'removed'> {
-    let sent = subscriber.sent.get(key);
-    if (!sent) subscriber.sent.set(key, (sent = new Map()));
-    const delta: Pick<DeltaEvent, 'added' | 'changed' | 'removed'> = { added: [], changed: [], removed: [] };
-    const group = subscriber.filter.group ?? null;
-    for (const id of ids) {
-      const found = current.get(id);
-      const now = found && (group === null || found.group === group) ? found : undefined;
-      const before = sent.get(id);
-      if (!now) {
-        if (before !== undefined) {
-          delta.removed.push({ instanceId: id });
-          sent.delete(id);
+    const wildcards = this.wildcards.get(record.namespace);
+    if (wildcards) {
+      // A service new to the namespace's watchers starts its channels empty: all of it is
+      // `added`. A channel already in step with the namespace's wildcards costs one compare.
+      for (const subscribers of wildcards.byGroup.values()) {
+        const first = subscribers.values().next().value as Subscriber;
+        const channel = this.channel(key, record.namespace, record.service, first.filter.group ?? null, []);
+        if (channel.wildcardEpoch === wildcards.epoch) continue;
+        channel.wildcardEpoch = wildcards.epoch;
+        for (const subscriber of subscribers) {
+          if (channel.subscribers.has(subscriber)) continue;
+          channel.subscribers.add(subscriber);
+          subscriber.channels.push(channel);
         }
-      } else if (before === undefined) {
-        delta.added.push(now);
-        sent.set(id, fingerprint(now));
-      } else if (before !== fingerprint(now)) {
-        delta.changed.push(now);
-        sent.set(id, fingerprint(now));
       }
     }
-    return delta;
+    if (!this.channels.has(key)) return;
+    let pending = this.pending.get(key);
+    if (!pending) {
+      const delayMs = coalesceDelayMs(previousMs, nowMs, this.init.coalesceMs);
+      const timer = this.components.clock.setTimeout(() => this.due(key), delayMs);
+      const quiet = previousMs === undefined || nowMs - previousMs >= this.init.coalesceMs;
+      this.pending.set(key, (pending = { namespace: record.namespace, service: record.service, ids: new Set(), timer, firstAtMs: nowMs, lastAtMs: nowMs, quiet }));
+    }
+    pending.lastAtMs = nowMs;
+    pending.ids.add(record.instanceId);
   }
 
-  private deliver(subscriber: Subscriber, event: WatchEvent): boolean {
+  /**
+   * A window's timer: a quiet service's window stays open while its burst goes on (a change
+   * within the last QUIET_GATHER_MS), never past `coalesceMs` from its first change.
+   */
+  private due(key: string): void {
+    const pending = this.pending.get(key);
+    if (!pending) return;
+    const nowMs = this.components.clock.nowMs();
+    const untilMs = Math.min(pending.firstAtMs + this.init.coalesceMs, pending.lastAtMs + Math.min(QUIET_GATHER_MS, this.init.coalesceMs));
+    if (pending.quiet && untilMs > nowMs) {
+      pending.timer = this.components.clock.setTimeout(() => this.due(key), untilMs - nowMs);
+      return;
+    }
+    this.flush(key);
+  }
+
+  /** Sends what changed in the window to every channel of the service: one frame per channel. */
+  private flush(key: string): void {
+    const pending = this.pending.get(key);
+    if (!pending) return;
+    this.pending.delete(key);
+    pending.timer.cancel();
+    const groups = this.channels.get(key);
+    if (!groups) return;
+    const { registry } = this.components;
+    const leases = registry.leaseView();
+    const entries = registry.store.getService(pending.namespace, pending.service);
+    const current = new Map<string, InstanceView>();
+    for (const id of pending.ids) {
+      const entry = entries?.instances.get(id);
+      if (entry && isServed(entry, leases)) current.set(id, toInstanceView(entry, leases));
+    }
+    const revision = entries?.revision ?? 0;
+    for (const channel of [...groups.values()]) {
+      const delta = channel.advance(pending.ids, current, revision);
+      if (!delta) continue;
+      const frame = new WatchFrame(delta);
+      for (const subscriber of [...channel.subscribers]) this.deliver(subscriber, frame);
+    }
+  }
+
+  /** A service's snapshot for a group: built once per view and group, shared by every new subscriber. */
+  private snapshotFrame(view: ServiceView, group: string | null): WatchFrame {
+    return this.components.views.encoding(view, `sse-snapshot|${groupKey(group)}`, (built) => {
+      const instances = group === null ? [...built.instances] : built.instances.filter((instance) => instance.group === group);
+      return new WatchFrame({ type: 'snapshot', namespace: built.namespace, service: built.service, revision: built.revision, instances });
+    });
+  }
+
+  private channel(key: string, namespace: string, service: string, group: string | null, instances: readonly InstanceView[]): Channel<Subscriber> {
+    let groups = this.channels.get(key);
+    if (!groups) this.channels.set(key, (groups = new Map()));
+    let channel = groups.get(groupKey(group));
+    if (!channel) {
+      channel = new Channel<Subscriber>(key, namespace, service, group);
+      channel.reset(instances);
+      groups.set(groupKey(group), channel);
+    }
+    return channel;
+  }
+
+  private deliver(subscriber: Subscriber, frame: WatchFrame): boolean {
     if (subscriber.closed) return false;
     let accepted: boolean;
     try {
-      accepted = subscriber.sink(event);
+      accepted = subscriber.sink(frame);
     } catch {
       accepted = false;
     }
@@ -279,30 +330,12 @@ export class WatchHub {
     this.counters.dropped += 1;
     this.log.warn({ namespace: subscriber.filter.namespace }, 'watch subscriber too slow; dropped');
     try {
-      subscriber.sink({ type: 'dropped', code: 'REG_ERR_WATCH_TOO_SLOW', message: 'this subscriber fell behind and was dropped; reconnect for a new snapshot' });
+      subscriber.sink(DROPPED_FRAME);
     } catch {
       // the connection is going anyway
     }
     this.remove(subscriber);
     return false;
-  }
-
-  private snapshot(namespace: string, service: string, group: string | null): SnapshotEvent {
-    const { registry } = this.components;
-    const view = registry.leaseView();
-    const entries = registry.store.getService(namespace, service);
-    const instances: InstanceView[] = [];
-    for (const entry of entries?.instances.values() ?? []) {
-      if (isServed(entry, view) && (group === null || groupOf(entry.record.data) === group)) instances.push(toInstanceView(entry, view));
-    }
-    instances.sort((a, b) => (a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0));
-    return { type: 'snapshot', namespace, service, revision: entries?.revision ?? 0, instances };
-  }
-
-  private servicesOf(namespace: string): string[] {
-    const out: string[] = [];
-    for (const entries of this.components.registry.store.allServices()) if (entries.namespace === namespace) out.push(entries.service);
-    return out.sort();
   }
 
   private index<T>(map: Map<string, Set<T>>, key: string, item: T): void {
@@ -315,19 +348,27 @@ export class WatchHub {
     if (subscriber.closed) return;
     subscriber.closed = true;
     this.subscriberCount -= 1;
-    const { namespace, services } = subscriber.filter;
-    const unindex = (map: Map<string, Set<Subscriber>>, key: string) => {
-      const set = map.get(key);
-      set?.delete(subscriber);
-      if (set?.size === 0) map.delete(key);
-    };
-    if (services === null) unindex(this.byNamespace, namespace);
-    else for (const service of services) unindex(this.byService, serviceKeyString(namespace, service));
+    for (const channel of subscriber.channels) {
+      channel.subscribers.delete(subscriber);
+      if (channel.subscribers.size > 0) continue;
+      const { key } = channel;
+      const groups = this.channels.get(key);
+      groups?.delete(groupKey(channel.group));
+      if (groups?.size === 0) {
+        this.channels.delete(key);
+        const pending = this.pending.get(key);
+        pending?.timer.cancel();
+        this.pending.delete(key);
+      }
+    }
+    subscriber.channels = [];
+    const wildcards = this.wildcards.get(subscriber.filter.namespace);
+    if (subscriber.filter.services === null && wildcards) {
+      const group = groupKey(subscriber.filter.group ?? null);
+      const set = wildcards.byGroup.get(group);
+      if (set?.delete(subscriber) && set.size === 0) wildcards.byGroup.delete(group);
+      if (wildcards.byGroup.size === 0) this.wildcards.delete(subscriber.filter.namespace);
+    }
     subscriber.onClose?.();
   }
-}
-
-function splitServiceKey(key: string): [string, string] {
-  const slash = key.indexOf('/');
-  return [key.slice(0, slash), key.slice(slash + 1)];
 }

@@ -151,6 +151,8 @@ export function deltaDocument(
   context: ReadContext,
   changes: RecentChange[],
   version: number,
+  /** The apps hash code when the caller has it (shared-documents.ts keeps it per change); else computed here. */
+  hashCode?: string,
 ): { applications: EurekaApplicationsJson } {
   const apps = new Map<string, EurekaInstanceJson[]>();
   for (const change of changes) {
@@ -169,7 +171,7 @@ export function deltaDocument(
   return {
     applications: {
       versions__delta: String(version),
-      apps__hashcode: reconcileHashCode(statusesOf(liveApps(context.store, context.namespace, context.view))),
+      apps__hashcode: hashCode ?? reconcileHashCode(statusesOf(liveApps(context.store, context.namespace, context.view))),
       application: [...apps.entries()].map(([name, instance]) => ({ name, instance })),
     },
   };

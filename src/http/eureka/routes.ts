@@ -6,18 +6,18 @@ import { parseInstanceId, parseMetadata, parseName } from '../../registry/valida
 import { isServed } from '../../registry/visibility.js';
 import { durableWrite } from '../durable-write.js';
 import {
-  appDocument,
   deltaDocument,
   findInApp,
   findLiveById,
   registrationKey,
-  registryDocument,
   vipDocument,
   type ReadContext,
 } from './documents.js';
 import { parseEurekaInstance } from './instance-input.js';
+import { toXml } from './xml.js';
 import { toEurekaInstance } from './instance-view.js';
 import { RecentChanges } from './recent-changes.js';
+import { sendBody, SharedEurekaDocuments, type Format } from './shared-documents.js';
 import { eurekaView, toCoreData, toCorePatch, type EurekaView } from './attributes.js';
 import {
   decideRenewal,
@@ -27,6 +27,7 @@ import {
   type StatusPatch,
 } from './status-rules.js';
 import {
+  acceptsGzip,
   first,
   installWire,
   queryDirtyTimestamp,
@@ -35,8 +36,12 @@ import {
   sendDocument,
   sendNotFound,
   UNSUPPORTED_BODY,
+  wantsJson,
   type Query,
 } from './wire.js';
+
+/** How long a delta document is shared without a change: the window it answers moves with time. */
+const DELTA_MAX_AGE_MS = 1_000;
 
 /** Netflix's layout (eureka-js-client's default) and Spring Cloud's. */
 export const EUREKA_PREFIXES = ['/eureka/v2', '/eureka'] as const;
@@ -51,6 +56,7 @@ export interface EurekaApiOptions {
 interface RouteOptions {
   node: RegistryNode;
   recent: RecentChanges;
+  shared: SharedEurekaDocuments;
 }
 
 type AppParams = { app: string };
@@ -84,36 +90,58 @@ export async function eurekaApi(app: FastifyInstance, options: EurekaApiOptions)
   );
   recent.start();
   app.addHook('onClose', async () => recent.stop());
+  // One set of shared documents for every prefix: a flood of fetches shares one build.
+  const shared = new SharedEurekaDocuments(
+    { views: node.views, leaseView: () => node.registry.leaseView() },
+    { namespace: node.config.security.eurekaNamespace, defaults: defaultsOf(node) },
+  );
   for (const prefix of options.prefixes ?? EUREKA_PREFIXES) {
-    await app.register(eurekaRoutes, { prefix, node, recent });
+    await app.register(eurekaRoutes, { prefix, node, recent, shared });
   }
 }
 
+function defaultsOf(node: RegistryNode) {
+  return { renewalIntervalSecs: Math.max(1, Math.round(node.config.cluster.heartbeatIntervalMs / 1000)) };
+}
+
 async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
-  const { node, recent } = options;
+  const { node, recent, shared } = options;
   const { registry } = node;
   const { store } = registry;
   const { limits, cluster } = node.config;
   const namespace = node.config.security.eurekaNamespace;
-  const defaults = { renewalIntervalSecs: Math.max(1, Math.round(cluster.heartbeatIntervalMs / 1000)) };
+  const defaults = defaultsOf(node);
   const read = (): ReadContext => ({ store, namespace, view: registry.leaseView(), defaults });
   /** Registry writes are answered only once durable (see src/http/durable-write.ts). */
   const durably = <T>(write: () => T, refuseWhenFailed = true) => durableWrite(node.durability, write, refuseWhenFailed);
   installWire(app);
 
-  const fullRegistry = async (request: FastifyRequest, reply: FastifyReply) =>
-    sendDocument(request, reply, registryDocument(read()));
+  const formatOf = (request: FastifyRequest): Format => (wantsJson(request) ? 'json' : 'xml');
+  const gzipOf = (request: FastifyRequest) => acceptsGzip(request.headers['accept-encoding']);
+
+  const fullRegistry = async (request: FastifyRequest, reply: FastifyReply) => {
+    const format = formatOf(request);
+    return sendBody(reply, await shared.registry(format, gzipOf(request)), format);
+  };
   app.get('/apps', fullRegistry);
   // eureka-js-client asks for `<servicePath>` itself, which ends with a slash.
   app.get('/apps/', fullRegistry);
 
-  app.get('/apps/delta', async (request, reply) =>
-    sendDocument(request, reply, deltaDocument(read(), recent.changes(), store.revision)),
-  );
+  app.get('/apps/delta', async (request, reply) => {
+    const format = formatOf(request);
+    const gzipped = gzipOf(request);
+    const revision = store.revision;
+    const body = await shared.delta(`${revision}|${format}`, DELTA_MAX_AGE_MS, gzipped, () => {
+      const document = deltaDocument(read(), recent.changes(), revision, shared.hashCode());
+      return format === 'json' ? JSON.stringify(document) : toXml(document);
+    });
+    return sendBody(reply, { chunks: [body], bytes: body.length, gzipped }, format);
+  });
 
   app.get('/apps/:app', async (request, reply) => {
-    const document = appDocument(read(), appOf(request));
-    return document ? sendDocument(request, reply, document) : sendNotFound(reply);
+    const format = formatOf(request);
+    const body = await shared.application(appOf(request), format, gzipOf(request));
+    return body ? sendBody(reply, body, format) : sendNotFound(reply);
   });
 
   app.post('/apps/:app', async (request, reply) => {

@@ -364,3 +364,42 @@ describe('watch stream and subscribe', () => {
     expect(() => client.subscribe('one-more', {})).toThrow(expect.objectContaining({ code: 'REG_CLIENT_ERR_TOO_MANY_SERVICES' }));
   });
 });
+
+describe('watch fallback to long polls (push-pull)', () => {
+  it('long-polls a peer that serves too many watchers, then tries the stream again', async () => {
+    const { clock, http, client, flush, states } = build();
+    const polls: string[] = [];
+    let streamRefused = true;
+    const listing = (revision: number, instances: Instance[]) => ({ status: 200, body: { namespace: 'default', service: 'orders', revision, protected: false, instances } });
+    const fallback = fakeRegistryPeer('http://a', states.get('http://a')!);
+    http.peer('http://a', (request) => {
+      if (request.path.startsWith('/v1/watch') && streamRefused) {
+        return { status: 429, body: { code: 'REG_ERR_TOO_MANY_WATCHERS', message: 'long-poll instead' }, headers: { 'retry-after': '5' } };
+      }
+      if (request.path.startsWith('/v1/services/orders?')) {
+        polls.push(request.path);
+        if (polls.length === 1) return listing(3, [i1]);
+        if (polls.length === 2) return listing(4, [i1, i2]);
+        return 'hang';
+      }
+      return fallback(request);
+    });
+    const { calls, handlers } = recorder();
+    client.subscribe('orders', handlers);
+    await flush();
+    await clock.advance(0);
+    expect(polls[0]).toBe('/v1/services/orders?namespace=default&status=all');
+    expect(polls[1]).toMatch(/^\/v1\/services\/orders\?namespace=default&status=all&index=3&wait=\d+ms$/);
+    expect(polls[2]).toMatch(/index=4&/);
+    expect(calls).toEqual(['up i1', 'change [i1]', 'up i2', 'change [i1,i2]']);
+    expect(client.currentPeer).toBe('http://a');
+    expect(http.seen('http://a', 'GET', '/v1/watch')).toHaveLength(1);
+    streamRefused = false;
+    await clock.advance(30_000);
+    expect(http.seen('http://a', 'GET', '/v1/watch')).toHaveLength(2);
+    expect(client.peerStates()[0]).not.toMatchObject({ lastFailure: 'timeout' });
+    states.get('http://a')!.streams.at(-1)!.push(snapshot(5, [i2]));
+    await flush();
+    expect(calls.slice(4)).toEqual(['down i1', 'change [i2]']);
+  });
+});

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RegistryError } from '../../../src/errors.js';
-import type { WatchEvent } from '../../../src/watch/hub.js';
+import { QUIET_GATHER_MS } from '../../../src/watch/channel.js';
+import type { WatchEvent, WatchFrame } from '../../../src/watch/hub.js';
 import { instance } from '../../support/cluster.js';
 import { createTestNode } from '../../support/node.js';
 import { record } from '../../support/records.js';
@@ -161,5 +162,88 @@ describe('WatchHub', () => {
       await clock.advance(0);
       expect(second).toBe(false);
     });
+  });
+});
+
+describe('WatchHub sharing and coalescing', () => {
+  it('writes one frame, encoded once, to every subscriber of a service and group', async () => {
+    const { node, clock } = await createTestNode();
+    const frames: WatchFrame[][] = [[], [], []];
+    const subscribe = (i: number, group: string | null = null) =>
+      node.watch.subscribeFrames({ namespace: 'default', services: ['orders'], group }, (frame) => (frames[i]!.push(frame), true));
+    subscribe(0);
+    subscribe(1);
+    subscribe(2, 'blue');
+    expect(frames[0]![0]!.bytes()).toBe(frames[1]![0]!.bytes());
+    node.registry.register(instance('a'));
+    await clock.advance(QUIET_GATHER_MS);
+    expect(frames[0]).toHaveLength(2);
+    expect(frames[0]![1]).toBe(frames[1]![1]);
+    expect(frames[0]![1]!.bytes()).toBe(frames[1]![1]!.bytes());
+    expect(frames[0]![1]!.bytes().toString()).toMatch(/^event: delta\nid: \d+\ndata: \{"namespace":"default","service":"orders",/);
+    // The group's channel saw nothing of its group.
+    expect(frames[2]).toHaveLength(1);
+  });
+
+  it('pushes a change to a quiet service at once, and gathers the ones that keep coming for at most watchCoalesceMs', async () => {
+    const { node, clock } = await createTestNode();
+    const { events, sink } = collector();
+    node.watch.subscribe({ namespace: 'default', services: ['orders'] }, sink);
+    node.registry.register(instance('first'));
+    await clock.advance(QUIET_GATHER_MS - 1);
+    expect(events).toHaveLength(1);
+    await clock.advance(1);
+    expect(events).toHaveLength(2);
+    await clock.advance(10 - QUIET_GATHER_MS);
+    node.registry.register(instance('second'));
+    await clock.advance(39);
+    expect(events).toHaveLength(2);
+    node.registry.register(instance('third'));
+    await clock.advance(1);
+    expect(events).toHaveLength(3);
+    const delta = events[2]!;
+    expect(delta.type === 'delta' && ids(delta.added)).toEqual(['second', 'third']);
+    await clock.advance(1_000);
+    node.registry.register(instance('later'));
+    await clock.advance(QUIET_GATHER_MS);
+    expect(events).toHaveLength(4);
+  });
+
+  it('flushes pending changes before a new subscriber joins, so its snapshot and the next delta agree', async () => {
+    const { node, clock } = await createTestNode();
+    node.registry.register(instance('a'));
+    const early = collector();
+    node.watch.subscribe({ namespace: 'default', services: ['orders'] }, early.sink);
+    node.registry.register(instance('b'));
+    const late = collector();
+    node.watch.subscribe({ namespace: 'default', services: ['orders'] }, late.sink);
+    expect(early.events.map((e) => e.type)).toEqual(['snapshot', 'delta']);
+    expect(late.events[0]!.type === 'snapshot' && ids(late.events[0]!.instances)).toEqual(['a', 'b']);
+    await clock.advance(100);
+    expect(late.events).toHaveLength(1);
+  });
+
+  it('past watchMaxWatchers refuses streams, says to long-poll, and still admits long polls', async () => {
+    const { node } = await createTestNode({ file: { cluster: { watchMaxWatchers: 1 } } });
+    node.watch.subscribe({ namespace: 'default', services: null }, () => true);
+    expect(() => node.watch.admit()).toThrowError(/long-poll GET \/v1\/services\/\{service\}\?index=/);
+    void node.watch.waitForChange('default', 'orders', 0, 30_000);
+    expect(node.watch.stats()).toMatchObject({ subscribers: 1, longPolls: 1 });
+    expect(() => node.watch.admitLongPoll()).toThrowError(RegistryError);
+  });
+});
+
+describe('WatchHub and service names', () => {
+  it('follows the store in matching names: a watch of Orders hears orders, named as stored', async () => {
+    const { node, clock } = await createTestNode();
+    node.registry.register(instance('a'));
+    const { events, sink } = collector();
+    node.watch.subscribe({ namespace: 'default', services: ['ORDERS'] }, sink);
+    node.registry.register(instance('b'));
+    await clock.advance(100);
+    expect(events.map((e) => [e.type, 'service' in e ? e.service : ''])).toEqual([
+      ['snapshot', 'orders'],
+      ['delta', 'orders'],
+    ]);
   });
 });

@@ -1,0 +1,463 @@
+/**
+ * Reads at scale (issue 16): what a read or a push costs when many readers want the same thing.
+ *
+ *   1. discover (`GET /v1/services/{s}`) of a 100- and a 1,000-instance service, 16 in flight,
+ *      against a bare node:http server sending the very same bytes (the reference);
+ *   2. Eureka full fetch (`GET /eureka/apps`, JSON) of the whole registry, 1, 8 and 32 at once:
+ *      time, the peer's CPU seconds, its peak RSS growth, and heartbeats sent to the same peer
+ *      meanwhile (p99, max); the reference is the first, cold fetch (which builds the document);
+ *   3. SSE: N subscribers of one 1,000-instance service: time to subscribe all, RSS per
+ *      subscriber, and a burst of 100 status changes: from the last write's answer to the
+ *      delta naming it on each subscriber (p50, p99, last);
+ *   4. cross-peer watch latency at low load: register on peer A, delta on a watcher of peer B.
+ *
+ * Peers run from dist/ (build first), pinned to one CPU when taskset is there, the load on the
+ * others. `--quick`: 10,000 instances, 1,000 subscribers, fewer rounds.
+ *   npx tsx bench/read-scale.ts [--quick]
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { request } from 'undici';
+import { RealCluster } from '../test/support/real-cluster.js';
+import { freePort } from '../test/support/fault-proxy.js';
+import { loopbackOnly, percentile, pool, progress, quick, round, runBounded, send, sleep, writeResult } from './lib.js';
+import { pinLoadGenerator, pinningAvailable, startPeer, startServer, type ServerProcess } from './processes.js';
+import { idsInDelta, SseParser, type WatchDelta } from './sse-client.js';
+
+export interface DiscoverPoint {
+  instances: number;
+  bytes: number;
+  peerPerSecond: number;
+  barePerSecond: number;
+  ratio: number;
+}
+
+export interface FullFetchPoint {
+  concurrent: number;
+  seconds: number;
+  cpuSeconds: number;
+  peakRssGrowthMb: number;
+  heartbeatP99Ms: number;
+  heartbeatMaxMs: number;
+  heartbeats: number;
+  bytesEach: number;
+}
+
+export interface SsePoint {
+  subscribers: number;
+  subscribeAllSeconds: number;
+  rssPerSubscriberKb: number;
+  burstP50Ms: number;
+  burstP99Ms: number;
+  burstLastMs: number;
+  delivered: number;
+}
+
+export interface ReadScaleResult {
+  instances: number;
+  pinned: boolean;
+  discover: DiscoverPoint[];
+  fullFetch: { cold: FullFetchPoint; points: FullFetchPoint[] };
+  sse: SsePoint[];
+  crossPeer: { writes: number; received: number; p50Ms: number; p99Ms: number };
+}
+
+export const READ_SCALE_TARGETS = {
+  discoverRatio: 0.9,
+  fullFetch8Seconds: 2,
+  fullFetch8ExtraCpuSeconds: 1,
+  fullFetchRssGrowthMb: 250,
+  heartbeatP99Ms: 20,
+  heartbeatMaxMs: 50,
+  sseSubscribeSeconds: 5,
+  ssePerSubscriberKb: 16,
+  sseBurstMs: 500,
+  crossPeerP99Ms: 30,
+};
+
+const METADATA = { a: 'alpha', b: 'bravo', c: 'charlie', d: 'delta', e: 'echo' };
+const LEASE_MS = 600_000;
+
+/** utime + stime of a process, in seconds. */
+function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function registerMany(url: string, services: string[], perService: number, prefix: string): Promise<void> {
+  const target = pool(url, 32);
+  const total = services.length * perService;
+  const result = await runBounded(total, 32, 300_000, async (i) => {
+    const service = services[Math.floor(i / perService)]!;
+    const answer = await send(target, {
+      method: 'POST',
+      path: '/v1/instances',
+      body: { service, instanceId: `${prefix}-${String(i % perService).padStart(4, '0')}`, host: '10.1.0.1', port: 1 + (i % 60_000), metadata: METADATA, leaseDurationMs: LEASE_MS },
+    });
+    if (answer.status !== 201 && answer.status !== 200) throw new Error(`register answered ${answer.status}: ${answer.body.slice(0, 100)}`);
+  }, `register ${total}`);
+  await target.close();
+  if (result.errors > 0) throw new Error(`${result.errors} registrations failed`);
+}
+
+/** Requests per second of GET `path`, 16 in flight, median of `rounds` rounds of `roundMs`. */
+async function rate(url: string, path: string, rounds: number, roundMs: number): Promise<number> {
+  const target = pool(url, 16);
+  const rates: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const run = await runBounded(10_000_000, 16, roundMs, async () => {
+      const response = await target.request({ method: 'GET', path });
+      await response.body.dump();
+      if (response.statusCode !== 200) throw new Error(String(response.statusCode));
+    });
+    rates.push(run.done / (run.elapsedMs / 1_000));
+  }
+  await target.close();
+  rates.sort((a, b) => a - b);
+  return rates[Math.floor(rates.length / 2)]!;
+}
+
+/** A bare node:http server answering every path with the bytes of `file` (the reference). */
+async function startBare(file: string, pinned: boolean): Promise<ServerProcess> {
+  const port = await freePort();
+  const code = `const http=require('node:http');const fs=require('node:fs');const body=fs.readFileSync(process.argv[2]);` +
+    `http.createServer((q,s)=>{s.writeHead(200,{'content-type':'application/json; charset=utf-8','content-length':body.length});s.end(body)}).listen(Number(process.argv[1]),'127.0.0.1')`;
+  return startServer({ name: 'bare-bytes', command: process.execPath, args: ['-e', code, String(port), file], pinned, healthPath: '/', port });
+}
+
+async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<DiscoverPoint[]> {
+  await registerMany(peer.url, ['discover-100'], 100, 'd');
+  const points: DiscoverPoint[] = [];
+  for (const [service, instances] of [['discover-100', 100], ['read-scale-0', 1_000]] as const) {
+    const path = `/v1/services/${service}`;
+    const body = await (await request(`${peer.url}${path}`)).body.arrayBuffer();
+    const file = join(tmpdir(), `read-scale-${process.pid}-${instances}.json`);
+    writeFileSync(file, Buffer.from(body));
+    const bare = await startBare(file, pinned);
+    try {
+      const rounds = quick ? 1 : 4;
+      const roundMs = quick ? 2_000 : 5_000;
+      pinLoadGenerator(pinned);
+      const peerPerSecond = await rate(peer.url, path, rounds, roundMs);
+      const barePerSecond = await rate(bare.url, path, rounds, roundMs);
+      pinLoadGenerator(false);
+      const point = { instances, bytes: body.byteLength, peerPerSecond: round(peerPerSecond, 0), barePerSecond: round(barePerSecond, 0), ratio: round(peerPerSecond / barePerSecond, 2) };
+      progress(`discover ${instances}: ${JSON.stringify(point)}`);
+      points.push(point);
+    } finally {
+      await bare.stop();
+    }
+  }
+  return points;
+}
+
+/**
+ * A child process that sends a heartbeat every 10 ms until told to stop, then hands back the
+ * latencies (ms) of those answered 200.
+ */
+function startHeartbeatProber(url: string): { ready: Promise<void>; stop(): Promise<number[]> } {
+  const code =
+    `const {request}=require('undici');const url=process.argv[1];const out=[];let on=true;process.stdin.on('end',()=>{on=false});process.stdin.resume();` +
+    `(async()=>{let first=true;while(on){const t0=performance.now();try{const r=await request(url,{method:'PUT'});await r.body.dump();if(r.statusCode===200&&!first)out.push(performance.now()-t0)}catch{}` +
+    `if(first){first=false;process.stdout.write('ready\\n')}await new Promise((f)=>setTimeout(f,10))}process.stdout.write(JSON.stringify(out))})()`;
+  const child = spawn(process.execPath, ['-e', code, loopbackOnly(url)], { stdio: ['pipe', 'pipe', 'inherit'], cwd: fileURLToPath(new URL('../', import.meta.url)) });
+  let text = '';
+  let onReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    text += chunk;
+    if (text.startsWith('ready\n')) onReady();
+  });
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  return {
+    ready,
+    stop: async () => {
+      child.stdin.end();
+      await exited;
+      return JSON.parse(text.replace(/^ready\n/, '') || '[]') as number[];
+    },
+  };
+}
+
+/** `concurrent` full fetches at once, heartbeats to the same peer every 10 ms meanwhile. */
+async function fullFetches(peer: ServerProcess, concurrent: number, heartbeatPath: string): Promise<FullFetchPoint> {
+  const rssBeforeMb = peer.rssMb();
+  let peakMb = rssBeforeMb;
+  const cpuBefore = cpuSecondsOf(peer.pid);
+  let fetching = true;
+  const sampler = (async () => {
+    while (fetching) {
+      peakMb = Math.max(peakMb, peer.rssMb());
+      await sleep(20);
+    }
+  })();
+  // Heartbeats from a process of their own: the load generator is busy reading the fetched
+  // documents, and would add its own delays to what it measured.
+  const prober = startHeartbeatProber(`${peer.url}${heartbeatPath}`);
+  await prober.ready;
+  const t0 = performance.now();
+  const sizes = await Promise.all(
+    Array.from({ length: concurrent }, async () => {
+      const response = await request(`${loopbackOnly(peer.url)}/eureka/apps`, { headers: { accept: 'application/json' }, bodyTimeout: 120_000, headersTimeout: 120_000 });
+      let bytes = 0;
+      for await (const chunk of response.body) bytes += (chunk as Buffer).length;
+      if (response.statusCode !== 200) throw new Error(`full fetch answered ${response.statusCode}`);
+      return bytes;
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1_000;
+  fetching = false;
+  await sampler;
+  const beats = await prober.stop();
+  const point: FullFetchPoint = {
+    concurrent,
+    seconds: round(seconds, 2),
+    cpuSeconds: round(cpuSecondsOf(peer.pid) - cpuBefore, 2),
+    peakRssGrowthMb: round(peakMb - rssBeforeMb, 0),
+    heartbeatP99Ms: round(percentile(beats, 0.99), 1),
+    heartbeatMaxMs: round(Math.max(0, ...beats), 1),
+    heartbeats: beats.length,
+    bytesEach: sizes[0]!,
+  };
+  progress(`full fetch x${concurrent}: ${JSON.stringify(point)}`);
+  return point;
+}
+
+/** One raw SSE subscriber: when its snapshot ended, and when `marker` first came after it. */
+interface RawSubscriber {
+  socket: Socket;
+  subscribedAtMs: number | null;
+  markerAtMs: number | null;
+  marker: Buffer | null;
+}
+
+const SNAPSHOT = Buffer.from('event: snapshot');
+const EVENT_END = Buffer.from('\n\n');
+
+function openSubscriber(port: number, path: string): Promise<RawSubscriber> {
+  return new Promise((resolve, reject) => {
+    const subscriber: RawSubscriber = { socket: connect(port, '127.0.0.1'), subscribedAtMs: null, markerAtMs: null, marker: null };
+    let phase = 0;
+    let tail: Buffer = Buffer.alloc(0);
+    subscriber.socket.on('connect', () => {
+      subscriber.socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`);
+      resolve(subscriber);
+    });
+    subscriber.socket.on('error', reject);
+    subscriber.socket.on('data', (chunk: Buffer) => {
+      // Markers may straddle two chunks: search the end of the last one with this one.
+      const data = tail.length > 0 ? Buffer.concat([tail, chunk]) : chunk;
+      let from = 0;
+      if (phase === 0) {
+        const at = data.indexOf(SNAPSHOT);
+        if (at >= 0) {
+          phase = 1;
+          from = at;
+        }
+      }
+      if (phase === 1) {
+        const at = data.indexOf(EVENT_END, from);
+        if (at >= 0) {
+          phase = 2;
+          from = at;
+          subscriber.subscribedAtMs = performance.now();
+        }
+      }
+      if (phase === 2 && subscriber.marker !== null && subscriber.markerAtMs === null && data.indexOf(subscriber.marker, from) >= 0) {
+        subscriber.markerAtMs = performance.now();
+      }
+      tail = data.subarray(Math.max(0, data.length - 64));
+    });
+  });
+}
+
+async function measureSse(subscribers: number): Promise<SsePoint> {
+  const peer = await startPeer('read-scale-sse', { pinned: false, logLevel: 'warn', extraArgs: [] });
+  const sockets: RawSubscriber[] = [];
+  try {
+    const service = 'sse-scale';
+    await registerMany(peer.url, [service], 1_000, 'sse');
+    const port = Number(new URL(peer.url).port);
+    const rssBeforeMb = peer.rssMb();
+    const t0 = performance.now();
+    // At most 256 connections opening at once: beyond the listen backlog the kernel retries after 1 s.
+    const result = await runBounded(subscribers, 256, 60_000, async () => {
+      sockets.push(await openSubscriber(port, `/v1/watch?services=${service}`));
+    });
+    if (result.errors > 0) throw new Error(`${result.errors} subscribers could not connect`);
+    const deadline = performance.now() + 60_000;
+    while (sockets.some((s) => s.subscribedAtMs === null) && performance.now() < deadline) await sleep(20);
+    const subscribed = sockets.filter((s) => s.subscribedAtMs !== null);
+    const subscribeAllSeconds = (Math.max(...subscribed.map((s) => s.subscribedAtMs!)) - t0) / 1_000;
+    await sleep(500);
+    const rssPerSubscriberKb = ((peer.rssMb() - rssBeforeMb) * 1024) / subscribers;
+    // The burst: 100 status changes, one after the other; the last one is what each must hear.
+    const marker = Buffer.from('"instanceId":"sse-0099"');
+    for (const s of sockets) s.marker = marker;
+    const writer = pool(peer.url, 1);
+    for (let i = 0; i < 100; i++) {
+      const answer = await send(writer, { method: 'PUT', path: `/v1/services/${service}/instances/sse-${String(i).padStart(4, '0')}/status`, body: { status: 'DOWN' } });
+      if (answer.status !== 200) throw new Error(`status answered ${answer.status}`);
+    }
+    const lastWriteMs = performance.now();
+    await writer.close();
+    const burstDeadline = performance.now() + 30_000;
+    while (sockets.some((s) => s.markerAtMs === null) && performance.now() < burstDeadline) await sleep(10);
+    const delays = sockets.filter((s) => s.markerAtMs !== null).map((s) => Math.max(0, s.markerAtMs! - lastWriteMs));
+    const point: SsePoint = {
+      subscribers,
+      subscribeAllSeconds: round(subscribeAllSeconds, 2),
+      rssPerSubscriberKb: round(rssPerSubscriberKb, 1),
+      burstP50Ms: round(percentile(delays, 0.5), 1),
+      burstP99Ms: round(percentile(delays, 0.99), 1),
+      burstLastMs: round(Math.max(0, ...delays), 1),
+      delivered: delays.length,
+    };
+    progress(`sse ${subscribers}: ${JSON.stringify(point)}`);
+    return point;
+  } finally {
+    for (const s of sockets) s.socket.destroy();
+    await peer.stop();
+  }
+}
+
+async function measureCrossPeer(writes: number): Promise<ReadScaleResult['crossPeer']> {
+  const cluster = await RealCluster.start({ size: 2, file: { limits: { rateLimitPerSecond: 0 } }, cluster: { profile: 'lan' }, args: ['--log-level', 'warn'] });
+  const aborter = new AbortController();
+  try {
+    const [a, b] = cluster.ids.map((id) => cluster.url(id)) as [string, string];
+    const sentAt = new Map<string, number>();
+    const latencies: number[] = [];
+    let snapshot = false;
+    const response = await request(`${b}/v1/watch?services=cross-peer`, { headers: { accept: 'text/event-stream' }, signal: aborter.signal });
+    const reading = (async () => {
+      const parser = new SseParser();
+      response.body.setEncoding('utf8');
+      for await (const chunk of response.body) {
+        const now = performance.now();
+        for (const event of parser.push(chunk as string)) {
+          if (event.event === 'snapshot') snapshot = true;
+          if (event.event !== 'delta') continue;
+          for (const id of idsInDelta(JSON.parse(event.data) as WatchDelta)) if (sentAt.has(id)) latencies.push(now - sentAt.get(id)!);
+        }
+      }
+    })().catch(() => undefined);
+    while (!snapshot) await sleep(10);
+    const writer = pool(a, 1);
+    for (let w = 0; w < writes; w++) {
+      const id = `x-${w}`;
+      sentAt.set(id, performance.now());
+      await send(writer, { method: 'POST', path: '/v1/instances', body: { service: 'cross-peer', instanceId: id, host: '10.2.0.1', port: 1 + w, leaseDurationMs: LEASE_MS } });
+      await sleep(200);
+    }
+    await sleep(500);
+    await writer.close();
+    aborter.abort();
+    await reading;
+    const result = { writes, received: latencies.length, p50Ms: round(percentile(latencies, 0.5), 1), p99Ms: round(percentile(latencies, 0.99), 1) };
+    progress(`cross-peer watch: ${JSON.stringify(result)}`);
+    return result;
+  } finally {
+    aborter.abort();
+    await cluster.stop();
+  }
+}
+
+/** Runs every part; `quick` is the short form. */
+export async function benchReadScale(options: { quick: boolean }): Promise<ReadScaleResult> {
+  const pinned = pinningAvailable();
+  const services = options.quick ? 10 : 100;
+  const instances = services * 1_000;
+  const peer = await startPeer('read-scale', { pinned, logLevel: 'warn' });
+  let discover: DiscoverPoint[];
+  let fullFetch: ReadScaleResult['fullFetch'];
+  try {
+    progress(`read scale: ${instances} instances in ${services} services of 1,000 (5 metadata keys), peer ${pinned ? 'pinned to CPU 0' : 'not pinned'}`);
+    await registerMany(peer.url, Array.from({ length: services }, (_, i) => `read-scale-${i}`), 1_000, 'i');
+    discover = await measureDiscover(peer, pinned);
+    const heartbeatPath = '/v1/services/read-scale-0/instances/i-0000/heartbeat';
+    pinLoadGenerator(pinned);
+    const cold = await fullFetches(peer, 1, heartbeatPath);
+    const points: FullFetchPoint[] = [];
+    for (const concurrent of [1, 8, 32]) points.push(await fullFetches(peer, concurrent, heartbeatPath));
+    pinLoadGenerator(false);
+    fullFetch = { cold, points };
+  } finally {
+    pinLoadGenerator(false);
+    await peer.stop();
+  }
+  const sse: SsePoint[] = [];
+  for (const subscribers of options.quick ? [1_000] : [1_000, 5_000]) sse.push(await measureSse(subscribers));
+  const crossPeer = await measureCrossPeer(options.quick ? 15 : 60);
+  return { instances, pinned, discover, fullFetch, sse, crossPeer };
+}
+
+const yes = (ok: boolean) => (ok ? 'yes' : '**NO**');
+
+/** The rows of RESULTS.md's summary (bench/report.ts). */
+export function readScaleRows(result: ReadScaleResult): Record<string, string>[] {
+  const t = READ_SCALE_TARGETS;
+  const rows: Record<string, string>[] = [];
+  for (const d of result.discover) {
+    rows.push({
+      figure: `discover of a ${d.instances.toLocaleString('en-US')}-instance service (${Math.round(d.bytes / 1024)} KB), 16 in flight`,
+      value: `${d.peerPerSecond.toLocaleString('en-US')}/s`,
+      reference: `bare node:http sending the same bytes ${d.barePerSecond.toLocaleString('en-US')}/s`,
+      ratio: `${d.ratio}x`,
+      target: `>= ${t.discoverRatio}x`,
+      met: yes(d.ratio >= t.discoverRatio),
+    });
+  }
+  const full = result.instances === 100_000;
+  const { cold } = result.fullFetch;
+  for (const p of result.fullFetch.points) {
+    const eight = p.concurrent === 8 && full;
+    const extraCpu = round(p.cpuSeconds, 2);
+    rows.push({
+      figure: `Eureka full fetch of ${result.instances.toLocaleString('en-US')} instances (JSON, ${Math.round(p.bytesEach / 1_048_576)} MB), ${p.concurrent} at once`,
+      value: `${p.seconds} s together, ${p.cpuSeconds} CPU-s, RSS +${p.peakRssGrowthMb} MB; heartbeats meanwhile p99 ${p.heartbeatP99Ms} ms, max ${p.heartbeatMaxMs} ms`,
+      reference: `the first (cold) fetch, which builds the document: ${cold.seconds} s, ${cold.cpuSeconds} CPU-s`,
+      ratio: '',
+      target: eight
+        ? `<= ${t.fullFetch8Seconds} s, <= ${t.fullFetch8ExtraCpuSeconds} CPU-s beyond the build, RSS <= +${t.fullFetchRssGrowthMb} MB, heartbeats p99 <= ${t.heartbeatP99Ms} ms, max <= ${t.heartbeatMaxMs} ms`
+        : p.concurrent === 8
+          ? 'set at 100,000 instances (not reached in this mode)'
+          : '',
+      met: eight
+        ? yes(p.seconds <= t.fullFetch8Seconds && extraCpu <= t.fullFetch8ExtraCpuSeconds && p.peakRssGrowthMb <= t.fullFetchRssGrowthMb && p.heartbeatP99Ms <= t.heartbeatP99Ms && p.heartbeatMaxMs <= t.heartbeatMaxMs)
+        : '',
+    });
+  }
+  for (const s of result.sse) {
+    const target = s.subscribers === 5_000;
+    rows.push({
+      figure: `SSE: ${s.subscribers.toLocaleString('en-US')} subscribers of one 1,000-instance service`,
+      value: `all subscribed in ${s.subscribeAllSeconds} s, ${s.rssPerSubscriberKb} KB RSS each; 100-change burst: p50 ${s.burstP50Ms} ms, p99 ${s.burstP99Ms} ms, last ${s.burstLastMs} ms after the last write (${s.delivered} delivered)`,
+      reference: '',
+      ratio: '',
+      target: target ? `<= ${t.sseSubscribeSeconds} s, <= ${t.ssePerSubscriberKb} KB each, last <= ${t.sseBurstMs} ms` : '',
+      met: target
+        ? yes(s.subscribeAllSeconds <= t.sseSubscribeSeconds && s.rssPerSubscriberKb <= t.ssePerSubscriberKb && s.burstLastMs <= t.sseBurstMs && s.delivered === s.subscribers)
+        : '',
+    });
+  }
+  rows.push({
+    figure: 'register on peer A to the delta on a watcher of peer B, low load',
+    value: `p50 ${result.crossPeer.p50Ms} ms, p99 ${result.crossPeer.p99Ms} ms (${result.crossPeer.received}/${result.crossPeer.writes})`,
+    reference: '',
+    ratio: '',
+    target: `p99 <= ${t.crossPeerP99Ms} ms`,
+    met: yes(result.crossPeer.p99Ms <= t.crossPeerP99Ms && result.crossPeer.received === result.crossPeer.writes),
+  });
+  return rows;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const result = await benchReadScale({ quick });
+  progress(`written to ${writeResult(`read-scale-${quick ? 'quick' : 'full'}`, result)}`);
+}

@@ -1,0 +1,243 @@
+import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import { gzip, gzipSync } from 'node:zlib';
+import type { FastifyReply } from 'fastify';
+import type { StoredInstance } from '../../registry/types.js';
+import type { LeaseView } from '../../registry/visibility.js';
+import type { ServiceViews, StableView } from '../../views/service-views.js';
+import { appNameOf, toEurekaInstance, type ViewDefaults } from './instance-view.js';
+import { toXml } from './xml.js';
+
+/**
+ * Eureka's big documents, built once per change and shared by every client (docs/eureka.md).
+ *
+ * A full fetch of a 100,000-instance registry is 80 MB of JSON or 115 MB of XML; built per
+ * request, eight clients at once cost eight builds and eight copies, and each build held the
+ * event loop for seconds (heartbeats waited). Here every application's part of the document
+ * is built once per format from the read layer's stable view of its service, in slices of
+ * `SLICE_INSTANCES` instances that yield to the event loop between them, and kept until the
+ * service changes (or its served set could have, see src/views/stable-views.ts). A full fetch
+ * is a small header (with the apps hash code, from per-application status counts kept
+ * alongside), the shared parts, and a trailer, streamed without being concatenated: every
+ * concurrent fetch writes the same buffers, so a flood of fetches costs their sockets, not
+ * copies. Gzip is per part too: gzip members may be concatenated (RFC 1952), and Java's
+ * GZIPInputStream, Node's zlib and browsers read such a stream as one.
+ *
+ * What may lag: `lastRenewalTimestamp` moves with every heartbeat without a store change; a
+ * part shows it as of its build, at most `PART_MAX_AGE_MS` ago (Eureka's own response cache
+ * lags everything by 30 s; no client acts on this field).
+ */
+
+/** Instances built per slice before the build yields (a slice of 250 takes a few ms). */
+export const SLICE_INSTANCES = 250;
+/** Longest a part is reused for its lease-derived field (`lastRenewalTimestamp`). */
+export const PART_MAX_AGE_MS = 30_000;
+
+export type Format = 'json' | 'xml';
+
+/** One application's part of a document: its bytes in order (one buffer per slice). */
+type Chunks = Buffer[];
+
+const gzipAsync = promisify(gzip);
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function instanceText(entry: StoredInstance, defaults: ViewDefaults, format: Format): string {
+  const instance = toEurekaInstance(entry, defaults);
+  return format === 'json' ? JSON.stringify(instance) : toXml({ instance });
+}
+
+/** `{"name":..,"instance":[...]}` or `<application>...</application>` of one app, in slices. */
+async function buildApplication(app: string, entries: readonly StoredInstance[], defaults: ViewDefaults, format: Format): Promise<Chunks> {
+  const chunks: Chunks = [];
+  let text = format === 'json' ? `{"name":${JSON.stringify(app)},"instance":[` : `<application>${toXml({ name: app })}`;
+  for (let i = 0; i < entries.length; i++) {
+    if (i > 0 && i % SLICE_INSTANCES === 0) {
+      chunks.push(Buffer.from(text));
+      text = '';
+      await yieldToLoop();
+    }
+    if (format === 'json' && i > 0) text += ',';
+    text += instanceText(entries[i]!, defaults, format);
+  }
+  chunks.push(Buffer.from(text + (format === 'json' ? ']}' : '</application>')));
+  return chunks;
+}
+
+async function gzipChunks(chunks: Promise<Chunks>): Promise<Chunks> {
+  // zlib's async form compresses on the thread pool, off the event loop.
+  return Promise.all((await chunks).map((chunk) => gzipAsync(chunk)));
+}
+
+function statusCounts(entries: readonly StoredInstance[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const entry of entries) counts.set(entry.record.data.status, (counts.get(entry.record.data.status) ?? 0) + 1);
+  return counts;
+}
+
+/** The apps hash code from per-application status counts (what `reconcileHashCode` computes from every status). */
+function hashCodeOf(counts: Iterable<Map<string, number>>): string {
+  const total = new Map<string, number>();
+  for (const map of counts) for (const [status, n] of map) total.set(status, (total.get(status) ?? 0) + n);
+  return [...total.keys()]
+    .sort()
+    .map((status) => `${status}_${total.get(status)}_`)
+    .join('');
+}
+
+/** One app as the documents need it: its stable views (usually one service), the shared parts when there is one. */
+interface AppRead {
+  name: string;
+  views: StableView[];
+}
+
+export interface DocumentBody {
+  chunks: Chunks;
+  bytes: number;
+  gzipped: boolean;
+}
+
+function sortedApps(byApp: Map<string, StableView[]>): AppRead[] {
+  return [...byApp.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, views]) => ({ name, views }));
+}
+
+/** How long a full fetch's gathering of views may hold the event loop before it yields. */
+const YIELD_AFTER_MS = 5;
+
+const SEPARATOR = Buffer.from(',');
+const SEPARATOR_GZIP = gzipSync(SEPARATOR);
+
+export class SharedEurekaDocuments {
+  /** Delta bodies of the current change window, by `key|plain` and `key|gzip`. */
+  private readonly deltas = new Map<string, { atMs: number; body: Promise<Buffer> }>();
+
+  constructor(
+    private readonly components: { views: ServiceViews; leaseView: () => LeaseView },
+    private readonly init: { namespace: string; defaults: ViewDefaults },
+  ) {}
+
+  /** Every app with a served instance, sorted by name, from one lease view. */
+  private apps(leases: LeaseView, only?: string): AppRead[] {
+    const byApp = new Map<string, StableView[]>();
+    for (const service of this.components.views.servicesOf(this.init.namespace)) this.addApp(byApp, service, leases, only);
+    return sortedApps(byApp);
+  }
+
+  /**
+   * `apps` for a full fetch: the stable views of a whole registry may all need building after
+   * a flood of changes (100,000 instances take tens of ms), so it yields to the event loop
+   * whenever it has held it for `YIELD_AFTER_MS`.
+   */
+  private async appsSliced(): Promise<AppRead[]> {
+    const byApp = new Map<string, StableView[]>();
+    let leases = this.components.leaseView();
+    let sliceStartMs = performance.now();
+    for (const service of this.components.views.servicesOf(this.init.namespace)) {
+      if (performance.now() - sliceStartMs > YIELD_AFTER_MS) {
+        await yieldToLoop();
+        leases = this.components.leaseView();
+        sliceStartMs = performance.now();
+      }
+      this.addApp(byApp, service, leases);
+    }
+    return sortedApps(byApp);
+  }
+
+  private addApp(byApp: Map<string, StableView[]>, service: string, leases: LeaseView, only?: string): void {
+    const name = appNameOf(service);
+    if (only !== undefined && name !== only) return;
+    const view = this.components.views.stable(this.init.namespace, service, leases);
+    if (view.served.length === 0) return;
+    let list = byApp.get(name);
+    if (!list) byApp.set(name, (list = []));
+    list.push(view);
+  }
+
+  /** The status counts of an app (shared per service). */
+  private counts(app: AppRead): Map<string, number>[] {
+    return app.views.map((view) => this.components.views.stableEncoding(view, 'eureka-statuses', (built) => statusCounts(built.served)));
+  }
+
+  /** An app's part in a format, shared when the app is one service (the usual case). */
+  private part(app: AppRead, format: Format, gzipped: boolean): Promise<Chunks> {
+    const { views } = this.components;
+    const build = (entries: readonly StoredInstance[]) => buildApplication(app.name, entries, this.init.defaults, format);
+    if (app.views.length > 1) {
+      // Services spelled differently that make one app: merged per read (not shared).
+      const merged = app.views.flatMap((view) => view.served).sort((a, b) => (a.record.instanceId < b.record.instanceId ? -1 : a.record.instanceId > b.record.instanceId ? 1 : 0));
+      const plain = build(merged);
+      return gzipped ? gzipChunks(plain) : plain;
+    }
+    const view = app.views[0]!;
+    const plain = () => views.stableEncoding(view, `eureka-${format}`, (built) => build(built.served), PART_MAX_AGE_MS);
+    if (!gzipped) return plain();
+    return views.stableEncoding(view, `eureka-${format}-gzip`, () => gzipChunks(plain()), PART_MAX_AGE_MS);
+  }
+
+  /** `GET /eureka/apps`: every app, with the hash code of the whole registry. */
+  async registry(format: Format, gzipped: boolean): Promise<DocumentBody> {
+    const apps = await this.appsSliced();
+    // Parts and counts are taken in one tick, so that the hash code matches the parts.
+    const hashCode = hashCodeOf(apps.flatMap((app) => this.counts(app)));
+    const parts = apps.map((app) => this.part(app, format, gzipped));
+    const head =
+      format === 'json'
+        ? `{"applications":{"versions__delta":"1","apps__hashcode":${JSON.stringify(hashCode)},"application":[`
+        : `<applications>${toXml({ versions__delta: '1' })}${toXml({ apps__hashcode: hashCode })}`;
+    const tail = format === 'json' ? ']}}' : '</applications>';
+    const chunks: Chunks = [this.encode(head, gzipped)];
+    const resolved = await Promise.all(parts);
+    resolved.forEach((part, i) => {
+      if (i > 0 && format === 'json') chunks.push(gzipped ? SEPARATOR_GZIP : SEPARATOR);
+      chunks.push(...part);
+    });
+    chunks.push(this.encode(tail, gzipped));
+    return { chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0), gzipped };
+  }
+
+  /** `GET /eureka/apps/{app}`: undefined when the app has no served instance. */
+  async application(name: string, format: Format, gzipped: boolean): Promise<DocumentBody | undefined> {
+    const [app] = this.apps(this.components.leaseView(), name);
+    if (!app) return undefined;
+    const part = await this.part(app, format, gzipped);
+    const chunks = format === 'json' ? [this.encode('{"application":', gzipped), ...part, this.encode('}', gzipped)] : part;
+    return { chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0), gzipped };
+  }
+
+  /** The apps hash code of the whole registry now (what a delta carries). */
+  hashCode(): string {
+    return hashCodeOf(this.apps(this.components.leaseView()).flatMap((app) => this.counts(app)));
+  }
+
+  /**
+   * A delta document's bytes, shared by every client asking within the same change window:
+   * keyed by `key` (the store revision and format), rebuilt when older than `maxAgeMs` (the
+   * window moves with time).
+   */
+  delta(key: string, maxAgeMs: number, gzipped: boolean, build: () => string): Promise<Buffer> {
+    const nowMs = this.components.leaseView().nowMs;
+    const fresh = (cached: { atMs: number } | undefined) => cached !== undefined && nowMs - cached.atMs < maxAgeMs && nowMs >= cached.atMs;
+    // At most one entry per format and encoding: a new window replaces the old one.
+    for (const [cachedKey, cached] of this.deltas) if (!fresh(cached) || !cachedKey.startsWith(`${key}|`)) this.deltas.delete(cachedKey);
+    const plainKey = `${key}|plain`;
+    let plain = this.deltas.get(plainKey);
+    if (!plain) this.deltas.set(plainKey, (plain = { atMs: nowMs, body: Promise.resolve(Buffer.from(build())) }));
+    if (!gzipped) return plain.body;
+    const gzipKey = `${key}|gzip`;
+    let packed = this.deltas.get(gzipKey);
+    if (!packed) this.deltas.set(gzipKey, (packed = { atMs: plain.atMs, body: plain.body.then((body) => gzipAsync(body)) }));
+    return packed.body;
+  }
+
+  private encode(text: string, gzipped: boolean): Buffer {
+    return gzipped ? gzipSync(text) : Buffer.from(text);
+  }
+}
+
+/** Sends a document body: streamed from its shared chunks, never concatenated. */
+export function sendBody(reply: FastifyReply, body: DocumentBody, format: Format): FastifyReply {
+  reply.type(format === 'json' ? 'application/json' : 'application/xml');
+  reply.header('content-length', String(body.bytes));
+  reply.header('vary', 'accept-encoding');
+  if (body.gzipped) reply.header('content-encoding', 'gzip');
+  return reply.send(Readable.from(body.chunks));
+}

@@ -1,0 +1,140 @@
+import type { InstanceStore } from '../registry/store.js';
+import { serviceIdentity, type StoredInstance } from '../registry/types.js';
+import { isServed, type EvictionGuards, type LeaseView } from '../registry/visibility.js';
+
+/**
+ * Views for encodings that do not move with time: which instances are served and their
+ * records, nothing else (no lease countdown). A native listing carries `leaseExpiresInMs` and
+ * so is rebuilt at least every second (service-views.ts); a Eureka document, an SSE frame's
+ * membership, a DNS answer or an xDS resource only change when a record does or when an
+ * instance starts or stops being served. Rebuilding those every second would cost a 100,000
+ * instance Eureka registry its whole build each second under a flood of full fetches.
+ *
+ * A stable view is kept until the service changes in the store, or until what is served could
+ * have changed without a store change: an owner's liveness flipped, an eviction guard turned
+ * on or off, or a lease that keeps an instance served reached its end (a heartbeat moves that
+ * end further in place, so this is conservative: the view is rebuilt a little early, never
+ * late). Between those, a fresh build would serve exactly the same instances and records.
+ * Each encoding of it may add its own age bound (`maxAgeMs`) for fields it derives from
+ * the lease (Eureka's informational `lastRenewalTimestamp`).
+ */
+export interface StableView {
+  readonly namespace: string;
+  readonly service: string;
+  /** The store's revision of the service's last change (0: never seen). */
+  readonly revision: number;
+  readonly builtAtMs: number;
+  /** Served instances, every status, sorted by instance id. */
+  readonly served: readonly StoredInstance[];
+}
+
+export interface Stamp {
+  suspendOwnedExpiry: boolean;
+  holdDownOwners: boolean;
+  /** Owners of the service's records (other than this peer) and whether each was up. */
+  owners: string[];
+  ownersUp: boolean[];
+  /** The earliest time a served instance may stop being served without a store change. */
+  servedUntilMs: number;
+}
+
+interface Cached {
+  view: StableView;
+  stamp: Stamp;
+  encodings: Map<string, { value: unknown; builtAtMs: number }>;
+}
+
+function byInstanceId(a: StoredInstance, b: StoredInstance): number {
+  const x = a.record.instanceId;
+  const y = b.record.instanceId;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Whether what was served at `stamp` is still what would be served now (pure; see the module comment). */
+export function stampHolds(stamp: Stamp, leases: LeaseView): boolean {
+  if (leases.nowMs >= stamp.servedUntilMs) return false;
+  if (stamp.suspendOwnedExpiry !== leases.guards.suspendOwnedExpiry || stamp.holdDownOwners !== leases.guards.holdDownOwners) return false;
+  for (let i = 0; i < stamp.owners.length; i++) if (leases.liveness.isUp(stamp.owners[i]!) !== stamp.ownersUp[i]) return false;
+  return true;
+}
+
+function guardsOf(guards: EvictionGuards): Pick<Stamp, 'suspendOwnedExpiry' | 'holdDownOwners'> {
+  return { suspendOwnedExpiry: guards.suspendOwnedExpiry, holdDownOwners: guards.holdDownOwners };
+}
+
+export class StableViews {
+  private readonly cache = new Map<string, Map<string, Cached>>();
+
+  constructor(private readonly components: { store: InstanceStore; leaseView: () => LeaseView }) {}
+
+  /** The served instances of a service now; `leases` lets a caller reading many services pass one. */
+  get(namespace: string, service: string, leases: LeaseView = this.components.leaseView()): StableView {
+    return this.cached(namespace, service, leases).view;
+  }
+
+  /**
+   * The encoding `name` of a stable view, built once and shared while the view is current and
+   * the encoding is younger than `maxAgeMs` (Infinity: no age bound). A view no longer current
+   * gets a build of its own, not shared.
+   */
+  encoding<T>(view: StableView, name: string, build: (view: StableView) => T, maxAgeMs = Number.POSITIVE_INFINITY, nowMs?: number): T {
+    const cached = this.cache.get(view.namespace)?.get(serviceIdentity(view.service));
+    if (!cached || cached.view !== view) return build(view);
+    const atMs = nowMs ?? this.components.leaseView().nowMs;
+    const found = cached.encodings.get(name);
+    if (found && atMs - found.builtAtMs < maxAgeMs && atMs >= found.builtAtMs) return found.value as T;
+    const value = build(view);
+    cached.encodings.set(name, { value, builtAtMs: atMs });
+    return value;
+  }
+
+  /** Forgets a service's view (the store changed it). */
+  invalidate(namespace: string, service: string): void {
+    const services = this.cache.get(namespace);
+    if (services?.delete(serviceIdentity(service)) && services.size === 0) this.cache.delete(namespace);
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+
+  private cached(namespace: string, service: string, leases: LeaseView): Cached {
+    const current = this.cache.get(namespace)?.get(serviceIdentity(service));
+    const revision = this.components.store.getService(namespace, service)?.revision ?? 0;
+    if (current && current.view.revision === revision && leases.nowMs >= current.view.builtAtMs && stampHolds(current.stamp, leases)) return current;
+    const fresh = this.build(namespace, service, revision, leases);
+    let services = this.cache.get(namespace);
+    if (!services) this.cache.set(namespace, (services = new Map()));
+    services.set(serviceIdentity(service), fresh);
+    return fresh;
+  }
+
+  private build(namespace: string, service: string, revision: number, leases: LeaseView): Cached {
+    const entries = this.components.store.getService(namespace, service);
+    const { served, stamp } = servedNow(entries?.instances.values() ?? [], leases);
+    return { view: { namespace, service: entries?.service ?? service, revision, builtAtMs: leases.nowMs, served }, stamp, encodings: new Map() };
+  }
+}
+
+/**
+ * The served instances of a service now, sorted by id, and the stamp that tells when what is
+ * served may have changed without a store change (stampHolds). Shared by both kinds of view.
+ */
+export function servedNow(instances: Iterable<StoredInstance>, leases: LeaseView): { served: StoredInstance[]; stamp: Stamp } {
+  const served: StoredInstance[] = [];
+  const owners = new Map<string, boolean>();
+  let servedUntilMs = Number.POSITIVE_INFINITY;
+  for (const entry of instances) {
+    const { record } = entry;
+    if (record.deleted !== null || entry.hidden) continue;
+    const own = record.owner === leases.selfId;
+    if (!own && !owners.has(record.owner)) owners.set(record.owner, leases.liveness.isUp(record.owner));
+    if (!isServed(entry, leases)) continue;
+    served.push(entry);
+    // Served by its lease alone: its state (live, then held or expired) may change when the lease ends.
+    const byLease = own || !owners.get(record.owner);
+    if (byLease && entry.leaseExpiresAtMs > leases.nowMs && entry.leaseExpiresAtMs < servedUntilMs) servedUntilMs = entry.leaseExpiresAtMs;
+  }
+  served.sort(byInstanceId);
+  return { served, stamp: { ...guardsOf(leases.guards), owners: [...owners.keys()], ownersUp: [...owners.values()], servedUntilMs } };
+}

@@ -1,0 +1,80 @@
+import type { InstanceView } from '../registry/view.js';
+import type { DeltaEvent } from './events.js';
+
+/** What identifies a served state of an instance: its version and whether it is held. */
+export function fingerprint(view: InstanceView): string {
+  return `${view.version}|${view.evictionHeld ? 1 : 0}`;
+}
+
+/**
+ * What every subscriber of one (service, group) has been told: instance id to fingerprint.
+ * All of a channel's subscribers are told the same thing (a new one joins with a snapshot of
+ * the state the channel is in), so the channel keeps this once, whatever its number of
+ * subscribers: a subscriber costs its connection and its place in the channel's set.
+ */
+export class Channel<S> {
+  readonly subscribers = new Set<S>();
+  private readonly told = new Map<string, string>();
+  /** The namespace's wildcard generation this channel has taken its wildcard subscribers from (-1: none yet). */
+  wildcardEpoch = -1;
+
+  constructor(
+    /** The service's key (ServiceViews.keyOf). */
+    readonly key: string,
+    readonly namespace: string,
+    readonly service: string,
+    readonly group: string | null,
+  ) {}
+
+  /** Starts the channel from what a snapshot showed (only when it has no subscriber yet). */
+  reset(instances: readonly InstanceView[]): void {
+    this.told.clear();
+    for (const view of instances) this.told.set(view.instanceId, fingerprint(view));
+  }
+
+  /**
+   * The delta from what was told to `current` for the instances `ids` (current: the served
+   * views of the dirty instances; an id absent from it is no longer served), and the channel
+   * now holds the new state. Null when nothing this channel shows changed.
+   */
+  advance(ids: Iterable<string>, current: ReadonlyMap<string, InstanceView>, revision: number): DeltaEvent | null {
+    const delta: DeltaEvent = { type: 'delta', namespace: this.namespace, service: this.service, revision, added: [], changed: [], removed: [] };
+    for (const id of ids) {
+      const found = current.get(id);
+      const now = found && (this.group === null || found.group === this.group) ? found : undefined;
+      const before = this.told.get(id);
+      if (!now) {
+        if (before !== undefined) {
+          delta.removed.push({ instanceId: id });
+          this.told.delete(id);
+        }
+      } else if (before === undefined) {
+        delta.added.push(now);
+        this.told.set(id, fingerprint(now));
+      } else if (before !== fingerprint(now)) {
+        delta.changed.push(now);
+        this.told.set(id, fingerprint(now));
+      }
+    }
+    return delta.added.length + delta.changed.length + delta.removed.length === 0 ? null : delta;
+  }
+}
+
+/**
+ * How long a change to a quiet service waits before it is pushed, and how long its window
+ * stays open after each further change: long enough to gather the writes of one burst
+ * arriving together (a batch of registrations, a replicated batch spread over a few
+ * event-loop turns), short beside a network round trip. Never past `coalesceMs` in all.
+ */
+export const QUIET_GATHER_MS = 15;
+
+/**
+ * How long to gather a change before pushing it (pure). A service quiet for `coalesceMs`
+ * (or never changed) is pushed at once (after `QUIET_GATHER_MS`); while changes keep coming
+ * they are gathered, for at most `coalesceMs` after the change before them.
+ */
+export function coalesceDelayMs(previousChangeAtMs: number | undefined, nowMs: number, coalesceMs: number): number {
+  const quietMs = Math.min(coalesceMs, QUIET_GATHER_MS);
+  if (previousChangeAtMs === undefined) return quietMs;
+  return Math.min(coalesceMs, Math.max(quietMs, previousChangeAtMs + coalesceMs - nowMs));
+}

@@ -1,0 +1,76 @@
+import { gunzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SharedEurekaDocuments, SLICE_INSTANCES } from '../../../../src/http/eureka/shared-documents.js';
+import { registryDocument } from '../../../../src/http/eureka/documents.js';
+import { toXml } from '../../../../src/http/eureka/xml.js';
+import { createTestServer, type TestServer } from '../../../support/server.js';
+
+let server: TestServer | undefined;
+afterEach(async () => server?.app.close());
+
+const reg = (service: string, instanceId: string) => ({
+  namespace: 'default',
+  service,
+  instanceId,
+  data: { host: '10.0.0.1', port: 8080, securePort: null, status: 'UP' as const, weight: 1, zone: '', metadata: { k: 'v' } },
+  leaseDurationMs: 30_000,
+});
+
+async function setup() {
+  server = await createTestServer();
+  const { node } = server;
+  const shared = new SharedEurekaDocuments({ views: node.views, leaseView: () => node.registry.leaseView() }, { namespace: 'default', defaults: { renewalIntervalSecs: 10 } });
+  const fresh = () => registryDocument({ store: node.store, namespace: 'default', view: node.registry.leaseView(), defaults: { renewalIntervalSecs: 10 } });
+  return { ...server, shared, fresh };
+}
+
+describe('shared Eureka documents', () => {
+  it('build each application part once and share it between fetches; a change rebuilds only its application', async () => {
+    const { node, shared } = await setup();
+    for (let i = 0; i < 3; i++) node.registry.register(reg('orders', `o-${i}`));
+    node.registry.register(reg('billing', 'b-0'));
+    const first = await shared.registry('json', false);
+    const second = await shared.registry('json', false);
+    // Head, BILLING, separator, ORDERS, tail: the parts are the same buffers.
+    expect(second.chunks.slice(1, -1)).toEqual(first.chunks.slice(1, -1));
+    second.chunks.slice(1, -1).forEach((chunk, i) => expect(chunk).toBe(first.chunks[i + 1]));
+    node.registry.register(reg('orders', 'o-9'));
+    const third = await shared.registry('json', false);
+    expect(third.chunks[1]).toBe(first.chunks[1]);
+    expect(third.chunks.at(-2)).not.toBe(first.chunks.at(-2));
+  });
+
+  it('writes the bytes a fresh build writes, in JSON and XML, in slices for large applications', async () => {
+    const { node, shared, fresh } = await setup();
+    for (let i = 0; i < SLICE_INSTANCES * 2 + 7; i++) node.registry.register(reg('orders', `o-${String(i).padStart(4, '0')}`));
+    node.registry.register(reg('billing', 'b-0'));
+    const json = await shared.registry('json', false);
+    expect(json.chunks.length).toBeGreaterThan(4);
+    expect(Buffer.concat(json.chunks).toString()).toBe(JSON.stringify(fresh()));
+    expect(json.bytes).toBe(Buffer.concat(json.chunks).length);
+    const xml = await shared.registry('xml', false);
+    expect(Buffer.concat(xml.chunks).toString()).toBe(toXml(fresh()));
+  });
+
+  it('gzips per part: the members read back as the plain document', async () => {
+    const { node, shared, fresh } = await setup();
+    for (let i = 0; i < 5; i++) node.registry.register(reg(`svc-${i}`, `i-${i}`));
+    const zipped = await shared.registry('json', true);
+    expect(gunzipSync(Buffer.concat(zipped.chunks)).toString()).toBe(JSON.stringify(fresh()));
+    const again = await shared.registry('json', true);
+    expect(again.chunks[1]).toBe(zipped.chunks[1]);
+  });
+
+  it('serves the full fetch over HTTP from the shared parts, gzip or not', async () => {
+    const { node, app, fresh } = await setup();
+    for (let i = 0; i < 3; i++) node.registry.register(reg('orders', `o-${i}`));
+    const plain = await app.inject({ url: '/eureka/apps', headers: { accept: 'application/json' } });
+    expect(plain.headers['content-length']).toBe(String(plain.rawPayload.length));
+    expect(plain.body).toBe(JSON.stringify(fresh()));
+    const zipped = await app.inject({ url: '/eureka/apps', headers: { accept: 'application/json', 'accept-encoding': 'gzip' } });
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(zipped.rawPayload).toString()).toBe(plain.body);
+    const delta = await app.inject({ url: '/eureka/apps/delta', headers: { accept: 'application/json', 'accept-encoding': 'gzip' } });
+    expect(JSON.parse(gunzipSync(delta.rawPayload).toString()).applications.apps__hashcode).toBe('UP_3_');
+  });
+});

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { stampHolds } from '../../../src/views/stable-views.js';
+import { createTestNode } from '../../support/node.js';
+
+const reg = (instanceId: string, leaseDurationMs = 30_000) => ({
+  namespace: 'default',
+  service: 'orders',
+  instanceId,
+  data: { host: '10.0.0.1', port: 8080, securePort: null, status: 'UP' as const, weight: 1, zone: '', metadata: {} },
+  leaseDurationMs,
+});
+
+describe('stable views', () => {
+  it('outlive the 1 s rebuilds of the native view while nothing served can change, and share their encodings', async () => {
+    const { node, clock } = await createTestNode();
+    node.registry.register(reg('a'));
+    const first = node.views.stable('default', 'orders');
+    let builds = 0;
+    const encode = (view = node.views.stable('default', 'orders')) => node.views.stableEncoding(view, 'ids', (v) => (builds += 1, v.served.map((e) => e.record.instanceId).join()));
+    expect(encode()).toBe('a');
+    await clock.advance(5_000);
+    expect(node.views.get('default', 'orders').builtAtMs).toBe(clock.nowMs());
+    expect(node.views.stable('default', 'orders')).toBe(first);
+    expect(encode()).toBe('a');
+    expect(builds).toBe(1);
+    node.registry.register(reg('b'));
+    expect(encode()).toBe('a,b');
+    expect(builds).toBe(2);
+  });
+
+  it('are rebuilt when a served lease reaches its end, even before the reaper acts', async () => {
+    const { node, clock } = await createTestNode({ file: { cluster: { evictionIntervalMs: 60_000 } } });
+    node.registry.register(reg('short', 5_000));
+    node.registry.register(reg('long', 60_000));
+    const first = node.views.stable('default', 'orders');
+    const listed = () => node.views.get('default', 'orders').served.map((e) => e.record.instanceId);
+    expect(listed()).toEqual(['long', 'short']);
+    await clock.advance(4_999);
+    expect(node.views.stable('default', 'orders')).toBe(first);
+    await clock.advance(1);
+    const second = node.views.stable('default', 'orders');
+    expect(second).not.toBe(first);
+    // Not served any more (expired) unless an eviction guard holds it: a fresh build decides.
+    expect(second.served.map((e) => e.record.instanceId)).toEqual(listed());
+  });
+
+  it('a stamp no longer holds when an owner goes down or up, or a guard turns on', () => {
+    const up = new Set(['peer-2']);
+    const leases = (nowMs: number, guard = false) => ({
+      nowMs,
+      selfId: 'peer-1',
+      liveness: { isUp: (peer: string) => up.has(peer) },
+      guards: { suspendOwnedExpiry: guard, holdDownOwners: false },
+    });
+    const stamp = { suspendOwnedExpiry: false, holdDownOwners: false, owners: ['peer-2'], ownersUp: [true], servedUntilMs: 1_000 };
+    expect(stampHolds(stamp, leases(999))).toBe(true);
+    expect(stampHolds(stamp, leases(1_000))).toBe(false);
+    expect(stampHolds(stamp, leases(10, true))).toBe(false);
+    up.delete('peer-2');
+    expect(stampHolds(stamp, leases(10))).toBe(false);
+  });
+});

@@ -20,6 +20,7 @@ export default defineConfig({
       include: ['src/**/*.ts'],
       exclude: ['src/ui/**', 'src/main.ts'],
       reporter: ['text-summary'],
+      reportOnFailure: true,
       thresholds: { lines: 85, statements: 84, functions: 85, branches: 80 },
     },
   },

@@ -36,6 +36,8 @@ async function readTlsFiles(config: RegistryConfig): Promise<{ server?: ServerTl
 }
 
 /** The settings that choose each listener's port, for the messages of startup-failure.ts. */
+const PROTOCOL_NAMES = { dns: 'DNS', xds: 'xDS', consul: 'Consul' } as const;
+
 const PORT_SETTINGS = {
   http: '--port (REGISTRY_PORT, or `port` in the config file; a peer listed in the file takes its port from its `url`)',
   dns: '--dns-port (REGISTRY_DNS_PORT, or `dns.port` in the config file)',
@@ -65,7 +67,7 @@ function protocolTarget(config: RegistryConfig, error: unknown): ListenTarget | 
   for (const name of ['dns', 'xds', 'consul'] as const) {
     const listener = config.protocols[name];
     if (listener.port !== null && listener.port === port) {
-      return { what: `the ${name === 'consul' ? 'Consul' : name.toUpperCase()} listener`, host: config.host, port: listener.port, portSetting: PORT_SETTINGS[name] };
+      return { what: `the ${PROTOCOL_NAMES[name]} listener`, host: config.host, port: listener.port, portSetting: PORT_SETTINGS[name] };
     }
   }
   return null;

@@ -1,3 +1,4 @@
+import { setLogger } from '@grpc/grpc-js';
 import type { ListenerDeps, ProtocolListener } from '../protocol-listeners.js';
 import { XdsProtos } from './protos.js';
 import { XdsServer } from './server.js';
@@ -15,6 +16,8 @@ export async function startXdsListener(deps: ListenerDeps): Promise<XdsListener 
   const settings = deps.config.protocols.xds;
   if (settings.port === null) return null;
   const logger = deps.logger.child({ component: 'xds' });
+  // grpc-js writes its own errors to stderr; they go to the peer's log instead.
+  setLogger({ error: (...args: unknown[]) => logger.warn({ grpc: args.map(String).join(' ') }, 'grpc') });
   const server = new XdsServer(
     { views: deps.node.views, clock: deps.node.components.clock, logger, protos: new XdsProtos() },
     {

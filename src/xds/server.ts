@@ -91,7 +91,9 @@ export class XdsServer {
       ? ServerCredentials.createSsl(null, [{ cert_chain: this.init.tls.cert, private_key: this.init.tls.key }], false)
       : ServerCredentials.createInsecure();
     this.boundPort = await new Promise<number>((resolve, reject) => {
-      this.server.bindAsync(bindAddressOf(this.init.host, this.init.port), credentials, (error, port) => (error ? reject(error) : resolve(port)));
+      this.server.bindAsync(bindAddressOf(this.init.host, this.init.port), credentials, (error, port) =>
+        error ? reject(bindError(error, this.init.port)) : resolve(port),
+      );
     });
   }
 
@@ -160,4 +162,14 @@ export class XdsServer {
     call.on('error', end);
     call.on('cancelled', end);
   }
+}
+
+/**
+ * grpc-js reports a failed bind as "No address added ... errors: [listen EADDRINUSE ...]"
+ * with no code: give it the listen error's code and the port, as Node's own listen errors
+ * carry them, so that the peer's start-up line names the port and the flag (startup-failure.ts).
+ */
+function bindError(error: Error, port: number): Error {
+  const code = /\b(EADDRINUSE|EACCES|EADDRNOTAVAIL)\b/.exec(error.message)?.[1];
+  return code === undefined ? error : Object.assign(new Error(error.message), { code, port });
 }

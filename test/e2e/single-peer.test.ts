@@ -84,6 +84,20 @@ describe('a peer that cannot start', () => {
     );
   });
 
+  it.each([
+    ['--consul-port', 'the Consul listener'],
+    ['--xds-port', 'the xDS listener'],
+    ['--dns-port', 'the DNS listener'],
+  ])('says which protocol port is in use (%s) and which flag chooses another', async (flag, what) => {
+    const holder = createServer();
+    holders.push(holder);
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as { port: number }).port;
+    const line = expectOneLine(await runPeerToExit(['--port', '0', '--host', '127.0.0.1', flag, String(port)]));
+    expect(line).toContain(`registry: cannot listen on 127.0.0.1:${port} (${what}): the port is already in use`);
+    expect(line).toContain(`choose another port with ${flag}`);
+  });
+
   it('refuses an --id the cluster file does not list, naming the ids it has', async () => {
     const line = expectOneLine(await runPeerToExit(['--config', 'cluster.example.json', '--id', 'peer-z']));
     expect(line).toBe(

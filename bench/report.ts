@@ -105,6 +105,8 @@ export interface ChaosSweepSummary {
   serial: boolean;
   /** The first failing run (the sweep stops there), with the command that replays it. */
   failure: { seed: number; peers: number; violations: number; violationsByProperty: Record<string, number>; replay: string } | null;
+  /** A run that could not be carried out (its cluster did not start, say): the sweep stopped there, with no verdict. */
+  error?: { seed: number; peers: number; message: string; replay: string } | null;
   /** True while the sweep runs (or if it was killed before its end). */
   running: boolean;
   startedAt: string;
@@ -356,6 +358,7 @@ export function sweepResult(sweep: ChaosSweepSummary): string {
     const properties = Object.entries(f.violationsByProperty).map(([p, n]) => `${p} ${n}`).join(', ');
     return `**FAIL** at seed ${f.seed}, ${f.peers} peers (${f.violations}: ${properties}), after ${sweep.seedsPassed} seeds passed; replay: \`${f.replay}\``;
   }
+  if (sweep.error) return `stopped at seed ${sweep.error.seed}, ${sweep.error.peers} peers, with no verdict (${sweep.error.message}), after ${sweep.seedsPassed} seeds passed`;
   if (sweep.running) return `running: ${forms} of ${sweep.seedsAsked} passed so far, no violation`;
   if (sweep.seedsDone < sweep.seedsAsked) return `stopped: ${forms} of ${sweep.seedsAsked} passed, no violation`;
   return `PASS: ${forms}, no violation`;

@@ -53,8 +53,29 @@ const outDir = new URL('../bench/out/', import.meta.url);
 mkdirSync(outDir, { recursive: true });
 const variant = `${options.kills}${options.serial ? '-serial' : ''}-${Math.round(options.durationMs / 1_000)}s`;
 
+/**
+ * Attempts at starting a run's cluster: on a machine loaded by other work, five peer processes
+ * started at once may not all listen within the harness's 20 s. That says nothing about the
+ * registry (no fault was injected yet), so the run is tried again after a pause.
+ */
+const START_ATTEMPTS = 3;
+const START_RETRY_PAUSE_MS = 30_000;
+
 /** One run of one seed and cluster size; its history goes to bench/out/. */
 async function runOne(seed: number, size: number, runLog: ChaosOptions['log']) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runOneAttempt(seed, size, runLog);
+    } catch (error) {
+      const message = (error as Error).message;
+      if (attempt >= START_ATTEMPTS || !/waiting for the peer to start|waiting for .*ready/.test(message)) throw error;
+      log(`seed ${seed}, ${size} peers: the cluster did not start (${message}); trying again in ${START_RETRY_PAUSE_MS / 1_000} s (attempt ${attempt + 1} of ${START_ATTEMPTS})`);
+      await new Promise((resolve) => setTimeout(resolve, START_RETRY_PAUSE_MS));
+    }
+  }
+}
+
+async function runOneAttempt(seed: number, size: number, runLog: ChaosOptions['log']) {
   const { history, result } = await runChaos({
     seed,
     peers: size,

@@ -118,8 +118,12 @@ export async function runChaos(options: ChaosOptions): Promise<{ history: Histor
   } finally {
     await workload.stop();
     await observer.stop();
-    await nemesis.stop();
-    await peers.stop();
+    try {
+      await nemesis.stop();
+    } finally {
+      // Whatever went wrong, no peer process of this run is left running.
+      await peers.stop();
+    }
   }
   const history: History = {
     seed: options.seed,

@@ -50,6 +50,10 @@ export function formatSeedLine(seed: number, index: number, total: number, forms
 export function formatSweepLine(summary: ChaosSweepSummary): string {
   const range = summary.lastSeed === null ? `from ${summary.firstSeed}` : `${summary.firstSeed}..${summary.lastSeed}`;
   const head = `sweep of seeds ${range} x ${summary.peers.join(',')} peers, ${summary.durationS} s of faults each:`;
+  if (summary.error) {
+    const e = summary.error;
+    return `${head} STOPPED at seed ${e.seed} with ${e.peers} peers, no verdict: ${e.message} (after ${summary.seedsPassed} seeds passed; replay: ${e.replay})`;
+  }
   if (summary.failure) {
     const f = summary.failure;
     return `${head} FAILED at seed ${f.seed} with ${f.peers} peers (${f.violations} violations) after ${summary.seedsPassed} seeds passed; replay: ${f.replay}`;
@@ -73,6 +77,7 @@ export async function runSweep(options: ChaosCliOptions, deps: SweepDeps): Promi
     kills: options.kills,
     serial: options.serial,
     failure: null,
+    error: null,
     running: true,
     startedAt: deps.nowIso(),
     at: deps.nowIso(),
@@ -81,7 +86,17 @@ export async function runSweep(options: ChaosCliOptions, deps: SweepDeps): Promi
   for (const [i, seed] of seeds.entries()) {
     const forms: FormOutcome[] = [];
     for (const peers of options.peers) {
-      const form = await deps.runForm(seed, peers);
+      let form: FormOutcome;
+      try {
+        form = await deps.runForm(seed, peers);
+      } catch (error) {
+        summary.error = { seed, peers, message: (error as Error).message, replay: replayCommand(options, seed, peers) };
+        summary.running = false;
+        summary.at = deps.nowIso();
+        deps.save(summary);
+        deps.print(formatSweepLine(summary));
+        return false;
+      }
       forms.push(form);
       if (!form.ok) {
         summary.failure = { seed, peers, violations: form.violations, violationsByProperty: form.violationsByProperty, replay: replayCommand(options, seed, peers) };

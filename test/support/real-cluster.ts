@@ -54,7 +54,10 @@ export class RealCluster {
     const cluster = new RealCluster(options);
     try {
       await cluster.setUp();
-      await Promise.all(cluster.ids.map((id) => cluster.startPeer(id)));
+      // Every start is waited for, so that when one fails none is left running unknown to stop().
+      const starts = await Promise.allSettled(cluster.ids.map((id) => cluster.startPeer(id)));
+      const failed = starts.find((start) => start.status === 'rejected');
+      if (failed) throw failed.reason;
       await Promise.all(cluster.ids.map((id) => cluster.waitReady(id)));
     } catch (error) {
       await cluster.stop();

@@ -7,13 +7,14 @@ import { runSweep, type FormOutcome } from '../../../chaos/sweep.js';
 const pass = (peers: number): FormOutcome => ({ peers, ok: true, violations: 0, violationsByProperty: {}, ops: 4_321, faults: 20, kills: 9, convergedAfterMs: 48, seconds: 101 });
 
 /** Runs a sweep whose runs are scripted: `failing` names the seed and size that fail. */
-async function sweep(argv: string[], failing?: { seed: number; peers: number }) {
+async function sweep(argv: string[], failing?: { seed: number; peers: number }, broken?: { seed: number; peers: number }) {
   const ran: string[] = [];
   const lines: string[] = [];
   const saved: ChaosSweepSummary[] = [];
   const passed = await runSweep(parseChaosArgs(argv, 1), {
     runForm: async (seed, peers) => {
       ran.push(`${seed}/${peers}`);
+      if (broken?.seed === seed && broken.peers === peers) throw new Error('timed out after 20000 ms waiting for the peer to start');
       if (failing?.seed === seed && failing.peers === peers) {
         return { ...pass(peers), ok: false, violations: 5, violationsByProperty: { 'no-eviction': 5 } };
       }
@@ -63,5 +64,16 @@ describe('npm run chaos -- --sweep N', () => {
     ]);
     expect(sweepResult(saved[2]!)).toBe('running: 2 seeds x 1 form of 3 passed so far, no violation');
     expect(saved[0]!.command).toBe('npm run chaos -- --sweep 3 --seed 7 --peers 5');
+  });
+
+  it('stops, with no verdict, at a run that could not be carried out, and says which', async () => {
+    const { passed, ran, lines, last } = await sweep(['--sweep', '5', '--seed', '10'], undefined, { seed: 11, peers: 5 });
+    expect(passed).toBe(false);
+    expect(ran).toEqual(['10/3', '10/5', '11/3', '11/5']);
+    expect(lines.at(-1)).toBe(
+      'sweep of seeds 10..10 x 3,5 peers, 90 s of faults each: STOPPED at seed 11 with 5 peers, no verdict: timed out after 20000 ms waiting for the peer to start (after 1 seeds passed; replay: npm run chaos -- --seed 11 --peers 5)',
+    );
+    expect(last).toMatchObject({ running: false, failure: null, seedsDone: 1, error: { seed: 11, peers: 5 } });
+    expect(sweepResult(last)).toMatch(/^stopped at seed 11, 5 peers, with no verdict/);
   });
 });

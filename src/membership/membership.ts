@@ -115,6 +115,10 @@ export class Membership implements MembershipView {
     return state === 'up' || state === 'suspect';
   }
 
+  heldDown(peerId: string): boolean {
+    return this.members.get(peerId)?.state === 'down';
+  }
+
   downSinceMs(peerId: string): number | null {
     if (peerId === this.init.self.id) return null;
     const member = this.members.get(peerId);

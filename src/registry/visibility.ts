@@ -8,6 +8,8 @@ export interface PeerLiveness {
    * view; null while one is not. Absent: every peer always answers (a cluster of one, tests).
    */
   allUpSinceMs?(): number | null;
+  /** True for a peer this one knows and holds down (past suspicion); absent: none is. */
+  heldDown?(peerId: string): boolean;
 }
 
 /**

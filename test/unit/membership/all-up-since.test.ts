@@ -29,7 +29,7 @@ function membershipOf(clock: FakeClock, unreachable: Set<string>): Membership {
   );
 }
 
-describe('Membership.allUpSinceMs', () => {
+describe('Membership.allUpSinceMs and heldDown', () => {
   it('is the start while every peer has answered since, null while one does not, and the time the last one came back after', async () => {
     const clock = new FakeClock();
     const startedAtMs = clock.nowMs();
@@ -42,8 +42,12 @@ describe('Membership.allUpSinceMs', () => {
     unreachable.add('c');
     await clock.advanceUntil(() => membership.get('c')?.state === 'suspect', 1_000, 10);
     expect(membership.allUpSinceMs()).toBeNull();
+    expect(membership.heldDown('c')).toBe(false); // suspect is not down
     await clock.advanceUntil(() => membership.get('c')?.state === 'down', 1_000, 10);
     expect(membership.allUpSinceMs()).toBeNull();
+    expect(membership.heldDown('c')).toBe(true);
+    expect(membership.heldDown('b')).toBe(false);
+    expect(membership.heldDown('unknown')).toBe(false);
 
     unreachable.delete('c');
     await clock.advanceUntil(() => membership.get('c')?.state === 'up', 1_000, 10);

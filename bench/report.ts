@@ -1,9 +1,10 @@
 /**
  * Writes bench/RESULTS.md (and bench/scaling.svg) from the last benchmark run
- * (bench/results.json) and the last chaos runs (bench/chaos-results.json): every figure next
- * to the reference measured in the same run, its ratio and its target, then the details, the
- * scaling curves, the chaos runs with their seeds, and the hand-written findings
- * (bench/findings.md). Both `npm run bench` and `npm run chaos` call it.
+ * (bench/results.json), the last chaos runs (bench/chaos-results.json) and sweeps
+ * (bench/chaos-sweeps.json): every figure next to the reference measured in the same run, its
+ * ratio and its target, then the details, the scaling curves, the chaos runs with their seeds,
+ * and the hand-written findings (bench/findings.md). Both `npm run bench` and `npm run chaos`
+ * call it.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { renderAscii, renderSvg, type Panel } from './chart.js';
@@ -93,6 +94,35 @@ export interface ChaosRunSummary {
   convergenceTargetMs: number;
   at: string;
   command: string;
+}
+
+/**
+ * One `npm run chaos -- --sweep N` (kept in bench/chaos-sweeps.json, the latest of each
+ * command): N seeds run one after another, every cluster size for each, stopped at the first
+ * failure. Written after every seed, so a sweep still running shows how far it got.
+ */
+export interface ChaosSweepSummary {
+  command: string;
+  firstSeed: number;
+  seedsAsked: number;
+  /** Seeds every form of which ran (passed, or the failing one). */
+  seedsDone: number;
+  /** Seeds every form of which passed. */
+  seedsPassed: number;
+  lastSeed: number | null;
+  peers: number[];
+  durationS: number;
+  restarts: string;
+  kills: string;
+  serial: boolean;
+  /** The first failing run (the sweep stops there), with the command that replays it. */
+  failure: { seed: number; peers: number; violations: number; violationsByProperty: Record<string, number>; replay: string } | null;
+  /** A run that could not be carried out (its cluster did not start, say): the sweep stopped there, with no verdict. */
+  error?: { seed: number; peers: number; message: string; replay: string } | null;
+  /** True while the sweep runs (or if it was killed before its end). */
+  running: boolean;
+  startedAt: string;
+  at: string;
 }
 
 const file = (name: string) => new URL(`./${name}`, import.meta.url);
@@ -397,6 +427,34 @@ function chaosSection(runs: ChaosRunSummary[]): string {
   ].join('\n');
 }
 
+/** The sweeps: how many seeds of how many asked, and the first failure with its replay command. */
+function sweepSection(sweeps: ChaosSweepSummary[]): string {
+  if (sweeps.length === 0) return '';
+  const rows = sweeps.map((sweep) => ({
+    seeds: sweep.lastSeed === null ? `from ${sweep.firstSeed}` : `${sweep.firstSeed}..${sweep.lastSeed}`,
+    peers: sweep.peers.join(', '),
+    'faults (s)': sweep.durationS,
+    result: sweepResult(sweep),
+    'finished or last seed at': sweep.at,
+    command: `\`${sweep.command}\``,
+  }));
+  return ['Sweeps (`npm run chaos -- --sweep N`): seeds one after another, every form of each, stopping at the first failure.', '', table(rows)].join('\n');
+}
+
+/** A sweep's result in a few words. Exported for its tests. */
+export function sweepResult(sweep: ChaosSweepSummary): string {
+  const forms = `${sweep.seedsDone} seeds x ${sweep.peers.length} form${sweep.peers.length === 1 ? '' : 's'}`;
+  if (sweep.failure) {
+    const f = sweep.failure;
+    const properties = Object.entries(f.violationsByProperty).map(([p, n]) => `${p} ${n}`).join(', ');
+    return `**FAIL** at seed ${f.seed}, ${f.peers} peers (${f.violations}: ${properties}), after ${sweep.seedsPassed} seeds passed; replay: \`${f.replay}\``;
+  }
+  if (sweep.error) return `stopped at seed ${sweep.error.seed}, ${sweep.error.peers} peers, with no verdict (${sweep.error.message}), after ${sweep.seedsPassed} seeds passed`;
+  if (sweep.running) return `running: ${forms} of ${sweep.seedsAsked} passed so far, no violation`;
+  if (sweep.seedsDone < sweep.seedsAsked) return `stopped: ${forms} of ${sweep.seedsAsked} passed, no violation`;
+  return `PASS: ${forms}, no violation`;
+}
+
 function readJson<T>(name: string): T | undefined {
   return existsSync(file(name)) ? (JSON.parse(readFileSync(file(name), 'utf8')) as T) : undefined;
 }
@@ -412,8 +470,9 @@ export function writeResultsMarkdown(quickResults?: BenchResults): string {
   const svgName = quickResults ? 'scaling-quick.svg' : 'scaling.svg';
   const chaos = readJson<ChaosRunSummary[]>('chaos-results.json') ?? [];
   const multiRegion = readJson<MultiRegionResult>('multi-region-results.json');
+  const sweeps = readJson<ChaosSweepSummary[]>('chaos-sweeps.json') ?? [];
   const findings = existsSync(file('findings.md')) ? readFileSync(file('findings.md'), 'utf8').trim() : '';
-  const { markdown, svg } = renderResultsPage(results, chaos, findings, svgName, multiRegion);
+  const { markdown, svg } = renderResultsPage(results, chaos, findings, svgName, multiRegion, sweeps);
   if (svg) writeFileSync(new URL(svgName, page), svg);
   writeFileSync(page, markdown);
   return page.pathname;
@@ -426,6 +485,7 @@ export function renderResultsPage(
   findings: string,
   svgName: string,
   multiRegion?: MultiRegionResult,
+  sweeps: ChaosSweepSummary[] = [],
 ): { markdown: string; svg: string | null } {
   let svg: string | null = null;
   const out: string[] = ['# Benchmark and chaos results', ''];
@@ -505,6 +565,7 @@ export function renderResultsPage(
   } else out.push('No benchmark run recorded yet: `npm run bench`.', '');
   out.push('## Multi-region', '', multiRegion ? multiRegionSection(multiRegion) : 'No multi-region run recorded yet: `npx tsx bench/multi-region.ts`.', '');
   out.push('## Chaos runs', '', chaosSection(chaos), '');
+  if (sweeps.length > 0) out.push(sweepSection(sweeps), '');
   if (findings) out.push(findings, '');
   return { markdown: out.join('\n'), svg };
 }

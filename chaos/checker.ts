@@ -19,7 +19,7 @@
  * is no longer served while its client kept heartbeating always is.
  */
 import { compareVersions } from '../src/clock/hlc.js';
-import { replayObservations, type ClientOp, type FinalRound, type History, type PeerRun } from './history.js';
+import { replayObservations, type ClientOp, type FaultInterval, type FinalRound, type History, type PeerRun } from './history.js';
 
 export type PropertyName = 'convergence' | 'presence' | 'no-eviction' | 'cancel-stays' | 'availability' | 'no-crash';
 
@@ -399,9 +399,15 @@ function checkFinal(
 
 /**
  * Was this acknowledged write lost with its peer's disk before any other peer could hear it?
- * True when the peer run that acknowledged it was killed inside a partition that isolated that
- * peer alone, from before the write was sent, and the peer's next run started with an emptied
- * data dir (or none).
+ * True when the peer run that acknowledged it was killed, and its next run started with an
+ * emptied data dir (or none), and from before the write was sent until the kill either
+ * - a partition isolated that peer alone, or
+ * - a one-way black hole swallowed everything it sent to every other peer, and the kill came
+ *   within `replicationAllowanceMs` of the acknowledgement: the others could then only have
+ *   pulled the write (an anti-entropy round of theirs with it), in less time than a write is
+ *   allowed to take to spread. Found reading seed 8675312, 3 peers: a cancel acknowledged by
+ *   peer-c 0.93 s before it was killed, under a one-way black hole of peer-c's links, came
+ *   back once peer-c restarted with an emptied data dir.
  */
 export function lostWithDisk(history: History, op: ClientOp): boolean {
   const run = runOf(history, op.peer, op.incarnation);
@@ -409,12 +415,19 @@ export function lostWithDisk(history: History, op: ClientOp): boolean {
   const next = runOf(history, op.peer, op.incarnation + 1);
   if (!next || next.dataDir === 'keep') return false;
   const killedAtMs = run.endedAtMs;
+  const throughout = (fault: FaultInterval) => fault.startedAtMs <= op.sentAtMs && fault.endedAtMs >= killedAtMs;
+  const isolated = history.faults.some(
+    (fault) => fault.kind === 'partition' && throughout(fault) && fault.sides?.some((side) => side.length === 1 && side[0] === op.peer) === true,
+  );
+  if (isolated) return true;
+  if (killedAtMs - op.doneAtMs > history.settings.replicationAllowanceMs) return false;
+  const others = history.peers.filter((peer) => peer !== op.peer);
   return history.faults.some(
     (fault) =>
-      fault.kind === 'partition' &&
-      fault.startedAtMs <= op.sentAtMs &&
-      fault.endedAtMs >= killedAtMs &&
-      fault.sides?.some((side) => side.length === 1 && side[0] === op.peer) === true,
+      fault.kind === 'one-way' &&
+      fault.detail === 'blackhole' &&
+      throughout(fault) &&
+      others.every((other) => fault.links?.includes(`${op.peer}->${other}`) === true),
   );
 }
 

@@ -14,6 +14,9 @@ import type { DataDirUse } from '../test/support/real-cluster.js';
 import type { FaultInterval, FaultKind } from './history.js';
 import type { PeerTable } from './peers.js';
 
+/** Starts of a killed peer tried before the run gives up (see Nemesis.restart). */
+const RESTART_ATTEMPTS = 3;
+
 export interface NemesisInit {
   /** How peers restart after a kill: with their data dir, without, or either at random. */
   restarts: 'with' | 'without' | 'both';
@@ -178,11 +181,28 @@ export class Nemesis {
         await this.peers.kill(id);
         if (bounce) await this.pause(bounceMs);
         else await this.untilDetected(id);
-        await this.peers.restart(id, dataDir);
+        await this.restart(id, dataDir);
         const detail = `${bounce ? 'bounced' : 'restarted once the others held it down'}, ${{ keep: 'with its data dir', wipe: 'with an emptied data dir', none: 'without a data dir' }[dataDir]}`;
         this.faults.push({ kind: 'kill', startedAtMs, endedAtMs: Date.now(), peer: id, detail });
         this.init.log(`restart: ${id} (${detail})`);
       });
+    }
+  }
+
+  /**
+   * Restarts a killed peer. On a machine so loaded that the process does not listen within the
+   * harness's wait (20 s), that start is abandoned (the harness kills it) and tried again: the
+   * peer is only down longer, which the checker judges like any other down time.
+   */
+  private async restart(id: string, dataDir: DataDirUse): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.peers.restart(id, dataDir);
+      } catch (error) {
+        const message = (error as Error).message;
+        if (attempt >= RESTART_ATTEMPTS || !message.includes('waiting for the peer to start')) throw error;
+        this.init.log(`restart: ${id} did not start (${message}); trying again (attempt ${attempt + 1} of ${RESTART_ATTEMPTS})`);
+      }
     }
   }
 

@@ -14,7 +14,17 @@ export interface ChaosCliOptions {
   kills: 'bounce' | 'detected' | 'both' | 'none';
   /** One fault at a time (`--serial`) instead of kills overlapping network faults. */
   serial: boolean;
+  /**
+   * `--sweep N`: N seeds one after another (`seed`, `seed + 1`, ...; see sweepSeeds), every
+   * cluster size of `peers` for each, stopping at the first failure; null: one seed.
+   */
+  sweep: number | null;
 }
+
+/** Most seeds one sweep runs (at about 100 s a run, 1,000 seeds of two forms take two days). */
+export const SWEEP_MAX_SEEDS = 1_000;
+/** Seeds are integers from 0 to this (the seeded Rng takes 31 bits). */
+export const SEED_MAX = 2 ** 31 - 1;
 
 export const DEFAULT_DURATION_MS = 90_000;
 
@@ -30,7 +40,7 @@ export function parseDuration(text: string): number {
 }
 
 export function parseChaosArgs(argv: readonly string[], defaultSeed: number): ChaosCliOptions {
-  const options: ChaosCliOptions = { durationMs: DEFAULT_DURATION_MS, seed: defaultSeed, peers: [3, 5], clients: null, restarts: 'both', kills: 'both', serial: false };
+  const options: ChaosCliOptions = { durationMs: DEFAULT_DURATION_MS, seed: defaultSeed, peers: [3, 5], clients: null, restarts: 'both', kills: 'both', serial: false, sweep: null };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     const value = argv[i + 1];
@@ -44,7 +54,8 @@ export function parseChaosArgs(argv: readonly string[], defaultSeed: number): Ch
       continue;
     }
     if (flag === '--duration') options.durationMs = parseDuration(need());
-    else if (flag === '--seed') options.seed = parseInteger(flag, need(), 0, 2 ** 31 - 1);
+    else if (flag === '--seed') options.seed = parseInteger(flag, need(), 0, SEED_MAX);
+    else if (flag === '--sweep') options.sweep = parseInteger(flag, need(), 1, SWEEP_MAX_SEEDS);
     else if (flag === '--peers') options.peers = need().split(',').map((size) => parseInteger(flag, size, 2, 7));
     else if (flag === '--clients') options.clients = parseInteger(flag, need(), 1, 500);
     else if (flag === '--restarts') {
@@ -55,9 +66,37 @@ export function parseChaosArgs(argv: readonly string[], defaultSeed: number): Ch
       const kills = need();
       if (kills !== 'bounce' && kills !== 'detected' && kills !== 'both' && kills !== 'none') throw new Error('--kills: bounce, detected, both or none');
       options.kills = kills;
-    } else throw new Error(`unknown option ${flag} (known: --duration, --seed, --peers, --clients, --restarts, --kills, --serial)`);
+    } else throw new Error(`unknown option ${flag} (known: --duration, --seed, --peers, --clients, --restarts, --kills, --serial, --sweep)`);
   }
   return options;
+}
+
+/**
+ * The seeds of a sweep: `count` consecutive seeds from `first` (wrapping past SEED_MAX to 0).
+ * Without `--seed`, `first` is the default seed, taken from the clock: each sweep then tries
+ * seeds nobody tried before; with it, the same sweep can be run again.
+ */
+export function sweepSeeds(first: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => (first + i) % (SEED_MAX + 1));
+}
+
+/**
+ * The command that runs the same choices again (timing still varies): the flags that differ
+ * from the defaults, for one seed and one cluster size.
+ */
+export function replayCommand(options: ChaosCliOptions, seed: number, peers: number): string {
+  return `npm run chaos -- ${[`--seed ${seed}`, `--peers ${peers}`, ...choiceFlags(options)].join(' ')}`;
+}
+
+/** The flags, other than the seed, the cluster sizes and the sweep, that differ from the defaults. */
+export function choiceFlags(options: ChaosCliOptions): string[] {
+  const flags: string[] = [];
+  if (options.durationMs !== DEFAULT_DURATION_MS) flags.push(`--duration ${Math.round(options.durationMs / 1_000)}s`);
+  if (options.clients !== null) flags.push(`--clients ${options.clients}`);
+  if (options.restarts !== 'both') flags.push(`--restarts ${options.restarts}`);
+  if (options.kills !== 'both') flags.push(`--kills ${options.kills}`);
+  if (options.serial) flags.push('--serial');
+  return flags;
 }
 
 function parseInteger(flag: string, text: string, min: number, max: number): number {

@@ -74,11 +74,13 @@ export async function runChaos(options: ChaosOptions): Promise<{ history: Histor
     dataDirs,
     file: { limits: { rateLimitPerSecond: 0 } },
     args: ['--log-level', 'warn'],
+    startOneByOne: true,
   });
   const peers = new PeerTable(cluster, CALL_TIMEOUT_MS, dataDirs ? 'keep' : 'none');
   const workload = new Workload(peers, seededRng(rng.next() * 2 ** 32), { ...defaultWorkload, clients: options.clients });
   const observer = new Observer(peers, defaultWorkload.services, options.pollIntervalMs ?? 250);
   const nemesis = new Nemesis(peers, seededRng(rng.next() * 2 ** 32), { ...defaultNemesis, restarts: options.restarts, kills: options.kills, overlap: !options.serial, dataDirs, log });
+  if (!(await answeringPromptly(peers))) log(`the peers did not all answer within ${PROMPT_ANSWER_MS} ms ${PROMPT_ROUNDS} times in a row within ${WARM_UP_MAX_MS / 1_000} s; starting anyway`);
   const startedAtMs = Date.now();
   const rounds: FinalRound[] = [];
   let quiescedAtMs = startedAtMs;
@@ -118,8 +120,12 @@ export async function runChaos(options: ChaosOptions): Promise<{ history: Histor
   } finally {
     await workload.stop();
     await observer.stop();
-    await nemesis.stop();
-    await peers.stop();
+    try {
+      await nemesis.stop();
+    } finally {
+      // Whatever went wrong, no peer process of this run is left running.
+      await peers.stop();
+    }
   }
   const history: History = {
     seed: options.seed,
@@ -135,6 +141,31 @@ export async function runChaos(options: ChaosOptions): Promise<{ history: Histor
     final: { lastHealAtMs, quiescedAtMs, rounds },
   };
   return { history, result: checkHistory(history) };
+}
+
+/**
+ * Before the run starts: every peer answers a read within PROMPT_ANSWER_MS, PROMPT_ROUNDS
+ * rounds in a row (at most WARM_UP_MAX_MS). Freshly started processes on a loaded machine may
+ * take seconds to answer their first calls (code still being compiled, the processes of other
+ * work competing for the CPU); the run's clients would otherwise begin with calls that time
+ * out before any fault was injected. Nothing of the run is recorded yet.
+ */
+const PROMPT_ANSWER_MS = 500;
+const PROMPT_ROUNDS = 3;
+const WARM_UP_MAX_MS = 30_000;
+
+async function answeringPromptly(peers: PeerTable): Promise<boolean> {
+  const deadline = Date.now() + WARM_UP_MAX_MS;
+  let rounds = 0;
+  while (Date.now() < deadline) {
+    const startedMs = Date.now();
+    const answers = await Promise.all(peers.ids.map((id) => peers.call(id, 'GET', '/v1/services')));
+    const prompt = Date.now() - startedMs <= PROMPT_ANSWER_MS && answers.every((answer) => answer.status === 200);
+    rounds = prompt ? rounds + 1 : 0;
+    if (rounds >= PROMPT_ROUNDS) return true;
+    await sleep(100);
+  }
+  return false;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -6,7 +6,7 @@ import type { Registry } from '../registry/registry.js';
 import { renewalIntervalMs } from '../registry/lease-terms.js';
 import type { ServiceEntries } from '../registry/store.js';
 import { serviceKeyString, type StoredInstance } from '../registry/types.js';
-import type { PeerLiveness } from '../registry/visibility.js';
+import { heldAfterRestart, type PeerLiveness } from '../registry/visibility.js';
 import { planEvictions, runCap } from './eviction-budget.js';
 import type { EvictionSafety, HeldCounts } from './eviction-safety.js';
 import type { OwnershipFigures } from './partition-guard.js';
@@ -20,8 +20,6 @@ export interface MembershipView extends PeerLiveness {
   livePeerIds(): string[];
   /** True when `peerId` is in another region every known peer of which is down. */
   wholeRegionDown?(peerId: string): boolean;
-  /** True when every known peer is up (none suspect or down). */
-  allUp?(): boolean;
 }
 
 export interface ReaperComponents {
@@ -204,11 +202,10 @@ export class Reaper {
     if (guards.suspendOwnedExpiry) held.selfPreservation = scan.expiredOwned.length;
     else {
       // An instance this peer took back at a restart (from its data dir or a snapshot) and has
-      // not heard since may be heartbeating a peer it cannot reach: hold it until every peer
-      // answers (that peer then takes it over, or it is evicted).
-      const reachable = membership.allUp?.() ?? true;
+      // not heard since may be heartbeating a peer it cannot reach: held by the same rule the
+      // reads apply (see heldAfterRestart), so that no read sees it unserved before this run.
       for (const entry of shuffled(rng, scan.expiredOwned)) {
-        if (!reachable && entry.heardUntilMs === 0) {
+        if (heldAfterRestart(entry, nowMs, membership)) {
           held.partitionGuard += 1;
           if (!entry.held) registry.store.updateLease(entry, { held: true }, true);
         } else candidates.push(entry);

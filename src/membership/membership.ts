@@ -116,6 +116,10 @@ export class Membership implements MembershipView {
     return state === 'up' || state === 'suspect';
   }
 
+  heldDown(peerId: string): boolean {
+    return this.members.get(peerId)?.state === 'down';
+  }
+
   downSinceMs(peerId: string): number | null {
     if (peerId === this.init.self.id) return null;
     const member = this.members.get(peerId);
@@ -123,9 +127,19 @@ export class Membership implements MembershipView {
     return member.state === 'down' ? member.sinceMs : null;
   }
 
-  allUp(): boolean {
-    for (const member of this.members.values()) if (member.state !== 'up') return false;
-    return true;
+  /**
+   * Since when every known peer has been up (none suspect or down): the latest time one of them
+   * entered `up` (or was learnt), and at least this peer's start; null while one is not up.
+   * A restarted owner holds the instances it has not heard since its restart until this is
+   * one lease old (see heldAfterRestart in registry/visibility.ts).
+   */
+  allUpSinceMs(): number | null {
+    let sinceMs = this.startedAtMs;
+    for (const member of this.members.values()) {
+      if (member.state !== 'up') return null;
+      if (member.sinceMs > sinceMs) sinceMs = member.sinceMs;
+    }
+    return sinceMs;
   }
 
   wholeRegionDown(peerId: string): boolean {

@@ -280,6 +280,15 @@ export class Registry {
     // the owner up, sent one lease (a status change made there would otherwise cut the grace
     // short and hide the instance while its client heartbeats elsewhere; found by chaos).
     const keptMs = current && current.record.deleted === null && current.record.owner === record.owner ? current.leaseExpiresAtMs : 0;
+    // An instance of an owner this peer holds down, arriving now (the owner wrote it since, or
+    // another peer relays it), gets the grace the owner's other instances got when it went
+    // down: this peer may only be cut off from a live owner whose client heartbeats it (found
+    // by chaos: seed 8675309, 5 peers, a peer slow to answer held down by another that hid its
+    // new instance one lease later). One the sender vouches for only: nothing is revived.
+    const graceUntilMs =
+      record.owner !== this.peerId && leaseRemainingMs > 0 && this.components.liveness.heldDown?.(record.owner) === true
+        ? nowMs + this.ownerDownGraceMsOf(record)
+        : 0;
     // Our own record coming back (a restart, a snapshot): we own it from now unless we already did.
     const ownedSinceMs =
       record.owner !== this.peerId ? 0 : current?.record.owner === this.peerId ? current.ownedSinceMs : nowMs;
@@ -287,7 +296,7 @@ export class Registry {
       record.deleted !== null
         ? NO_LEASE
         : {
-            leaseExpiresAtMs: Math.max(nowMs + Math.max(0, leaseRemainingMs), heardUntilMs, keptMs),
+            leaseExpiresAtMs: Math.max(nowMs + Math.max(0, leaseRemainingMs), heardUntilMs, keptMs, graceUntilMs),
             heardUntilMs,
             hidden: false,
             held: false,
@@ -308,7 +317,7 @@ export class Registry {
     let count = 0;
     for (const entry of this.components.store.entries()) {
       if (entry.record.owner !== peerId || entry.record.deleted !== null) continue;
-      const graceUntilMs = nowMs + Math.max(entry.record.leaseDurationMs, this.init.ownerDownGraceMs ?? 0);
+      const graceUntilMs = nowMs + this.ownerDownGraceMsOf(entry.record);
       this.components.store.updateLease(
         entry,
         { leaseExpiresAtMs: Math.max(entry.leaseExpiresAtMs, entry.heardUntilMs, graceUntilMs) },
@@ -317,6 +326,11 @@ export class Registry {
       count += 1;
     }
     if (count > 0) this.log.warn({ owner: peerId, instances: count }, 'owner down: its instances get one grace period');
+  }
+
+  /** The grace a down owner's instance gets here: its lease, or `ownerDownGraceMs` if longer. */
+  private ownerDownGraceMsOf(record: InstanceRecord): number {
+    return Math.max(record.leaseDurationMs, this.init.ownerDownGraceMs ?? 0);
   }
 
   /**

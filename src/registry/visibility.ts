@@ -3,6 +3,13 @@ import type { StoredInstance } from './types.js';
 /** Whether a peer is alive from this peer's point of view (membership answers it). */
 export interface PeerLiveness {
   isUp(peerId: string): boolean;
+  /**
+   * Since when every known peer has been up (none suspect or down) from this peer's point of
+   * view; null while one is not. Absent: every peer always answers (a cluster of one, tests).
+   */
+  allUpSinceMs?(): number | null;
+  /** True for a peer this one knows and holds down (past suspicion); absent: none is. */
+  heldDown?(peerId: string): boolean;
 }
 
 /**
@@ -47,7 +54,28 @@ export function leaseState(entry: StoredInstance, view: LeaseView): LeaseState {
   if (entry.leaseExpiresAtMs > view.nowMs) return 'live';
   if (entry.held) return 'held';
   if (own ? view.guards.suspendOwnedExpiry : view.guards.holdDownOwners) return 'held';
+  if (own && heldAfterRestart(entry, view.nowMs, view.liveness)) return 'held';
   return 'expired';
+}
+
+/**
+ * The restarted owner's hold, one rule for the reaper and for every read: an instance this peer
+ * owns, took back at a restart (from its data dir or a start-up snapshot) and has not heard
+ * since (`heardUntilMs` 0), may be heartbeating a peer this one cannot reach. That peer takes
+ * it over (the owner restarted, or is down from its side), but its takeover cannot arrive
+ * while the two are cut off, nor before contact is back and it was sent. So the instance is
+ * held, served and not evicted, while any peer does not answer and for one whole lease of it
+ * after every peer answers again: its client heartbeats within a lease, the peer it talks to
+ * then takes it over, and replication brings that here. Past that, nobody hears it and the
+ * reaper evicts it. Reads must apply the rule themselves: between the lease's end and the
+ * next reaper run (which flags it `held`) the instance would otherwise be served as expired,
+ * that is not at all (found by chaos, seed 8675309, 5 peers).
+ */
+export function heldAfterRestart(entry: StoredInstance, nowMs: number, liveness: PeerLiveness): boolean {
+  if (entry.heardUntilMs !== 0) return false;
+  if (!liveness.allUpSinceMs) return false;
+  const sinceMs = liveness.allUpSinceMs();
+  return sinceMs === null || nowMs - sinceMs < entry.record.leaseDurationMs;
 }
 
 /** Served to readers: a live lease, or one an eviction guard holds. */

@@ -1,10 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { instance } from '../support/cluster.js';
+import { instance, type TestCluster } from '../support/cluster.js';
 import { heartbeatFor, startCluster, useClusterCleanup, visibleIds } from './helpers.js';
 
 useClusterCleanup();
 
 const key = (instanceId: string) => ({ namespace: 'default', service: 'orders', instanceId });
+
+/**
+ * Everything `id` sends takes 300 ms, more than a probe waits (200 ms in the local profile):
+ * the others hold it down (directly and through each other), yet its writes still arrive.
+ */
+function slowToAnswer(c: TestCluster, id: string): void {
+  for (const other of c.ids) if (other !== id) c.network.setLatency(id, other, 300);
+}
 
 describe('lease owners', () => {
   it('evicts a crashed instance on every peer within lease + 2 s of its last heartbeat', async () => {
@@ -260,5 +268,35 @@ describe('grace for a down owner', () => {
     expect(visibleIds(c, 'peer-b')).toEqual(['far']);
     await c.advance(2_000);
     expect(visibleIds(c, 'peer-b')).toEqual([]);
+  });
+
+  it('gives the grace to an instance of a down owner that arrives after it went down, written by the owner meanwhile', async () => {
+    // Chaos seed 8675309, 5 peers (sweep): peer-b held peer-c down (it was slow to answer, a
+    // loaded machine), an instance registered on peer-c meanwhile reached peer-b through
+    // another peer with one lease, and peer-b hid it when that lease ran out, while its client
+    // kept heartbeating peer-c.
+    const c = await startCluster({ size: 3, seed: 40, cluster: { profile: 'local', partitionGuardRatio: 0 } });
+    slowToAnswer(c, 'peer-c');
+    await c.clock.advanceUntil(() => c.node('peer-b').membership.get('peer-c')?.state === 'down', 30_000, 50);
+    c.node('peer-c').registry.register(instance('new', { leaseDurationMs: 6_000 }));
+    await c.clock.advanceUntil(() => visibleIds(c, 'peer-b').includes('new'), 10_000, 50);
+    for (let t = 0; t < 12_000; t += 100) {
+      if (t % 1_000 === 0) c.node('peer-c').registry.heartbeat(key('new'));
+      await c.advance(100);
+      expect(visibleIds(c, 'peer-b'), `peer-b at +${t} ms`).toEqual(['new']);
+    }
+    expect(c.node('peer-b').membership.get('peer-c')?.state).toBe('down');
+    for (const id of ['peer-a', 'peer-b']) c.network.setLatency('peer-c', id, 1);
+    await heartbeatFor(c, 'peer-c', ['new'], 10_000, 1_000);
+    for (const id of c.ids) expect(visibleIds(c, id)).toEqual(['new']);
+  });
+
+  it('still revives nothing: an instance of a down owner that arrives with no lease left stays unserved', async () => {
+    const c = await startCluster({ size: 3, seed: 41, cluster: { profile: 'local', partitionGuardRatio: 0 } });
+    slowToAnswer(c, 'peer-c');
+    await c.clock.advanceUntil(() => c.node('peer-b').membership.get('peer-c')?.state === 'down', 30_000, 50);
+    const record = { ...c.node('peer-c').registry.register(instance('late', { leaseDurationMs: 6_000 })).entry.record };
+    c.node('peer-b').registry.applyRemote(record, 0);
+    expect(visibleIds(c, 'peer-b')).not.toContain('late');
   });
 });

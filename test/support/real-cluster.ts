@@ -22,6 +22,11 @@ export interface RealClusterOptions {
   seed?: number;
   /** Where the peers' ports come from (default `freePort`); a test of this class hands out taken ones. */
   pickPort?: () => Promise<number>;
+  /**
+   * Start the peers one after another instead of all at once: on a loaded machine each then
+   * gets the CPU it needs to listen within the start wait (the chaos runs use it).
+   */
+  startOneByOne?: boolean;
 }
 
 /**
@@ -54,7 +59,14 @@ export class RealCluster {
     const cluster = new RealCluster(options);
     try {
       await cluster.setUp();
-      await Promise.all(cluster.ids.map((id) => cluster.startPeer(id)));
+      if (options.startOneByOne) {
+        for (const id of cluster.ids) await cluster.startPeer(id);
+      } else {
+        // Every start is waited for, so that when one fails none is left running unknown to stop().
+        const starts = await Promise.allSettled(cluster.ids.map((id) => cluster.startPeer(id)));
+        const failed = starts.find((start) => start.status === 'rejected');
+        if (failed) throw failed.reason;
+      }
       await Promise.all(cluster.ids.map((id) => cluster.waitReady(id)));
     } catch (error) {
       await cluster.stop();

@@ -3,7 +3,7 @@ import { renderAscii, renderSvg, type Panel } from '../../../bench/chart.js';
 import { linearFit } from '../../../bench/memory.js';
 import type { ClusterPoint } from '../../../bench/replication.js';
 import { median } from '../../../bench/single-peer.js';
-import { renderResultsPage, type BenchResults, type ChaosRunSummary } from '../../../bench/report.js';
+import { renderResultsPage, type BenchResults, type ChaosRunSummary, type ChaosSweepSummary } from '../../../bench/report.js';
 
 const route = (peer: number, reference: number, target: number) => ({
   peer: { opsPerSecond: peer, p50Ms: 1, p99Ms: 5, ops: peer * 3, errors: 0 },
@@ -147,6 +147,31 @@ describe('the results page', () => {
     expect(markdown).toContain('| 42 | 3 | 90 | **FAIL** (2: no-eviction 2)');
     expect(markdown).toContain('`npm run chaos -- --seed 42 --peers 3`');
     expect(markdown.trimEnd().endsWith('hand-written')).toBe(true);
+  });
+
+  it('lists the chaos sweeps under the runs, with how far each got, and none when there is none', () => {
+    expect(markdown).not.toContain('Sweeps (');
+    const sweep: ChaosSweepSummary = {
+      command: 'npm run chaos -- --sweep 40 --seed 8675310 --peers 5',
+      firstSeed: 8675310,
+      seedsAsked: 40,
+      seedsDone: 12,
+      seedsPassed: 12,
+      lastSeed: 8675321,
+      peers: [5],
+      durationS: 90,
+      restarts: 'both',
+      kills: 'both',
+      serial: false,
+      failure: null,
+      running: true,
+      startedAt: '2026-12-01T08:50:00.000Z',
+      at: '2026-12-01T09:12:00.000Z',
+    };
+    const page = renderResultsPage(results(), chaos, '', 'scaling.svg', undefined, [sweep]).markdown;
+    const line = page.split('\n').find((l) => l.startsWith('| 8675310..8675321')) ?? '';
+    expect(line).toContain('| 5 | 90 | running: 12 seeds x 1 form of 40 passed so far, no violation | 2026-12-01T09:12:00.000Z | `npm run chaos -- --sweep 40 --seed 8675310 --peers 5` |');
+    expect(page.indexOf('Sweeps (')).toBeGreaterThan(page.indexOf('## Chaos runs'));
   });
 
   it('shows the multi-region figures against their targets when a run is recorded, and says so when none is', () => {

@@ -288,6 +288,32 @@ describe('the chaos history checker', () => {
       expect(broken(lost('wipe', [['peer-a', 'peer-b'], ['peer-c']]))).toEqual(['cancel-stays']);
     });
 
+    it('does not hold against the cluster a cancel lost with the disk of a peer whose every sent byte was black-holed, killed within the replication allowance', () => {
+      // From seed 8675312, 3 peers: peer-c acknowledged a cancel at +86.302 s under a one-way
+      // black hole of peer-c->peer-a and peer-c->peer-b (+84.618..+90.217 s), was killed at
+      // +87.229 s (0.93 s later) and restarted with an emptied data dir; the cancel came back.
+      const lost = (killAtMs: number, fault: Partial<FaultInterval> = {}): History => {
+        const history = goodHistory();
+        history.ops = [...heartbeating(2_100), op('cancel', 3_000), ...sideWrites.map((o) => ({ ...o }))];
+        history.observations = polls(200, 2_900);
+        history.faults = [{ kind: 'one-way', startedAtMs: T0 + 1_600, endedAtMs: T0 + 5_200, links: ['peer-a->peer-b', 'peer-a->peer-c'], detail: 'blackhole', ...fault }];
+        history.runs[0] = { ...history.runs[0]!, endedAtMs: T0 + killAtMs, endedBy: 'kill' };
+        history.runs.push({ peer: 'peer-a', incarnation: 2, startedAtMs: T0 + 4_000, readyAtMs: T0 + 4_100, endedAtMs: null, endedBy: null, dataDir: 'wipe' });
+        return history;
+      };
+      const result = checkHistory(lost(3_935));
+      expect(result.violations).toEqual([]);
+      expect(result.figures.cancelsLostWithDisk).toBe(1);
+      // Killed later than the replication allowance after it: the others had time to pull it.
+      expect(broken(lost(4_100))).toEqual(['cancel-stays']);
+      // Its calls arrived (only the answers were lost): the others heard the cancel.
+      expect(broken(lost(3_935, { detail: 'drop-replies' }))).toEqual(['cancel-stays']);
+      // One link still carried what it sent.
+      expect(broken(lost(3_935, { links: ['peer-a->peer-b'] }))).toEqual(['cancel-stays']);
+      // The black hole began after the cancel was sent.
+      expect(broken(lost(3_935, { startedAtMs: T0 + 3_001 }))).toEqual(['cancel-stays']);
+    });
+
     it('counts a 404 from a side whose peer lost its data as an answer', () => {
       const history = goodHistory();
       for (const o of history.ops) if (o.peer === 'peer-b') Object.assign(o, { outcome: 'not-found', httpStatus: 404, version: undefined });

@@ -123,7 +123,8 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     reply.header('X-Registry-Index', String(served.revision));
     if (query.near === undefined) {
       // The hottest read: the bytes of this listing are built once per view (a change, or at
-      // most once a second for the lease countdown) and shared by every reader (docs/api.md).
+      // most once a second for the lease countdown) from its second read on, and shared by
+      // every reader (docs/api.md).
       reply.type('application/json; charset=utf-8');
       return listingBytes(node.views, served, selection, listingJson, view);
     }

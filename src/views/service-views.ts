@@ -1,3 +1,4 @@
+import type { Clock, TimerHandle } from '../clock/clock.js';
 import type { InstanceStore, StoreChange } from '../registry/store.js';
 import { serviceIdentity, type StoredInstance } from '../registry/types.js';
 import { toInstanceView, type InstanceView } from '../registry/view.js';
@@ -42,7 +43,7 @@ export interface ServiceChange {
 }
 
 export interface ServiceViewsComponents {
-  clock: { nowMs(): number };
+  clock: Pick<Clock, 'nowMs' | 'setInterval'>;
   store: InstanceStore;
   /** The lease rules in force now (Registry.leaseView). */
   leaseView: () => LeaseView;
@@ -66,6 +67,7 @@ export class ServiceViews {
   private readonly cache = new Map<string, Map<string, Cached>>();
   private readonly listeners = new Set<(change: ServiceChange) => void>();
   private readonly unsubscribe: () => void;
+  private readonly sweepTimer: TimerHandle;
   private readonly stableViews: StableViews;
 
   constructor(
@@ -74,6 +76,18 @@ export class ServiceViews {
   ) {
     this.stableViews = new StableViews(components);
     this.unsubscribe = components.store.onChange((change) => this.onStoreChange(change));
+    // A view older than maxAgeMs is never served again (the next read rebuilds it): give its
+    // encodings back rather than keep every listed service's bytes until it changes.
+    this.sweepTimer = components.clock.setInterval(() => this.dropExpired(), Math.max(this.init.maxAgeMs, 250));
+  }
+
+  /** Drops the cached views (and their encodings) too old to be served again. */
+  private dropExpired(): void {
+    const nowMs = this.components.clock.nowMs();
+    for (const [namespace, services] of this.cache) {
+      for (const [identity, cached] of services) if (nowMs - cached.view.builtAtMs >= this.init.maxAgeMs) services.delete(identity);
+      if (services.size === 0) this.cache.delete(namespace);
+    }
   }
 
   /**
@@ -153,6 +167,7 @@ export class ServiceViews {
   /** Stops following the store (shutdown). */
   close(): void {
     this.unsubscribe();
+    this.sweepTimer.cancel();
     this.cache.clear();
     this.stableViews.clear();
     this.listeners.clear();
@@ -179,13 +194,18 @@ export class ServiceViews {
     const leases = this.components.leaseView();
     const entries = this.components.store.getService(namespace, service);
     const { served, stamp } = servedNow(entries?.instances.values() ?? [], leases);
+    // The native views of the instances are made on first use: most encodings are written from
+    // the records (instance-json.ts, the protocols), and 100,000 views would be 20-30 MB more.
+    let instances: InstanceView[] | undefined;
     const view: ServiceView = {
       namespace,
       service: entries?.service ?? service,
       revision,
       builtAtMs: leases.nowMs,
       served,
-      instances: served.map((entry) => toInstanceView(entry, leases)),
+      get instances() {
+        return (instances ??= served.map((entry) => toInstanceView(entry, leases)));
+      },
     };
     return { view, stamp, encodings: new Map() };
   }

@@ -151,3 +151,30 @@ describe('instance JSON from cached parts', () => {
     cache.close();
   });
 });
+
+describe('listingBytes: shared from the second read of a view', () => {
+  it('builds the first read alone, then keeps one buffer for every later reader of the same view', async () => {
+    const { createTestNode } = await import('../../support/node.js');
+    const { InstanceJsonCache, listingBytes } = await import('../../../src/http/instance-json.js');
+    const { node } = await createTestNode();
+    node.registry.register({
+      namespace: 'default',
+      service: 'orders',
+      instanceId: 'a',
+      data: { host: '10.0.0.1', port: 8080, securePort: null, status: 'UP', weight: 1, zone: '', metadata: {} },
+      leaseDurationMs: 30_000,
+    });
+    const parts = new InstanceJsonCache(node.store, 1_000_000);
+    const view = node.views.get('default', 'orders');
+    const selection = { allStatuses: false, protectThresholdRatio: 0, group: null };
+    const leases = () => node.registry.leaseView();
+    const first = listingBytes(node.views, view, selection, parts, leases);
+    const second = listingBytes(node.views, view, selection, parts, leases);
+    const third = listingBytes(node.views, view, selection, parts, leases);
+    expect(second).not.toBe(first);
+    expect(third).toBe(second);
+    expect(first.equals(second)).toBe(true);
+    expect(JSON.parse(second.toString()).instances.map((i: { instanceId: string }) => i.instanceId)).toEqual(['a']);
+    parts.close();
+  });
+});

@@ -49,3 +49,22 @@ describe('ServiceViews', () => {
     expect(node.views.servicesOf('default')).toEqual(['orders']);
   });
 });
+
+describe('ServiceViews memory', () => {
+  it('gives back the encodings of a view too old to be served again, without a read to trigger it', async () => {
+    const { node, clock } = await createTestNode();
+    node.registry.register(reg('a'));
+    const view = node.views.get('default', 'orders');
+    let builds = 0;
+    const bytes = () => node.views.encoding(view, 'bytes', () => ((builds += 1), Buffer.alloc(1_000)));
+    bytes();
+    bytes();
+    expect(builds).toBe(1);
+    await clock.advance(2_000);
+    // The sweep dropped the view: its encoding is no longer kept (a reader still holding the view is answered, uncached).
+    bytes();
+    bytes();
+    expect(builds).toBe(3);
+    expect(node.views.get('default', 'orders')).not.toBe(view);
+  });
+});

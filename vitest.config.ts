@@ -15,13 +15,15 @@ export default defineConfig({
     coverage: {
       // `npm test` runs with --coverage: the gate below fails the run when the suite covers less
       // of src/ than it did when the gate was set. End-to-end tests run dist/ in child processes,
-      // which this does not count: the figures are what the in-process tests reach.
+      // which this does not count: the figures are what the in-process tests reach (set from a
+      // clean-clone run of .ci/run on 2026-12-01: statements 86.6%, branches 82.65%, functions
+      // 87.45%, lines 88.46%).
       provider: 'v8',
       include: ['src/**/*.ts'],
       exclude: ['src/ui/**', 'src/main.ts'],
       reporter: ['text-summary'],
       reportOnFailure: true,
-      thresholds: { lines: 85, statements: 84, functions: 85, branches: 80 },
+      thresholds: { lines: 88, statements: 86, functions: 87, branches: 82 },
     },
   },
 });

@@ -356,6 +356,34 @@ describe('the chaos history checker', () => {
       );
     });
 
+    it('does not judge a side whose peer was killed while still starting, sooner than it could get ready even alone', () => {
+      // Found by the sweep, seed 8675337, 3 peers: peer-b restarted 0.1 s after a 7.5 s partition
+      // cut it off alone, was killed again 2.9 s later while its start-up sync still waited on
+      // the other peers (5 s allowance), and restarted 1.6 s before the partition ended: no
+      // incarnation of that side ever had the time to get ready, though the first started
+      // 7.4 s before the end.
+      const killedStarting = (killedAfterMs: number): History => {
+        const history = goodHistory();
+        history.settings = { ...history.settings, startupAllowanceMs: 3_000 };
+        history.runs[0] = { ...history.runs[0]!, endedAtMs: T0 + 1_999, endedBy: 'kill' };
+        history.runs.push({ peer: 'peer-a', incarnation: 2, startedAtMs: T0 + 2_000, readyAtMs: null, endedAtMs: T0 + 2_000 + killedAfterMs, endedBy: 'kill', dataDir: 'keep' });
+        history.ops = history.ops
+          .filter((o) => o.peer !== 'peer-a' || o.sentAtMs < T0 + 1_999 || o.kind === 'status')
+          .map((o) => (o.peer === 'peer-a' && o.sentAtMs >= T0 + 2_000 ? { ...o, incarnation: 2 } : o));
+        const onA = history.ops.find((o) => o.peer === 'peer-a' && o.kind === 'status')!;
+        Object.assign(onA, { outcome: 'failed', httpStatus: 503, version: undefined, sentAtMs: T0 + 2_100, doneAtMs: T0 + 2_200 });
+        return history;
+      };
+      // Alive 2 s of the 4 s partition, allowance 3 s: it could not have got ready.
+      const result = checkHistory(killedStarting(2_000));
+      expect(result.violations.filter((violation) => violation.property === 'availability')).toEqual([]);
+      expect(result.figures.partitionSidesStarting).toBe(1);
+      // Alive 3.5 s without getting ready: it had the time, so still a violation.
+      expect(checkHistory(killedStarting(3_500)).violations.map((violation) => violation.message)).toContain(
+        'no write was answered on side [peer-a] of the partition +2.000s..+6.000s (1 sent)',
+      );
+    });
+
     it('counts a side that no call reached as not exercised, not as a violation', () => {
       const history = goodHistory();
       history.ops = history.ops.filter((o) => o.peer !== 'peer-b');

@@ -271,8 +271,8 @@ function runOf(history: History, peer: string, incarnation: number): PeerRun | u
 /**
  * Every call to a ready, running peer is answered (404 is an answer); every side of every
  * partition answered writes while it lasted (a side whose only peers were still syncing
- * fails this rule, unless each lived too short a time, until the partition ended or it was
- * killed again, to get ready even alone: `startupAllowanceMs`).
+ * fails this rule, unless every write reached its peer sooner after that peer started than it
+ * could have got ready even alone: `startupAllowanceMs`).
  */
 function checkAvailability(history: History, violations: Violation[], figures: CheckFigures): void {
   for (const op of history.ops) {
@@ -313,16 +313,15 @@ function checkAvailability(history: History, violations: Violation[], figures: C
       // A 404 is an answer too: a peer restarted with an emptied data dir that knows no
       // instance yet answers a status change or cancel with 404, and is serving all the same.
       if (writes.some((op) => op.outcome !== 'failed')) continue;
-      // Every write went to a peer still starting, that lived too short a time before the
-      // partition ended (or before it was killed again) to have got ready even alone: no peer
-      // of that side could serve yet. One that had time to start alone and did not is still a
-      // violation.
+      // Every write went to a peer still starting, sent sooner after that peer started than it
+      // could have got ready even alone (the start-up sync asks every other peer first): no
+      // peer of that side could serve it. A write to a peer that had had the time to start
+      // alone and was still not ready is a violation.
       const allowanceMs = history.settings.startupAllowanceMs ?? 0;
       const stillStarting = (op: ClientOp) => {
         const run = runOf(history, op.peer, op.incarnation)!;
         const notReady = run.readyAtMs === null || run.readyAtMs > op.sentAtMs;
-        const aliveUntilMs = Math.min(fault.endedAtMs, run.endedAtMs ?? fault.endedAtMs);
-        return notReady && aliveUntilMs - run.startedAtMs < allowanceMs;
+        return notReady && op.sentAtMs - run.startedAtMs < allowanceMs;
       };
       if (writes.every(stillStarting)) {
         figures.partitionSidesStarting += 1;

@@ -339,7 +339,8 @@ describe('the chaos history checker', () => {
           .filter((o) => o.peer !== 'peer-a' || o.sentAtMs < T0 + 1_999 || o.sentAtMs >= T0 + 2_000 + readyAfterMs || o.kind === 'status')
           .map((o) => (o.peer === 'peer-a' && o.sentAtMs >= T0 + 2_000 ? { ...o, incarnation: 2 } : o));
         const onA = history.ops.find((o) => o.peer === 'peer-a' && o.kind === 'status')!;
-        Object.assign(onA, { outcome: 'failed', httpStatus: 503, version: undefined });
+        // Sent 3.2 s after peer-a#2 started, inside the partition.
+        Object.assign(onA, { outcome: 'failed', httpStatus: 503, version: undefined, incarnation: 2, sentAtMs: T0 + 5_200, doneAtMs: T0 + 5_300 });
         return history;
       };
       // The partition lasted 4 s; starting alone may take 5 s: not judged, counted.
@@ -360,9 +361,10 @@ describe('the chaos history checker', () => {
       // Found by the sweep, seed 8675337, 3 peers: peer-b restarted 0.1 s after a 7.5 s partition
       // cut it off alone, was killed again 2.9 s later while its start-up sync still waited on
       // the other peers (5 s allowance), and restarted 1.6 s before the partition ended: no
-      // incarnation of that side ever had the time to get ready, though the first started
-      // 7.4 s before the end.
-      const killedStarting = (killedAfterMs: number): History => {
+      // write reached it when it could have been ready, though its first incarnation started
+      // 7.4 s before the end. (Seed 8675338 likewise: a peer ready 4.2 s after its start, every
+      // write of its side sent before that, killed 1.8 s later.)
+      const killedStarting = (killedAfterMs: number, sentAfterMs: number): History => {
         const history = goodHistory();
         history.settings = { ...history.settings, startupAllowanceMs: 3_000 };
         history.runs[0] = { ...history.runs[0]!, endedAtMs: T0 + 1_999, endedBy: 'kill' };
@@ -371,15 +373,15 @@ describe('the chaos history checker', () => {
           .filter((o) => o.peer !== 'peer-a' || o.sentAtMs < T0 + 1_999 || o.kind === 'status')
           .map((o) => (o.peer === 'peer-a' && o.sentAtMs >= T0 + 2_000 ? { ...o, incarnation: 2 } : o));
         const onA = history.ops.find((o) => o.peer === 'peer-a' && o.kind === 'status')!;
-        Object.assign(onA, { outcome: 'failed', httpStatus: 503, version: undefined, sentAtMs: T0 + 2_100, doneAtMs: T0 + 2_200 });
+        Object.assign(onA, { outcome: 'failed', httpStatus: 503, version: undefined, incarnation: 2, sentAtMs: T0 + 2_000 + sentAfterMs, doneAtMs: T0 + 2_100 + sentAfterMs });
         return history;
       };
       // Alive 2 s of the 4 s partition, allowance 3 s: it could not have got ready.
-      const result = checkHistory(killedStarting(2_000));
+      const result = checkHistory(killedStarting(2_000, 100));
       expect(result.violations.filter((violation) => violation.property === 'availability')).toEqual([]);
       expect(result.figures.partitionSidesStarting).toBe(1);
-      // Alive 3.5 s without getting ready: it had the time, so still a violation.
-      expect(checkHistory(killedStarting(3_500)).violations.map((violation) => violation.message)).toContain(
+      // A write it took 3.2 s after it started, still not ready: it had had the time, so a violation.
+      expect(checkHistory(killedStarting(3_500, 3_200)).violations.map((violation) => violation.message)).toContain(
         'no write was answered on side [peer-a] of the partition +2.000s..+6.000s (1 sent)',
       );
     });

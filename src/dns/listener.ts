@@ -56,7 +56,6 @@ class DnsListener implements ProtocolListener {
   ) {}
 
   async close(): Promise<void> {
-    this.responder.close();
     for (const connection of this.connections) connection.destroy();
     await Promise.all([new Promise<void>((resolve) => this.udp.close(() => resolve())), new Promise<void>((resolve) => this.tcp.close(() => resolve()))]);
   }

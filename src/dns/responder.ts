@@ -4,7 +4,6 @@ import type { ServiceView, ServiceViews } from '../views/service-views.js';
 import { answerTo, MAX_MESSAGE_BYTES, optRecord, plainAnswer, PreparedAnswer, questionNameBytes, udpLimit } from './encoding.js';
 import { lowerAscii, nameParser, type Lookup, type NameParser, type ServiceLookup } from './names.js';
 import { RCODE, serviceRecords, soaRecord, type RecordContext } from './records.js';
-import { ServiceIndex } from './service-index.js';
 
 /**
  * Answers DNS queries (bytes in, bytes out) from the read layer; no sockets (listener.ts has
@@ -92,7 +91,6 @@ function qualifiersOf(view: ServiceView): { zones: Set<string>; groups: Set<stri
 
 export class DnsResponder {
   private readonly parser: NameParser;
-  private readonly index: ServiceIndex;
   private readonly context: RecordContext;
   /** The OPT record of every answer to an EDNS0 query (RFC 6891): our UDP buffer size. */
   private readonly opt: OptAnswer;
@@ -103,13 +101,8 @@ export class DnsResponder {
     private readonly config: DnsConfig,
   ) {
     this.parser = nameParser({ domain: config.domain, namespaces: config.namespaces });
-    this.index = new ServiceIndex(components.views, config.namespaces);
     this.opt = optRecord(config.maxUdpPayloadBytes);
     this.context = { domain: config.domain, ttlSeconds: config.ttlSeconds, regionOfZone: (zone) => components.regionOfZone(zone) };
-  }
-
-  close(): void {
-    this.index.close();
   }
 
   /**
@@ -164,19 +157,11 @@ export class DnsResponder {
   }
 
   private service(query: DecodedPacket, question: Question, lower: string, lookup: ServiceLookup, reply: OptAnswer | null, message: Buffer, limit: number, key: string) {
-    const names = this.index.namesOf(lookup.namespace, lookup.service);
     const views = this.components.views;
     const nxdomain = () => this.plain(query, RCODE.NXDOMAIN, { question, opt: reply, authorities: [this.soa()] });
-    // Names differing in case only: the first one that has instances (the store will keep one).
-    let view: ServiceView | undefined;
-    for (const name of names) {
-      const candidate = views.get(lookup.namespace, name);
-      if (candidate.served.length > 0) {
-        view = candidate;
-        break;
-      }
-    }
-    if (!view) return nxdomain();
+    // The store matches service names in any case (RFC 4343 and the registry's own rule).
+    const view = views.get(lookup.namespace, lookup.service);
+    if (view.served.length === 0) return nxdomain();
     // Qualifiers naming no zone or group of the service answer NXDOMAIN before anything is
     // encoded: only names that exist get an encoding of their own.
     const known = views.encoding(view, 'dns:qualifiers', qualifiersOf);

@@ -72,8 +72,9 @@ export class PeerTable {
       }
       return { status: response.statusCode, body: parsed };
     } catch (error) {
-      const err = error as { code?: string; name?: string; message?: string };
-      return { status: null, body: null, error: err.code ?? err.name ?? String(error) };
+      // A timeout is a DOMException whose code is the number 23: its name (TimeoutError) says more.
+      const err = error as { code?: unknown; name?: string; message?: string };
+      return { status: null, body: null, error: typeof err.code === 'string' ? err.code : (err.name ?? String(error)) };
     }
   }
 

@@ -15,7 +15,7 @@ export interface RestoreSummary {
   maxVersion: Version | null;
 }
 
-const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0 };
+const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, reportedUntilMs: 0 };
 
 /**
  * Loads recovered records into the store as origin `restore` (not a new write: nothing
@@ -50,7 +50,13 @@ export function restoreRecords(
       // An instance this peer owned is owned again from now: self-preservation counts its
       // expected renewals from the restart, not from before it.
       const ownedSinceMs = record.owner === ctx.selfId ? ctx.nowMs : 0;
-      store.write(record, { leaseExpiresAtMs: graceUntilMs, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs }, 'restore');
+      // Presumed reported for one lease from the restart, so that a heartbeat here does not take
+      // every reloaded instance over at once.
+      store.write(
+        record,
+        { leaseExpiresAtMs: graceUntilMs, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs, reportedUntilMs: graceUntilMs },
+        'restore',
+      );
       summary.instances += 1;
     }
   }

@@ -25,7 +25,8 @@ export interface RenewalSink {
 
 /**
  * How a heartbeat went: `renewed` (this peer owns the instance), `relayed` (another live peer
- * owns it; only the local lease moved), `takeover` (its owner is down: this peer took it over),
+ * owns it; only the local lease moved), `takeover` (its owner is down, or its lease as last
+ * reported ends within half a lease: this peer took it over),
  * `unknown` (answered 404, so the client registers again).
  */
 export type HeartbeatOutcome = 'renewed' | 'relayed' | 'takeover' | 'unknown';
@@ -77,11 +78,24 @@ export interface RegisterResult {
 /** Instance writes made here logged one by one at info each second; the rest at debug, counted in one line. */
 export const WRITE_LINES_PER_SECOND = 100;
 
-const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0 };
+const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, reportedUntilMs: 0 };
 
 /** A lease renewed by a client talking to this peer, which owns the instance since `ownedSinceMs`. */
 function ownLease(untilMs: number, ownedSinceMs: number): LocalLeaseState {
-  return { leaseExpiresAtMs: untilMs, heardUntilMs: untilMs, hidden: false, held: false, ownedSinceMs };
+  return { leaseExpiresAtMs: untilMs, heardUntilMs: untilMs, hidden: false, held: false, ownedSinceMs, reportedUntilMs: untilMs };
+}
+
+/**
+ * Whether a heartbeat here for an instance a live peer owns should take it over: the owner's
+ * lease, as last reported, ends within half a lease. Heartbeats are not replicated, so the
+ * owner is presumably not hearing this client (it registered there and failed over, or a
+ * register it gave up on was applied there last); left alone, the owner would evict it at its
+ * lease's end and every peer would stop serving it until this peer's takeover came back
+ * (found by chaos: seed 8675348, 5 peers). Half a lease leaves the takeover that much time to
+ * reach the owner before it evicts; a client that moved peers still causes one takeover.
+ */
+function ownerLeaseEnding(entry: StoredInstance, nowMs: number): boolean {
+  return entry.reportedUntilMs - nowMs < entry.record.leaseDurationMs / 2;
 }
 
 function sameData(a: InstanceData, b: InstanceData): boolean {
@@ -217,7 +231,8 @@ export class Registry {
       this.components.heartbeats?.heartbeat('takeover');
       return this.takeOver(entry, record, renewUntilMs, 'owner restarted');
     }
-    if (!entry.hidden && view.liveness.isUp(record.owner)) {
+    const ownerUp = !entry.hidden && view.liveness.isUp(record.owner);
+    if (ownerUp && !ownerLeaseEnding(entry, view.nowMs)) {
       this.components.heartbeats?.heartbeat('relayed');
       this.components.store.updateLease(
         entry,
@@ -227,7 +242,7 @@ export class Registry {
       return entry;
     }
     this.components.heartbeats?.heartbeat('takeover');
-    return this.takeOver(entry, record, renewUntilMs, 'owner down');
+    return this.takeOver(entry, record, renewUntilMs, ownerUp ? "owner's lease ends without this client" : 'owner down');
   }
 
   /** Cancels an instance: a tombstone replaces it everywhere. */
@@ -301,6 +316,7 @@ export class Registry {
             hidden: false,
             held: false,
             ownedSinceMs,
+            reportedUntilMs: nowMs + Math.max(0, leaseRemainingMs),
           };
     store.write(record, lease, 'remote');
     this.log.debug({ key: instanceKeyString(record), version: record.version, deleted: record.deleted }, 'replicated write applied');
@@ -430,6 +446,6 @@ function notRegistered(key: InstanceKey): RegistryError {
 }
 
 function pickLease(entry: StoredInstance): LocalLeaseState {
-  const { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs } = entry;
-  return { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs };
+  const { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, reportedUntilMs } = entry;
+  return { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, reportedUntilMs };
 }

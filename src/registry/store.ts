@@ -26,7 +26,8 @@ export interface StoreChange {
   entry: StoredInstance;
 }
 
-export type LocalLeaseState = Pick<StoredInstance, 'leaseExpiresAtMs' | 'heardUntilMs' | 'hidden' | 'held' | 'ownedSinceMs'>;
+export type LocalLeaseState = Pick<StoredInstance, 'leaseExpiresAtMs' | 'heardUntilMs' | 'hidden' | 'held' | 'ownedSinceMs' | 'reportedUntilMs'
+>;
 
 /** The instances of one service, with the local revision of its last change. */
 export interface ServiceEntries {
@@ -125,6 +126,7 @@ export class InstanceStore {
       hidden: lease.hidden,
       held: lease.held,
       ownedSinceMs: lease.ownedSinceMs,
+      reportedUntilMs: lease.reportedUntilMs,
       revision: this.bump(service),
       bucket,
     };

@@ -27,9 +27,9 @@ export interface RenewalSink {
 
 /**
  * How a heartbeat went: `renewed` (this peer owns the instance), `relayed` (another live peer
- * owns it; only the local lease moved), `takeover` (its owner is down, or its lease as last
- * reported ends within half a lease: this peer took it over),
- * `unknown` (answered 404, so the client registers again).
+ * owns it; only the local lease moved), `takeover` (its owner is down or restarted, or its
+ * lease as last reported ends within half a lease: this peer took it over; see
+ * `heartbeatDecision` in lease/ownership.ts), `unknown` (answered 404, so the client registers again).
  */
 export type HeartbeatOutcome = 'renewed' | 'relayed' | 'takeover' | 'unknown';
 

@@ -38,6 +38,17 @@ const globals = ['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'c
   (name) => ({ name, message: `no ${name} in the core: use the injected Clock (timers) or pass what is needed in` }),
 );
 
+/**
+ * The store has one writer, the Registry (src/registry/registry.ts): a write to it from anywhere
+ * else (`store.write`, `x.store.updateLease`, ...) is refused, so that every change goes through
+ * the lease-ownership rules the registry applies.
+ */
+const storeWriteMessage = 'write the store through the Registry (src/registry/registry.ts), its one writer';
+const storeWrites = ["[callee.object.name='store']", "[callee.object.property.name='store']"].map((object) => ({
+  selector: `CallExpression${object}[callee.property.name=/^(write|updateLease|purge)$/]`,
+  message: storeWriteMessage,
+}));
+
 function coreRules(folder) {
   const index = layers.findIndex((layer) => layer.includes(folder));
   const above = layers.slice(index + 1).flat();
@@ -47,7 +58,11 @@ function coreRules(folder) {
     rules: {
       'no-restricted-properties': ['error', ...timeAndChance],
       'no-restricted-globals': ['error', ...globals],
-      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'new Date() reads the wall clock: use the injected Clock' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'new Date() reads the wall clock: use the injected Clock' },
+        ...(folder === 'registry' ? [] : storeWrites),
+      ],
       'no-restricted-imports': [
         'error',
         {
@@ -77,4 +92,5 @@ export default tseslint.config(
     rules: {},
   },
   ...coreFolders.map(coreRules),
+  { files: ['src/**/*.ts'], ignores: coreFolders.map((folder) => `src/${folder}/**`), rules: { 'no-restricted-syntax': ['error', ...storeWrites] } },
 );

@@ -3,6 +3,7 @@ import { HybridClock } from './clock/hlc.js';
 import type { Rng } from './clock/rng.js';
 import type { RegistryConfig } from './config/load.js';
 import { EvictionSafety } from './lease/eviction-safety.js';
+import { OWNERSHIP_RULES } from './lease/ownership.js';
 import { Reaper } from './lease/reaper.js';
 import type { Logger } from './log/logger.js';
 import { Membership } from './membership/membership.js';
@@ -112,6 +113,7 @@ export class RegistryNode {
         renewals: safety.renewals,
         regionOfZone: (zone) => this.regionOfZone(zone),
         heartbeats: { heartbeat: (outcome) => void (this.heartbeats[outcome] += 1) },
+        ownership: OWNERSHIP_RULES,
       },
       {
         peerId: self.id,
@@ -184,6 +186,7 @@ export class RegistryNode {
               clock,
               logger,
               store: this.store,
+              registry: this.registry,
               hlc: this.hlc,
               disk: components.disk ?? nodeDisk,
               ...(components.processIdentity ? { identity: components.processIdentity } : {}),

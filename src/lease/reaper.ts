@@ -194,7 +194,7 @@ export class Reaper {
     const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
 
-    for (const entry of scan.expiredTombstones) registry.store.purge(entry.record);
+    for (const entry of scan.expiredTombstones) registry.purge(entry);
     if (guards.holdDownOwners) held.partitionGuard += scan.expiredForeign.length;
     else for (const entry of scan.expiredForeign) registry.hide(entry);
 
@@ -207,7 +207,7 @@ export class Reaper {
       for (const entry of shuffled(rng, scan.expiredOwned)) {
         if (heldAfterRestart(entry, nowMs, membership)) {
           held.partitionGuard += 1;
-          if (!entry.held) registry.store.updateLease(entry, { held: true }, true);
+          registry.hold(entry);
         } else candidates.push(entry);
       }
     }
@@ -226,9 +226,7 @@ export class Reaper {
     }
     const capped = new Map<string, number>();
     for (const entry of plan.heldByService) capped.set(serviceOf(entry), (capped.get(serviceOf(entry)) ?? 0) + 1);
-    for (const entry of [...plan.heldByService, ...plan.heldByRun]) {
-      if (!entry.held) registry.store.updateLease(entry, { held: true }, true);
-    }
+    for (const entry of [...plan.heldByService, ...plan.heldByRun]) registry.hold(entry);
     held.serviceCap = plan.heldByService.length;
     held.runCap = plan.heldByRun.length;
     safety.recordHeld(nowMs, held, capped);

@@ -10,7 +10,7 @@ import { nextSeq, parseFileName, planCleanup, segmentFileName, snapshotFileName 
 import { FORMAT_VERSION } from './format.js';
 import { DataDirLock, isPidAlive, LOCK_REFRESH_MS, processIdentity, type LockIdentity } from './lock.js';
 import { recoverDataDir, type FileReport } from './recovery.js';
-import { restoreRecords } from './restore.js';
+import { restoreRecords, type RestoreTarget } from './restore.js';
 import { RESOLVED as RESOLVED_BY_LOG, SegmentLog } from './segment-log.js';
 import { writeSnapshot } from './snapshot.js';
 import { periodicSyncMs, snapshotDue } from './sync-policy.js';
@@ -19,6 +19,8 @@ export interface PersistenceComponents {
   clock: Clock;
   logger: Logger;
   store: InstanceStore;
+  /** Loads the data dir's records into the store at start: the registry, the store's one writer. */
+  registry: RestoreTarget;
   hlc: HybridClock;
   disk: Disk;
   /** Defaults to `kill -0`; tests stub it. */
@@ -180,7 +182,7 @@ export class Persistence implements Durability {
   }
 
   private load(): void {
-    const { disk, store, hlc, clock } = this.components;
+    const { disk, store, hlc, clock, registry } = this.components;
     const dir = this.init.dataDir;
     const startedAtMs = clock.nowMs();
     let recovery;
@@ -200,10 +202,9 @@ export class Persistence implements Durability {
     if (writers.size > 0) {
       this.logger.warn({ dataDir: dir, writtenBy: [...writers], peer: this.init.peerId }, 'data dir was written by another peer id');
     }
-    const summary = restoreRecords(store, hlc, recovery.records.values(), {
+    const summary = restoreRecords(registry, hlc, recovery.records.values(), {
       nowMs: clock.nowMs(),
       tombstoneTtlMs: this.init.tombstoneTtlMs,
-      selfId: this.init.peerId,
     });
     this.maxSeq = nextSeq(recovery.usedSeqs);
     try {

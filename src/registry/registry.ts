@@ -1,11 +1,13 @@
 import type { Clock } from '../clock/clock.js';
-import { parseVersion, type HybridClock } from '../clock/hlc.js';
+import type { HybridClock } from '../clock/hlc.js';
 import { RegistryError } from '../errors.js';
 import { LineBudget } from '../log/line-budget.js';
 import type { Logger } from '../log/logger.js';
 import { sameExtensions } from './extensions.js';
 import { decideMerge, type MergeDecision } from './merge.js';
-import type { InstanceStore, LocalLeaseState } from './store.js';
+import type { OwnershipRules } from './ownership-rules.js';
+import { checkQuota, type InstanceQuota } from './quota.js';
+import { NO_LEASE, type InstanceStore, type LocalLeaseState } from './store.js';
 import {
   groupOf,
   instanceKeyString,
@@ -25,9 +27,9 @@ export interface RenewalSink {
 
 /**
  * How a heartbeat went: `renewed` (this peer owns the instance), `relayed` (another live peer
- * owns it; only the local lease moved), `takeover` (its owner is down, or its lease as last
- * reported ends within half a lease: this peer took it over),
- * `unknown` (answered 404, so the client registers again).
+ * owns it; only the local lease moved), `takeover` (its owner is down or restarted, or its
+ * lease as last reported ends within half a lease: this peer took it over; see
+ * `heartbeatDecision` in lease/ownership.ts), `unknown` (answered 404, so the client registers again).
  */
 export type HeartbeatOutcome = 'renewed' | 'relayed' | 'takeover' | 'unknown';
 
@@ -50,6 +52,8 @@ export interface RegistryComponents {
   regionOfZone?: (zone: string) => string | undefined;
   /** Told of every heartbeat's outcome; none when absent. */
   heartbeats?: HeartbeatSink;
+  /** The lease-ownership rules (src/lease/ownership.ts `OWNERSHIP_RULES`): the decisions this class applies. */
+  ownership: OwnershipRules;
 }
 
 export interface RegistryInit {
@@ -63,12 +67,6 @@ export interface RegistryInit {
   ownerDownGraceMs?: number;
 }
 
-/** `limits.instancesPerServiceMax` and `limits.instancesPerNamespaceMax`. */
-export interface InstanceQuota {
-  instancesPerServiceMax: number;
-  instancesPerNamespaceMax: number;
-}
-
 export interface RegisterResult {
   entry: StoredInstance;
   /** True for a new instance (201), false for a re-registration (200). */
@@ -77,26 +75,6 @@ export interface RegisterResult {
 
 /** Instance writes made here logged one by one at info each second; the rest at debug, counted in one line. */
 export const WRITE_LINES_PER_SECOND = 100;
-
-const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, reportedUntilMs: 0 };
-
-/** A lease renewed by a client talking to this peer, which owns the instance since `ownedSinceMs`. */
-function ownLease(untilMs: number, ownedSinceMs: number): LocalLeaseState {
-  return { leaseExpiresAtMs: untilMs, heardUntilMs: untilMs, hidden: false, held: false, ownedSinceMs, reportedUntilMs: untilMs };
-}
-
-/**
- * Whether a heartbeat here for an instance a live peer owns should take it over: the owner's
- * lease, as last reported, ends within half a lease. Heartbeats are not replicated, so the
- * owner is presumably not hearing this client (it registered there and failed over, or a
- * register it gave up on was applied there last); left alone, the owner would evict it at its
- * lease's end and every peer would stop serving it until this peer's takeover came back
- * (found by chaos: seed 8675348, 5 peers). Half a lease leaves the takeover that much time to
- * reach the owner before it evicts; a client that moved peers still causes one takeover.
- */
-function ownerLeaseEnding(entry: StoredInstance, nowMs: number): boolean {
-  return entry.reportedUntilMs - nowMs < entry.record.leaseDurationMs / 2;
-}
 
 function sameData(a: InstanceData, b: InstanceData): boolean {
   return (
@@ -114,10 +92,12 @@ function sameData(a: InstanceData, b: InstanceData): boolean {
 }
 
 /**
- * The registry's operations on one peer: every client write and every replicated write goes
- * through here, synchronously (never an `await` between reading and writing the store). Local
- * writes get a fresh HLC version with this peer as owner; the store's change feed tells
- * replication and watchers. Heartbeats only touch the local lease.
+ * The registry's operations on one peer: every write to the store goes through here (client
+ * writes, replicated writes, the reaper's and the data dir's restore), synchronously (never an
+ * `await` between reading and writing the store). Local writes get a fresh HLC version with
+ * this peer as owner; the store's change feed tells replication and watchers. Heartbeats only
+ * touch the local lease. Who owns a lease, and for how long, is decided by the lease layer's
+ * rules (`components.ownership`); this class applies them to the map.
  */
 export class Registry {
   readonly peerId: string;
@@ -126,12 +106,14 @@ export class Registry {
   private readonly restartedOwners = new Map<string, number>();
   /** Caps the info lines of instance writes made here (registered, updated, cancelled); the rest go to debug. */
   private readonly writeLines: LineBudget;
+  private readonly rules: OwnershipRules;
 
   constructor(
     private readonly components: RegistryComponents,
     private readonly init: RegistryInit,
   ) {
     this.peerId = init.peerId;
+    this.rules = components.ownership;
     this.log = components.logger.child({ component: 'registry' });
     this.writeLines = new LineBudget(components.clock, WRITE_LINES_PER_SECOND, (count, sinceMs) =>
       this.log.info({ count, sinceMs }, `instance writes logged at debug only (over ${WRITE_LINES_PER_SECOND} lines a second)`),
@@ -174,9 +156,10 @@ export class Registry {
     const current = store.get(input);
     const nowMs = clock.nowMs();
     const exists = current !== undefined && current.record.deleted === null;
-    if (!exists) this.checkQuota(input);
+    // Only local registrations are checked: replicated writes were accepted by their peer.
+    if (!exists && this.init.quota) checkQuota(store, this.init.quota, input);
     const alreadyOwned = exists && current.record.owner === this.peerId;
-    const lease = ownLease(nowMs + input.leaseDurationMs, alreadyOwned ? current.ownedSinceMs : nowMs);
+    const lease = this.rules.registeredLease(exists ? current : undefined, this.peerId, nowMs, input.leaseDurationMs);
     this.components.renewals?.recordRenewal(nowMs);
     if (
       alreadyOwned &&
@@ -207,8 +190,9 @@ export class Registry {
   }
 
   /**
-   * Renews the lease of a known instance on this peer. Not replicated. When the owner is down
-   * (or the instance was hidden because of that), this peer takes the instance over.
+   * Renews the lease of a known instance on this peer. Not replicated. What it does to an
+   * instance another peer owns (relay it, or take the instance over) is the lease layer's
+   * `heartbeatDecision`.
    */
   heartbeat(key: InstanceKey): StoredInstance {
     const entry = this.find(key);
@@ -218,31 +202,20 @@ export class Registry {
     }
     const view = this.leaseView();
     const renewUntilMs = view.nowMs + entry.record.leaseDurationMs;
-    const { record } = entry;
-    if (record.owner === this.peerId) {
+    const decision = this.rules.heartbeatDecision(entry, view, this.restartedOwners);
+    if (decision === 'renew') {
       this.components.heartbeats?.heartbeat('renewed');
       this.components.renewals?.recordRenewal(view.nowMs);
-      this.components.store.updateLease(entry, ownLease(renewUntilMs, entry.ownedSinceMs), !isServed(entry, view));
+      this.components.store.updateLease(entry, this.rules.ownLease(renewUntilMs, entry.ownedSinceMs), !isServed(entry, view));
       return entry;
     }
-    const restartedAtMs = this.restartedOwners.get(record.owner);
-    if (restartedAtMs !== undefined && parseVersion(record.version).wallMs < restartedAtMs) {
-      // The owner restarted since it wrote this record: it holds no lease a client renews.
-      this.components.heartbeats?.heartbeat('takeover');
-      return this.takeOver(entry, record, renewUntilMs, 'owner restarted');
-    }
-    const ownerUp = !entry.hidden && view.liveness.isUp(record.owner);
-    if (ownerUp && !ownerLeaseEnding(entry, view.nowMs)) {
+    if (decision === 'relay') {
       this.components.heartbeats?.heartbeat('relayed');
-      this.components.store.updateLease(
-        entry,
-        { heardUntilMs: renewUntilMs, leaseExpiresAtMs: Math.max(entry.leaseExpiresAtMs, renewUntilMs) },
-        false,
-      );
+      this.components.store.updateLease(entry, this.rules.relayedLease(entry, renewUntilMs), false);
       return entry;
     }
     this.components.heartbeats?.heartbeat('takeover');
-    return this.takeOver(entry, record, renewUntilMs, ownerUp ? "owner's lease ends without this client" : 'owner down');
+    return this.takeOver(entry, entry.record, renewUntilMs, decision.takeover);
   }
 
   /** Cancels an instance: a tombstone replaces it everywhere. */
@@ -275,6 +248,29 @@ export class Registry {
   }
 
   /**
+   * Flags an instance whose lease ran out as `held`: an eviction guard keeps it served (the
+   * reaper decides which); local only, cleared by a heartbeat.
+   */
+  hold(entry: StoredInstance): void {
+    if (!entry.held) this.components.store.updateLease(entry, { held: true }, true);
+  }
+
+  /** Drops an expired tombstone for good (the reaper); local only, off the change feed. */
+  purge(entry: StoredInstance): void {
+    this.components.store.purge(entry.record);
+  }
+
+  /**
+   * Loads a record recovered from this peer's data dir at start (src/persistence/restore.ts,
+   * which checks that it is newer than what the store holds): stored as origin `restore`, so
+   * it is neither logged nor replicated again, with the lease layer's `restoredLease`. Called
+   * once per record for 100,000 records at start: nothing here beyond the write.
+   */
+  restore(record: InstanceRecord, nowMs: number): void {
+    this.components.store.write(record, this.rules.restoredLease(record, nowMs, this.peerId), 'restore');
+  }
+
+  /**
    * Applies a record another peer sent (replication, anti-entropy, snapshot). `leaseRemainingMs`
    * is the sender's view of the lease left. The applied write is not replicated again.
    */
@@ -289,73 +285,40 @@ export class Registry {
       this.takeOver(current, { ...record, deleted: null }, current.heardUntilMs, 'evicted elsewhere while heartbeating here');
       return decision;
     }
-    const heardUntilMs = current?.heardUntilMs ?? 0;
-    // A newer version of the same owner's instance keeps the lease it has here: that may be the
-    // grace this peer gave it when the owner went down, and the sender, who may still have seen
-    // the owner up, sent one lease (a status change made there would otherwise cut the grace
-    // short and hide the instance while its client heartbeats elsewhere; found by chaos).
-    const keptMs = current && current.record.deleted === null && current.record.owner === record.owner ? current.leaseExpiresAtMs : 0;
-    // An instance of an owner this peer holds down, arriving now (the owner wrote it since, or
-    // another peer relays it), gets the grace the owner's other instances got when it went
-    // down: this peer may only be cut off from a live owner whose client heartbeats it (found
-    // by chaos: seed 8675309, 5 peers, a peer slow to answer held down by another that hid its
-    // new instance one lease later). One the sender vouches for only: nothing is revived.
-    const graceUntilMs =
-      record.owner !== this.peerId && leaseRemainingMs > 0 && this.components.liveness.heldDown?.(record.owner) === true
-        ? nowMs + this.ownerDownGraceMsOf(record)
-        : 0;
-    // Our own record coming back (a restart, a snapshot): we own it from now unless we already did.
-    const ownedSinceMs =
-      record.owner !== this.peerId ? 0 : current?.record.owner === this.peerId ? current.ownedSinceMs : nowMs;
-    const lease: LocalLeaseState =
-      record.deleted !== null
-        ? NO_LEASE
-        : {
-            leaseExpiresAtMs: Math.max(nowMs + Math.max(0, leaseRemainingMs), heardUntilMs, keptMs, graceUntilMs),
-            heardUntilMs,
-            hidden: false,
-            held: false,
-            ownedSinceMs,
-            reportedUntilMs: nowMs + Math.max(0, leaseRemainingMs),
-          };
+    const lease = this.rules.remoteLease(current, record, leaseRemainingMs, {
+      nowMs,
+      selfId: this.peerId,
+      liveness: this.components.liveness,
+      ownerDownGraceMs: this.init.ownerDownGraceMs ?? 0,
+    });
     store.write(record, lease, 'remote');
     this.log.debug({ key: instanceKeyString(record), version: record.version, deleted: record.deleted }, 'replicated write applied');
     return decision;
   }
 
   /**
-   * Called when membership sees `peerId` go down: its instances get one grace period here (their
-   * lease, or `ownerDownGraceMs` if longer), since this peer cannot tell a dead peer from one it
-   * is cut off from.
+   * Called when membership sees `peerId` go down: its instances get one grace period here (the
+   * lease layer's `ownerDownLeaseExpiresAtMs`).
    */
   ownerDown(peerId: string): void {
     const nowMs = this.components.clock.nowMs();
+    const graceMs = this.init.ownerDownGraceMs ?? 0;
     let count = 0;
     for (const entry of this.components.store.entries()) {
       if (entry.record.owner !== peerId || entry.record.deleted !== null) continue;
-      const graceUntilMs = nowMs + this.ownerDownGraceMsOf(entry.record);
-      this.components.store.updateLease(
-        entry,
-        { leaseExpiresAtMs: Math.max(entry.leaseExpiresAtMs, entry.heardUntilMs, graceUntilMs) },
-        false,
-      );
+      this.components.store.updateLease(entry, { leaseExpiresAtMs: this.rules.ownerDownLeaseExpiresAtMs(entry, nowMs, graceMs) }, false);
       count += 1;
     }
     if (count > 0) this.log.warn({ owner: peerId, instances: count }, 'owner down: its instances get one grace period');
-  }
-
-  /** The grace a down owner's instance gets here: its lease, or `ownerDownGraceMs` if longer. */
-  private ownerDownGraceMsOf(record: InstanceRecord): number {
-    return Math.max(record.leaseDurationMs, this.init.ownerDownGraceMs ?? 0);
   }
 
   /**
    * Called when membership sees `peerId` start again: it lost its leases, and took back from
    * its start-up snapshot (or data dir) the instances it owned. A client that failed over here
    * while it was gone heartbeats this peer, not it: the next heartbeat here for such an
-   * instance takes it over (see `heartbeat`), before the restarted owner's fresh lease runs
-   * out and it evicts them. Only a heartbeat does: a takeover from what this peer heard before
-   * would outvote a cancel made meanwhile on another peer.
+   * instance takes it over (the lease layer's `heartbeatDecision`), before the restarted
+   * owner's fresh lease runs out and it evicts them. Only a heartbeat does: a takeover from
+   * what this peer heard before would outvote a cancel made meanwhile on another peer.
    */
   ownerRestarted(peerId: string): void {
     this.restartedOwners.set(peerId, this.components.clock.nowMs());
@@ -376,27 +339,6 @@ export class Registry {
     return entry && entry.record.deleted === null ? entry : undefined;
   }
 
-  /** Only local registrations are checked: replicated writes were accepted by their peer. */
-  private checkQuota(key: InstanceKey): void {
-    const quota = this.init.quota;
-    if (!quota) return;
-    const { store } = this.components;
-    const inService = store.getService(key.namespace, key.service)?.liveCount ?? 0;
-    if (inService >= quota.instancesPerServiceMax) {
-      throw new RegistryError(
-        'REG_ERR_QUOTA_EXCEEDED',
-        `service ${key.service} in namespace ${key.namespace} already holds ${inService} instances, the most limits.instancesPerServiceMax allows: raise it, or cancel instances, to register more`,
-      );
-    }
-    const inNamespace = store.liveCountOfNamespace(key.namespace);
-    if (inNamespace >= quota.instancesPerNamespaceMax) {
-      throw new RegistryError(
-        'REG_ERR_QUOTA_EXCEEDED',
-        `namespace ${key.namespace} already holds ${inNamespace} instances, the most limits.instancesPerNamespaceMax allows: raise it, or cancel instances, to register more`,
-      );
-    }
-  }
-
   private requireLive(key: InstanceKey): StoredInstance {
     const entry = this.find(key);
     if (!entry) throw notRegistered(key);
@@ -413,11 +355,7 @@ export class Registry {
     const previousOwner = entry.record.owner;
     const nowMs = this.components.clock.nowMs();
     this.components.renewals?.recordRenewal(nowMs);
-    const written = this.components.store.write(
-      record,
-      { ...ownLease(leaseUntilMs, nowMs), heardUntilMs: Math.max(entry.heardUntilMs, leaseUntilMs) },
-      'local',
-    );
+    const written = this.components.store.write(record, this.rules.takenOverLease(entry, leaseUntilMs, nowMs), 'local');
     this.log.info({ key: instanceKeyString(record), previousOwner, why }, 'instance taken over');
     return written;
   }

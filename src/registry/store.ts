@@ -29,6 +29,9 @@ export interface StoreChange {
 export type LocalLeaseState = Pick<StoredInstance, 'leaseExpiresAtMs' | 'heardUntilMs' | 'hidden' | 'held' | 'ownedSinceMs' | 'reportedUntilMs'
 >;
 
+/** The local lease state of a tombstone: none. */
+export const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, reportedUntilMs: 0 };
+
 /** The instances of one service, with the local revision of its last change. */
 export interface ServiceEntries {
   namespace: string;

@@ -85,7 +85,7 @@ export interface StoredInstance {
    * Until when the owner's lease was last reported to run, for an instance owned elsewhere: set
    * by each newer version that arrives (now + the sender's remaining lease). Heartbeats are not
    * replicated, so a peer whose client heartbeats it while the owner lives takes the instance
-   * over once this is less than half a lease away (registry.ts): the owner is presumably not
+   * over once this is less than half a lease away (lease/ownership.ts): the owner is presumably not
    * hearing that client and would otherwise evict it.
    */
   reportedUntilMs: number;

@@ -9,7 +9,7 @@ import type { LeaseView } from '../registry/visibility.js';
 
 /** A lease renewed by a client talking to this peer, which owns the instance since `ownedSinceMs`. */
 export function ownLease(untilMs: number, ownedSinceMs: number): LocalLeaseState {
-  return { leaseExpiresAtMs: untilMs, heardUntilMs: untilMs, hidden: false, held: false, ownedSinceMs, reportedUntilMs: untilMs };
+  return { leaseExpiresAtMs: untilMs, heardUntilMs: untilMs, hidden: false, held: false, ownedSinceMs };
 }
 
 /**
@@ -22,30 +22,15 @@ export function registeredLease(current: StoredInstance | undefined, selfId: str
   return ownLease(nowMs + leaseDurationMs, alreadyOwned ? current.ownedSinceMs : nowMs);
 }
 
-/**
- * Whether a heartbeat here for an instance a live peer owns should take it over: the owner's
- * lease, as last reported, ends within half a lease. Heartbeats are not replicated, so the
- * owner is presumably not hearing this client (it registered there and failed over, or a
- * register it gave up on was applied there last); left alone, the owner would evict it at its
- * lease's end and every peer would stop serving it until this peer's takeover came back
- * (found by chaos: seed 8675348, 5 peers). Half a lease leaves the takeover that much time to
- * reach the owner before it evicts; a client that moved peers still causes one takeover.
- */
-export function ownerLeaseEnding(entry: StoredInstance, nowMs: number): boolean {
-  return entry.reportedUntilMs - nowMs < entry.record.leaseDurationMs / 2;
-}
-
 // One object per reason, so that a decision allocates nothing on the heartbeat path.
 const OWNER_RESTARTED: HeartbeatDecision = { takeover: 'owner restarted' };
 const OWNER_DOWN: HeartbeatDecision = { takeover: 'owner down' };
-const OWNER_LEASE_ENDING: HeartbeatDecision = { takeover: "owner's lease ends without this client" };
 
 /**
  * What a heartbeat here does (DESIGN.md, Takeover): this peer renews what it owns; for an
  * instance another peer owns it relays the heartbeat (only the local lease moves) while that
  * owner is up and presumably hears the client, and takes the instance over when the owner is
- * down (or the instance was hidden because of that), restarted since it wrote the record, or
- * its lease as last reported ends within half a lease (`ownerLeaseEnding`).
+ * down (or the instance was hidden because of that) or restarted since it wrote the record.
  */
 export function heartbeatDecision(entry: StoredInstance, view: LeaseView, restartedOwners: ReadonlyMap<string, number>): HeartbeatDecision {
   const { record } = entry;
@@ -54,9 +39,8 @@ export function heartbeatDecision(entry: StoredInstance, view: LeaseView, restar
   // The owner restarted since it wrote this record: it holds no lease a client renews (see
   // `Registry.ownerRestarted`).
   if (restartedAtMs !== undefined && parseVersion(record.version).wallMs < restartedAtMs) return OWNER_RESTARTED;
-  const ownerUp = !entry.hidden && view.liveness.isUp(record.owner);
-  if (!ownerUp) return OWNER_DOWN;
-  return ownerLeaseEnding(entry, view.nowMs) ? OWNER_LEASE_ENDING : 'relay';
+  if (entry.hidden || !view.liveness.isUp(record.owner)) return OWNER_DOWN;
+  return 'relay';
 }
 
 /**
@@ -78,7 +62,6 @@ export function takenOverLease(entry: StoredInstance, untilMs: number, nowMs: nu
     hidden: false,
     held: false,
     ownedSinceMs: nowMs,
-    reportedUntilMs: untilMs,
   };
 }
 
@@ -101,7 +84,7 @@ export function ownerDownLeaseExpiresAtMs(entry: StoredInstance, nowMs: number, 
  * The lease here of a record another peer sent (replication, anti-entropy, snapshot), with
  * `leaseRemainingMs` left as the sender saw it. A tombstone has none. Otherwise the lease runs
  * at least as long as the sender saw it, what a client here vouched for, the lease kept for the
- * same owner, and the owner-down grace below; `reportedUntilMs` is what the sender reported.
+ * same owner, and the owner-down grace below.
  */
 export function remoteLease(current: StoredInstance | undefined, record: InstanceRecord, leaseRemainingMs: number, facts: RemoteLeaseFacts): LocalLeaseState {
   if (record.deleted !== null) return NO_LEASE;
@@ -123,14 +106,12 @@ export function remoteLease(current: StoredInstance | undefined, record: Instanc
       : 0;
   // Our own record coming back (a restart, a snapshot): we own it from now unless we already did.
   const ownedSinceMs = record.owner !== selfId ? 0 : current?.record.owner === selfId ? current.ownedSinceMs : nowMs;
-  const reportedUntilMs = nowMs + Math.max(0, leaseRemainingMs);
   return {
-    leaseExpiresAtMs: Math.max(reportedUntilMs, heardUntilMs, keptMs, graceUntilMs),
+    leaseExpiresAtMs: Math.max(nowMs + Math.max(0, leaseRemainingMs), heardUntilMs, keptMs, graceUntilMs),
     heardUntilMs,
     hidden: false,
     held: false,
     ownedSinceMs,
-    reportedUntilMs,
   };
 }
 
@@ -146,9 +127,7 @@ export function restoredLease(record: InstanceRecord, nowMs: number, selfId: str
   // An instance this peer owned is owned again from now: self-preservation counts its
   // expected renewals from the restart, not from before it.
   const ownedSinceMs = record.owner === selfId ? nowMs : 0;
-  // Presumed reported for one lease from the restart, so that a heartbeat here does not take
-  // every reloaded instance over at once.
-  return { leaseExpiresAtMs: graceUntilMs, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs, reportedUntilMs: graceUntilMs };
+  return { leaseExpiresAtMs: graceUntilMs, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs };
 }
 
 /** The rules as the registry takes them (`RegistryComponents.ownership`). */

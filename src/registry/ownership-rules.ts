@@ -3,7 +3,7 @@ import type { InstanceRecord, StoredInstance } from './types.js';
 import type { LeaseView, PeerLiveness } from './visibility.js';
 
 /** Why a heartbeat here takes an instance over (the takeover's logged `why`). */
-export type TakeoverReason = 'owner restarted' | 'owner down' | "owner's lease ends without this client";
+export type TakeoverReason = 'owner restarted' | 'owner down';
 
 /**
  * What a heartbeat here does: `renew` (this peer owns the instance), `relay` (a live peer owns

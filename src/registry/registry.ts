@@ -27,9 +27,8 @@ export interface RenewalSink {
 
 /**
  * How a heartbeat went: `renewed` (this peer owns the instance), `relayed` (another live peer
- * owns it; only the local lease moved), `takeover` (its owner is down or restarted, or its
- * lease as last reported ends within half a lease: this peer took it over; see
- * `heartbeatDecision` in lease/ownership.ts), `unknown` (answered 404, so the client registers again).
+ * owns it; only the local lease moved), `takeover` (its owner is down or restarted: this
+ * peer took it over; see `heartbeatDecision` in lease/ownership.ts), `unknown` (answered 404, so the client registers again).
  */
 export type HeartbeatOutcome = 'renewed' | 'relayed' | 'takeover' | 'unknown';
 
@@ -384,6 +383,6 @@ function notRegistered(key: InstanceKey): RegistryError {
 }
 
 function pickLease(entry: StoredInstance): LocalLeaseState {
-  const { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, reportedUntilMs } = entry;
-  return { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, reportedUntilMs };
+  const { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs } = entry;
+  return { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs };
 }

@@ -26,11 +26,10 @@ export interface StoreChange {
   entry: StoredInstance;
 }
 
-export type LocalLeaseState = Pick<StoredInstance, 'leaseExpiresAtMs' | 'heardUntilMs' | 'hidden' | 'held' | 'ownedSinceMs' | 'reportedUntilMs'
->;
+export type LocalLeaseState = Pick<StoredInstance, 'leaseExpiresAtMs' | 'heardUntilMs' | 'hidden' | 'held' | 'ownedSinceMs'>;
 
 /** The local lease state of a tombstone: none. */
-export const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, reportedUntilMs: 0 };
+export const NO_LEASE: LocalLeaseState = { leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0 };
 
 /** The instances of one service, with the local revision of its last change. */
 export interface ServiceEntries {
@@ -129,7 +128,6 @@ export class InstanceStore {
       hidden: lease.hidden,
       held: lease.held,
       ownedSinceMs: lease.ownedSinceMs,
-      reportedUntilMs: lease.reportedUntilMs,
       revision: this.bump(service),
       bucket,
     };

@@ -81,14 +81,6 @@ export interface StoredInstance {
   held: boolean;
   /** When this peer became the lease owner (0 when it is not): expected renewals count from here. */
   ownedSinceMs: number;
-  /**
-   * Until when the owner's lease was last reported to run, for an instance owned elsewhere: set
-   * by each newer version that arrives (now + the sender's remaining lease). Heartbeats are not
-   * replicated, so a peer whose client heartbeats it while the owner lives takes the instance
-   * over once this is less than half a lease away (lease/ownership.ts): the owner is presumably not
-   * hearing that client and would otherwise evict it.
-   */
-  reportedUntilMs: number;
   /** Local revision of the last change to this instance. */
   revision: number;
   /** The anti-entropy digest bucket of its key (computed once, when first stored). */

@@ -64,24 +64,6 @@ describe('lease owners', () => {
     }
   });
 
-  it('takes an instance over from a live owner that does not hear its client before that owner evicts it, without a gap anywhere', async () => {
-    // Found by chaos (seed 8675348, 5 peers): a register the client gave up on was applied last
-    // on peer-d, which so owned the instance while its client heartbeated peer-b. peer-d evicted
-    // it at its lease's end, and peer-d and peer-a stopped serving it until peer-b's takeover
-    // (on hearing the eviction) came back.
-    const c = await startCluster({ size: 3, seed: 25 });
-    c.node('peer-a').registry.register(instance('unheard', { leaseDurationMs: 6_000 }));
-    // Replication takes a while, though less than a probe waits: every peer stays up for every other.
-    for (const from of c.ids) for (const to of c.ids) if (from !== to) c.network.setLatency(from, to, 80);
-    await c.advance(500);
-    for (let t = 0; t < 20_000; t += 20) {
-      if (t % 1_000 === 0) c.node('peer-b').registry.heartbeat(key('unheard'));
-      for (const id of c.ids) expect(visibleIds(c, id), `${id} at +${t} ms`).toEqual(['unheard']);
-      await c.advance(20);
-    }
-    for (const id of c.ids) expect(c.node(id).registry.find(key('unheard'))?.record.owner).toBe('peer-b');
-  });
-
   it('gives the instances of a dead owner one grace period, then hides them (locally), with the partition guard off', async () => {
     const c = await startCluster({ size: 3, seed: 24, cluster: { partitionGuardRatio: 0, ownerDownGraceMs: 0 } });
     c.node('peer-a').registry.register(instance('orphan'));

@@ -161,7 +161,7 @@ export function deltaDocument(
     if (current && isServed(current, context.view)) {
       instance = toEurekaInstance(current, context.defaults, change.action === 'DELETED' ? 'ADDED' : change.action);
     } else {
-      const last = current ?? { record: change.record, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, reportedUntilMs: 0, revision: 0, bucket: 0 };
+      const last = current ?? { record: change.record, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, revision: 0, bucket: 0 };
       instance = toEurekaInstance(last, context.defaults, 'DELETED');
     }
     let list = apps.get(instance.app);

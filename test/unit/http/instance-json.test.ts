@@ -61,7 +61,6 @@ function toEntry(fields: Record<string, any>): StoredInstance {
     hidden,
     held,
     ownedSinceMs: 0,
-    reportedUntilMs: 0,
     revision: 1,
     bucket: 0,
   };

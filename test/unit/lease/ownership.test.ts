@@ -3,7 +3,6 @@ import {
   heartbeatDecision,
   ownerDownGraceMs,
   ownerDownLeaseExpiresAtMs,
-  ownerLeaseEnding,
   ownLease,
   registeredLease,
   relayedLease,
@@ -35,14 +34,11 @@ function entryOf(owner: string, local: Partial<StoredInstance> = {}, wallMs = 50
 }
 
 describe('heartbeatDecision', () => {
-  const reported = { reportedUntilMs: now + lease };
+  const reported = {};
   it.each([
     ['an instance this peer owns', entryOf('self'), ['b'], [], 'renew'],
     ['one this peer owns, itself listed as restarted', entryOf('self'), ['b'], [['self', 60_000]], 'renew'],
-    ['a live owner with a full lease reported', entryOf('b', reported), ['b'], [], 'relay'],
-    ['a live owner, its lease reported to end in exactly half a lease', entryOf('b', { reportedUntilMs: now + lease / 2 }), ['b'], [], 'relay'],
-    ['a live owner, its lease reported to end 1 ms sooner (seed 8675348)', entryOf('b', { reportedUntilMs: now + lease / 2 - 1 }), ['b'], [], { takeover: "owner's lease ends without this client" }],
-    ['a live owner whose reported lease ended', entryOf('b', { reportedUntilMs: now - 1 }), ['b'], [], { takeover: "owner's lease ends without this client" }],
+    ['a live owner', entryOf('b', reported), ['b'], [], 'relay'],
     ['a down owner', entryOf('b', reported), [], [], { takeover: 'owner down' }],
     ['a live owner, the instance hidden (it was down)', entryOf('b', { ...reported, hidden: true }), ['b'], [], { takeover: 'owner down' }],
     ['a live owner that restarted after writing the record', entryOf('b', reported), ['b'], [['b', 60_000]], { takeover: 'owner restarted' }],
@@ -56,28 +52,15 @@ describe('heartbeatDecision', () => {
   });
 
   it('allocates nothing: one decision object per takeover reason', () => {
-    const down = entryOf('b', { reportedUntilMs: now + lease });
+    const down = entryOf('b');
     expect(heartbeatDecision(down, view([]), new Map())).toBe(heartbeatDecision(down, view([]), new Map()));
   });
 });
 
-describe('ownerLeaseEnding', () => {
-  it.each([
-    // reported until (from now) -> ending
-    [lease, false],
-    [lease / 2, false],
-    [lease / 2 - 1, true],
-    [0, true],
-    [-lease, true],
-  ])('reported until now + %i -> %s', (untilFromNowMs, ending) => {
-    expect(ownerLeaseEnding(entryOf('b', { reportedUntilMs: now + untilFromNowMs }), now)).toBe(ending);
-  });
-});
-
 describe('the leases of a register, a renewal, a relay and a takeover', () => {
-  it('ownLease: renewed and reported until then, heard until then, shown', () => {
+  it('ownLease: renewed until then, heard until then, shown', () => {
     expect(ownLease(now + lease, 7)).toEqual({
-      leaseExpiresAtMs: now + lease, heardUntilMs: now + lease, hidden: false, held: false, ownedSinceMs: 7, reportedUntilMs: now + lease,
+      leaseExpiresAtMs: now + lease, heardUntilMs: now + lease, hidden: false, held: false, ownedSinceMs: 7,
     });
   });
 
@@ -103,7 +86,7 @@ describe('the leases of a register, a renewal, a relay and a takeover', () => {
     ['heard for longer (an eviction reasserted)', now + 2 * lease, now + 2 * lease],
   ])('takenOverLease, %s: owned from now, heard until the longer', (_name, heardUntilMs, heardAfter) => {
     expect(takenOverLease(entryOf('b', { heardUntilMs, leaseExpiresAtMs: 5, hidden: true, held: true }), now + lease, now)).toEqual({
-      leaseExpiresAtMs: now + lease, heardUntilMs: heardAfter, hidden: false, held: false, ownedSinceMs: now, reportedUntilMs: now + lease,
+      leaseExpiresAtMs: now + lease, heardUntilMs: heardAfter, hidden: false, held: false, ownedSinceMs: now,
     });
   });
 });
@@ -136,24 +119,24 @@ describe('remoteLease', () => {
   const from = (owner: string, deleted: 'cancel' | 'evict' | null = null) => record({ peerId: owner, wallMs: 60_000, leaseDurationMs: lease, deleted });
 
   it.each([
-    // current here, incoming, remaining, facts -> leaseExpiresAtMs, heardUntilMs, ownedSinceMs, reportedUntilMs
-    ['a new instance: the lease the sender saw', undefined, from('b'), 20_000, facts(), now + 20_000, 0, 0, now + 20_000],
-    ['no lease left: none, and nothing revived', undefined, from('b'), 0, facts(), now, 0, 0, now],
-    ['a negative remainder counts as none', undefined, from('b'), -5_000, facts(), now, 0, 0, now],
-    ['what a client here vouched for is kept', entryOf('c', { heardUntilMs: now + lease }), from('b'), 1_000, facts(), now + lease, now + lease, 0, now + 1_000],
-    ['the same owner keeps the lease it has here (a grace)', entryOf('b', { leaseExpiresAtMs: now + 3 * lease }), from('b'), lease, facts(), now + 3 * lease, 0, 0, now + lease],
-    ['another owner does not', entryOf('c', { leaseExpiresAtMs: now + 3 * lease }), from('b'), lease, facts(), now + lease, 0, 0, now + lease],
-    ['a tombstone here keeps nothing', stored(from('b', 'cancel'), { leaseExpiresAtMs: now + 3 * lease }), from('b'), lease, facts(), now + lease, 0, 0, now + lease],
-    ['a held-down owner gets the grace (seed 8675309)', undefined, from('b'), 1_000, facts(['c'], ['b']), now + lease, 0, 0, now + 1_000],
-    ['a held-down owner gets the configured grace if longer', undefined, from('b'), 1_000, facts(['c'], ['b'], 90_000), now + 90_000, 0, 0, now + 1_000],
-    ['a held-down owner gets none for a record sent with no lease', undefined, from('b'), 0, facts(['c'], ['b']), now, 0, 0, now],
-    ['a suspect owner (not held down) gets none', undefined, from('b'), 1_000, facts(['c']), now + 1_000, 0, 0, now + 1_000],
-    ['our own record coming back is owned from now', undefined, from('self'), 1_000, facts(['c'], ['self']), now + 1_000, 0, now, now + 1_000],
-    ['our own record, owned here already, keeps when', entryOf('self', { ownedSinceMs: 10_000 }), from('self'), 1_000, facts(), now + 1_000, 0, 10_000, now + 1_000],
-    ['a foreign record of one we owned is not ours', entryOf('self', { ownedSinceMs: 10_000 }), from('b'), 1_000, facts(), now + 1_000, 0, 0, now + 1_000],
-  ] as const)('%s', (_name, current, incoming, remainingMs, context, leaseExpiresAtMs, heardUntilMs, ownedSinceMs, reportedUntilMs) => {
+    // current here, incoming, remaining, facts -> leaseExpiresAtMs, heardUntilMs, ownedSinceMs
+    ['a new instance: the lease the sender saw', undefined, from('b'), 20_000, facts(), now + 20_000, 0, 0],
+    ['no lease left: none, and nothing revived', undefined, from('b'), 0, facts(), now, 0, 0],
+    ['a negative remainder counts as none', undefined, from('b'), -5_000, facts(), now, 0, 0],
+    ['what a client here vouched for is kept', entryOf('c', { heardUntilMs: now + lease }), from('b'), 1_000, facts(), now + lease, now + lease, 0],
+    ['the same owner keeps the lease it has here (a grace)', entryOf('b', { leaseExpiresAtMs: now + 3 * lease }), from('b'), lease, facts(), now + 3 * lease, 0, 0],
+    ['another owner does not', entryOf('c', { leaseExpiresAtMs: now + 3 * lease }), from('b'), lease, facts(), now + lease, 0, 0],
+    ['a tombstone here keeps nothing', stored(from('b', 'cancel'), { leaseExpiresAtMs: now + 3 * lease }), from('b'), lease, facts(), now + lease, 0, 0],
+    ['a held-down owner gets the grace (seed 8675309)', undefined, from('b'), 1_000, facts(['c'], ['b']), now + lease, 0, 0],
+    ['a held-down owner gets the configured grace if longer', undefined, from('b'), 1_000, facts(['c'], ['b'], 90_000), now + 90_000, 0, 0],
+    ['a held-down owner gets none for a record sent with no lease', undefined, from('b'), 0, facts(['c'], ['b']), now, 0, 0],
+    ['a suspect owner (not held down) gets none', undefined, from('b'), 1_000, facts(['c']), now + 1_000, 0, 0],
+    ['our own record coming back is owned from now', undefined, from('self'), 1_000, facts(['c'], ['self']), now + 1_000, 0, now],
+    ['our own record, owned here already, keeps when', entryOf('self', { ownedSinceMs: 10_000 }), from('self'), 1_000, facts(), now + 1_000, 0, 10_000],
+    ['a foreign record of one we owned is not ours', entryOf('self', { ownedSinceMs: 10_000 }), from('b'), 1_000, facts(), now + 1_000, 0, 0],
+  ] as const)('%s', (_name, current, incoming, remainingMs, context, leaseExpiresAtMs, heardUntilMs, ownedSinceMs) => {
     expect(remoteLease(current, incoming, remainingMs, context)).toEqual({
-      leaseExpiresAtMs, heardUntilMs, hidden: false, held: false, ownedSinceMs, reportedUntilMs,
+      leaseExpiresAtMs, heardUntilMs, hidden: false, held: false, ownedSinceMs,
     });
   });
 
@@ -170,7 +153,7 @@ describe('restoredLease', () => {
     ['another peer\'s instance', 'b', 0],
   ])('%s', (_name, owner, ownedSinceMs) => {
     expect(restoredLease(record({ peerId: owner, leaseDurationMs: lease }), now, 'self')).toEqual({
-      leaseExpiresAtMs: now + lease, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs, reportedUntilMs: now + lease,
+      leaseExpiresAtMs: now + lease, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs,
     });
   });
 

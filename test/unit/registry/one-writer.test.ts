@@ -41,7 +41,7 @@ describe('Registry writes for the reaper and the restore', () => {
     registry.restore(record({ peerId: 'peer-1', leaseDurationMs: 30_000 }), 5_000);
     registry.restore(record({ instanceId: 'i-2', peerId: 'b', leaseDurationMs: 30_000 }), 5_000);
     expect(changes.map((c) => [c.kind, c.origin])).toEqual([['write', 'restore'], ['write', 'restore']]);
-    expect(node.store.get(record())).toMatchObject({ leaseExpiresAtMs: 35_000, heardUntilMs: 0, ownedSinceMs: 5_000, reportedUntilMs: 35_000 });
+    expect(node.store.get(record())).toMatchObject({ leaseExpiresAtMs: 35_000, heardUntilMs: 0, ownedSinceMs: 5_000 });
     expect(node.store.get(record({ instanceId: 'i-2' }))).toMatchObject({ leaseExpiresAtMs: 35_000, ownedSinceMs: 0 });
   });
 });

@@ -3,7 +3,7 @@ import { InstanceStore, type StoreChange } from '../../../src/registry/store.js'
 import type { StoredInstance } from '../../../src/registry/types.js';
 import { record } from '../../support/records.js';
 
-const lease = { leaseExpiresAtMs: 5_000, heardUntilMs: 4_000, hidden: false, held: true, ownedSinceMs: 1_000, reportedUntilMs: 4_500 };
+const lease = { leaseExpiresAtMs: 5_000, heardUntilMs: 4_000, hidden: false, held: true, ownedSinceMs: 1_000 };
 
 describe('InstanceStore', () => {
   it('stores a record with exactly its lease state, revision and bucket, and announces it', () => {
@@ -13,7 +13,7 @@ describe('InstanceStore', () => {
     const rec = record();
     const entry = store.write(rec, lease, 'local');
     expect(Object.keys(entry).sort()).toEqual(
-      ['bucket', 'heardUntilMs', 'held', 'hidden', 'leaseExpiresAtMs', 'ownedSinceMs', 'record', 'reportedUntilMs', 'revision'].sort(),
+      ['bucket', 'heardUntilMs', 'held', 'hidden', 'leaseExpiresAtMs', 'ownedSinceMs', 'record', 'revision'].sort(),
     );
     expect(entry).toEqual({ record: rec, ...lease, revision: 1, bucket: entry.bucket });
     expect(store.get(rec)).toBe(entry);

@@ -95,6 +95,11 @@ export class EvictionSafety {
     return this.current;
   }
 
+  /** Whether an operator switched the partition guard off (its instances are then released on purpose). */
+  get partitionGuardSwitchedOff(): boolean {
+    return this.partitionGuardMode === 'off';
+  }
+
   /** An operator's switch: `off` lifts a guard on purpose, `auto` hands it back to its rule. */
   setModes(modes: { selfPreservation?: GuardMode; partitionGuard?: GuardMode }): void {
     if (modes.selfPreservation) this.selfPreservationMode = modes.selfPreservation;

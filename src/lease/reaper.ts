@@ -167,6 +167,8 @@ const serviceOf = (entry: StoredInstance) => serviceKeyString(entry.record.names
 export class Reaper {
   private timer: TimerHandle | undefined;
   private readonly log: Logger;
+  /** Whether the partition guard held down owners' instances at the last run. */
+  private holdingDownOwners = false;
   lastRun: ReaperRun | undefined;
 
   constructor(
@@ -195,8 +197,21 @@ export class Reaper {
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
 
     for (const entry of scan.expiredTombstones) registry.purge(entry);
+    let hidden = 0;
     if (guards.holdDownOwners) held.partitionGuard += scan.expiredForeign.length;
-    else for (const entry of scan.expiredForeign) registry.hide(entry);
+    else if (this.holdingDownOwners && !safety.partitionGuardSwitchedOff) {
+      // The partition guard lifted by itself: the share of down owners fell below the ratio,
+      // most often because the peers cut off with this one are coming back one by one. What it
+      // held gets one grace period from now, as when an owner goes down, rather than being
+      // hidden at once: the owners not seen back yet may be a moment behind (found by chaos:
+      // seed 8675349, 5 peers, a peer hid five instances of an owner it saw back 140 ms later,
+      // while their client kept heartbeating it). An operator's release hides them at once.
+      for (const entry of scan.expiredForeign) registry.graceAgain(entry);
+    } else {
+      for (const entry of scan.expiredForeign) registry.hide(entry);
+      hidden = scan.expiredForeign.length;
+    }
+    this.holdingDownOwners = guards.holdDownOwners;
 
     const candidates: StoredInstance[] = [];
     if (guards.suspendOwnedExpiry) held.selfPreservation = scan.expiredOwned.length;
@@ -235,7 +250,7 @@ export class Reaper {
       atMs: nowMs,
       evicted: plan.evict.length - orphansEvicted,
       orphansEvicted,
-      hidden: guards.holdDownOwners ? 0 : scan.expiredForeign.length,
+      hidden,
       tombstonesPurged: scan.expiredTombstones.length,
       held,
     };

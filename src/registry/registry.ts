@@ -247,6 +247,16 @@ export class Registry {
   }
 
   /**
+   * Gives a down owner's instance one grace period from now, as when its owner went down (the
+   * lease layer's `ownerDownLeaseExpiresAtMs`): the reaper's answer to a partition guard that
+   * lifts by itself (see Reaper.runOnce). Local only; what is served does not change.
+   */
+  graceAgain(entry: StoredInstance): void {
+    const leaseExpiresAtMs = this.rules.ownerDownLeaseExpiresAtMs(entry, this.components.clock.nowMs(), this.init.ownerDownGraceMs ?? 0);
+    this.components.store.updateLease(entry, { leaseExpiresAtMs, held: false }, false);
+  }
+
+  /**
    * Flags an instance whose lease ran out as `held`: an eviction guard keeps it served (the
    * reaper decides which); local only, cleared by a heartbeat.
    */

@@ -98,6 +98,35 @@ describe('eviction safety in a cluster', () => {
     for (const id of c.ids) expect(served(c, id, ['svc-0'])).toHaveLength(6);
   });
 
+  it('gives a held instance one grace period when the partition guard lifts by itself, rather than hiding it at once', async () => {
+    // The shape of chaos seed 8675349 (5 peers): the peers cut off with this one come back one
+    // by one; the guard lifts when the first is back, while the owner of some held instances is
+    // not seen back yet, though their client heartbeats it all along.
+    const c = await startCluster({ size: 5, seed: 44, cluster: { partitionGuardRatio: 0.3, ownerDownGraceMs: 0 } });
+    const fleet = new ClientFleet(c);
+    // 20% of the registry on peer-d, 20% on peer-e, the rest on the others.
+    for (let i = 0; i < 10; i++) fleet.add(`svc-0-${i}`, ['peer-d', 'peer-d', 'peer-e', 'peer-e', 'peer-a', 'peer-a', 'peer-b', 'peer-b', 'peer-c', 'peer-c'][i]!, 'svc-0');
+    await fleet.run(60_000);
+    const everyone = fleet.ids().sort();
+    const onD = ['svc-0-0', 'svc-0-1'];
+    c.network.partition(['peer-d', 'peer-e'], ['peer-a', 'peer-b', 'peer-c']);
+    // Past suspicion and the grace (their 30 s lease): 40% of the registry is down, so it is held.
+    await fleet.run(60_000, () => expect(served(c, 'peer-a', ['svc-0'])).toEqual(everyone));
+    expect(c.node('peer-a').safety.status(c.clock.nowMs()).partitionGuard.active).toBe(true);
+    // peer-e comes back first; peer-d is still cut off: 20% down, under the ratio, so the guard lifts.
+    c.network.heal();
+    c.network.partition(['peer-d'], ['peer-a', 'peer-b', 'peer-c', 'peer-e']);
+    await fleet.run(20_000, () => expect(served(c, 'peer-a', ['svc-0'])).toEqual(everyone));
+    expect(c.node('peer-a').safety.status(c.clock.nowMs()).partitionGuard.active).toBe(false);
+    // peer-d back within the new grace: nothing was ever hidden.
+    c.network.heal();
+    await fleet.run(20_000, () => expect(served(c, 'peer-a', ['svc-0'])).toEqual(everyone));
+    // Had peer-d stayed away, its instances would have gone one grace after the guard lifted.
+    c.network.partition(['peer-d'], ['peer-a', 'peer-b', 'peer-c', 'peer-e']);
+    await fleet.run(80_000);
+    expect(served(c, 'peer-a', ['svc-0'])).toEqual(everyone.filter((id) => !onD.includes(id)));
+  });
+
   it('evicts no heartbeating instance anywhere during a 5-minute partition of one peer, and a crashed one within lease + 2 s otherwise', async () => {
     const c = await startCluster({ size: 3, seed: 43 });
     const fleet = new ClientFleet(c);

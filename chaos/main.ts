@@ -76,7 +76,7 @@ async function runOne(seed: number, size: number, runLog: ChaosOptions['log']) {
 }
 
 async function runOneAttempt(seed: number, size: number, runLog: ChaosOptions['log']) {
-  const { history, result } = await runChaos({
+  const { history, result, peerLogs } = await runChaos({
     seed,
     peers: size,
     durationMs: options.durationMs,
@@ -85,10 +85,17 @@ async function runOneAttempt(seed: number, size: number, runLog: ChaosOptions['l
     kills: options.kills,
     serial: options.serial,
     pollIntervalMs: options.durationMs > 600_000 ? 500 : 250,
+    peerLogLevel: options.peerLogs ?? 'warn',
     log: runLog,
   });
   const file = new URL(`chaos-${size}p-${seed}-${variant}.json`, outDir);
   writeFileSync(file, JSON.stringify(history));
+  if (options.peerLogs !== null) {
+    const logFile = new URL(`chaos-${size}p-${seed}-${variant}-peer-logs.jsonl`, outDir);
+    const lines = peerLogs.flatMap(({ peer, incarnation, lines: logged }) => logged.map((line) => JSON.stringify({ peer, incarnation, ...line })));
+    writeFileSync(logFile, lines.length === 0 ? '' : `${lines.join('\n')}\n`);
+    log(`peer logs: ${logFile.pathname}`);
+  }
   return { history, result, file };
 }
 

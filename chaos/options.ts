@@ -15,6 +15,12 @@ export interface ChaosCliOptions {
   /** One fault at a time (`--serial`) instead of kills overlapping network faults. */
   serial: boolean;
   /**
+   * `--peer-logs LEVEL` (info, debug): the peers log at that level (warn otherwise) and every
+   * run writes their logs next to its history, one JSON line per log line with its peer and
+   * incarnation: what to read when a failure needs explaining. null: warn, not written.
+   */
+  peerLogs: 'info' | 'debug' | null;
+  /**
    * `--sweep N`: N seeds one after another (`seed`, `seed + 1`, ...; see sweepSeeds), every
    * cluster size of `peers` for each, stopping at the first failure; null: one seed.
    */
@@ -40,7 +46,7 @@ export function parseDuration(text: string): number {
 }
 
 export function parseChaosArgs(argv: readonly string[], defaultSeed: number): ChaosCliOptions {
-  const options: ChaosCliOptions = { durationMs: DEFAULT_DURATION_MS, seed: defaultSeed, peers: [3, 5], clients: null, restarts: 'both', kills: 'both', serial: false, sweep: null };
+  const options: ChaosCliOptions = { durationMs: DEFAULT_DURATION_MS, seed: defaultSeed, peers: [3, 5], clients: null, restarts: 'both', kills: 'both', serial: false, sweep: null, peerLogs: null };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     const value = argv[i + 1];
@@ -58,6 +64,11 @@ export function parseChaosArgs(argv: readonly string[], defaultSeed: number): Ch
     else if (flag === '--sweep') options.sweep = parseInteger(flag, need(), 1, SWEEP_MAX_SEEDS);
     else if (flag === '--peers') options.peers = need().split(',').map((size) => parseInteger(flag, size, 2, 7));
     else if (flag === '--clients') options.clients = parseInteger(flag, need(), 1, 500);
+    else if (flag === '--peer-logs') {
+      const level = need();
+      if (level !== 'info' && level !== 'debug') throw new Error('--peer-logs: info or debug');
+      options.peerLogs = level;
+    }
     else if (flag === '--restarts') {
       const restarts = need();
       if (restarts !== 'with' && restarts !== 'without' && restarts !== 'both') throw new Error('--restarts: with, without or both');
@@ -66,7 +77,7 @@ export function parseChaosArgs(argv: readonly string[], defaultSeed: number): Ch
       const kills = need();
       if (kills !== 'bounce' && kills !== 'detected' && kills !== 'both' && kills !== 'none') throw new Error('--kills: bounce, detected, both or none');
       options.kills = kills;
-    } else throw new Error(`unknown option ${flag} (known: --duration, --seed, --peers, --clients, --restarts, --kills, --serial, --sweep)`);
+    } else throw new Error(`unknown option ${flag} (known: --duration, --seed, --peers, --clients, --restarts, --kills, --serial, --sweep, --peer-logs)`);
   }
   return options;
 }

@@ -13,8 +13,17 @@ export interface CallResult {
   error?: string;
 }
 
+/** What one incarnation of a peer logged (the live array of its parsed lines). */
+export interface PeerLog {
+  peer: string;
+  incarnation: number;
+  lines: Record<string, unknown>[];
+}
+
 export class PeerTable {
   readonly runs: PeerRun[] = [];
+  /** Every incarnation's log, in the order they started. */
+  readonly logs: PeerLog[] = [];
   private readonly current = new Map<string, PeerRun>();
   private readonly pools = new Map<string, Pool>();
   /** Peers being killed on purpose: their exit is not a crash. */
@@ -130,6 +139,7 @@ export class PeerTable {
     this.runs.push(run);
     this.current.set(id, run);
     const peer = this.cluster.peers.get(id);
+    if (peer) this.logs.push({ peer: id, incarnation: run.incarnation, lines: peer.logs });
     void peer?.exited.then(() => {
       if (run.endedAtMs !== null || this.killing.has(id)) return;
       run.endedAtMs = Date.now();

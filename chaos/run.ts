@@ -13,7 +13,7 @@ import { checkHistory, sameEverywhere, type CheckResult } from './checker.js';
 import type { CheckSettings, FinalRound, History } from './history.js';
 import { defaultNemesis, Nemesis, type KillMode } from './nemesis.js';
 import { Observer } from './observer.js';
-import { PeerTable } from './peers.js';
+import { PeerTable, type PeerLog } from './peers.js';
 import { defaultWorkload, Workload } from './workload.js';
 
 export interface ChaosOptions {
@@ -30,6 +30,8 @@ export interface ChaosOptions {
   serial?: boolean;
   /** Time between two polls of every peer. */
   pollIntervalMs?: number;
+  /** The peers' log level (default warn); their logs come back with the history. */
+  peerLogLevel?: 'warn' | 'info' | 'debug';
   settings?: Partial<CheckSettings>;
   log?: (line: string) => void;
 }
@@ -60,7 +62,7 @@ const CALL_TIMEOUT_MS = 3_000;
 /** The final phase reads every peer for at most this long after the last heal. */
 const FINAL_PHASE_MAX_MS = 30_000;
 
-export async function runChaos(options: ChaosOptions): Promise<{ history: History; result: CheckResult }> {
+export async function runChaos(options: ChaosOptions): Promise<{ history: History; result: CheckResult; peerLogs: PeerLog[] }> {
   const log = options.log ?? (() => {});
   const settings = { ...defaultSettings(options.peers), ...options.settings };
   const rng = seededRng(options.seed);
@@ -73,7 +75,7 @@ export async function runChaos(options: ChaosOptions): Promise<{ history: Histor
     seed: options.seed,
     dataDirs,
     file: { limits: { rateLimitPerSecond: 0 } },
-    args: ['--log-level', 'warn'],
+    args: ['--log-level', options.peerLogLevel ?? 'warn'],
     startOneByOne: true,
   });
   const peers = new PeerTable(cluster, CALL_TIMEOUT_MS, dataDirs ? 'keep' : 'none');
@@ -140,7 +142,7 @@ export async function runChaos(options: ChaosOptions): Promise<{ history: Histor
     observations: observer.observations,
     final: { lastHealAtMs, quiescedAtMs, rounds },
   };
-  return { history, result: checkHistory(history) };
+  return { history, result: checkHistory(history), peerLogs: peers.logs };
 }
 
 /**

@@ -287,12 +287,20 @@ export class WatchHub {
       if (entry && isServed(entry, leases)) current.set(id, toInstanceView(entry, leases));
     }
     const revision = entries?.revision ?? 0;
+    const startedMs = this.components.clock.nowMs();
     for (const channel of [...groups.values()]) {
       const delta = channel.advance(pending.ids, current, revision);
       if (!delta) continue;
       const frame = new WatchFrame(delta);
       for (const subscriber of [...channel.subscribers]) this.deliver(subscriber, frame);
     }
+    // A push that took time (a frame written to thousands of sockets) leaves the service busy,
+    // not quiet: changes that came in meanwhile, or just after, are gathered for up to
+    // `coalesceMs` from its end. Otherwise each change of a burst waited behind the push before
+    // it, looked quiet, and was pushed on its own, which made the burst one push per change
+    // (bench/read-scale.ts, 5,000 subscribers).
+    const endedMs = this.components.clock.nowMs();
+    if (entries && endedMs > startedMs) this.lastChangeAtMs.set(entries, Math.max(endedMs, this.lastChangeAtMs.get(entries) ?? 0));
   }
 
   /** A service's snapshot for a group: built once per view and group, shared by every new subscriber. */

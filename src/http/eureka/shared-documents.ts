@@ -178,18 +178,21 @@ export class SharedEurekaDocuments {
     const apps = await this.appsSliced();
     // Parts and counts are taken in one tick, so that the hash code matches the parts.
     const hashCode = hashCodeOf(apps.flatMap((app) => this.counts(app)));
-    const parts = apps.map((app) => this.part(app, format, gzipped));
     const head =
       format === 'json'
         ? `{"applications":{"versions__delta":"1","apps__hashcode":${JSON.stringify(hashCode)},"application":[`
         : `<applications>${toXml({ versions__delta: '1' })}${toXml({ apps__hashcode: hashCode })}`;
     const tail = format === 'json' ? ']}}' : '</applications>';
     const chunks: Chunks = [this.encode(head, gzipped)];
-    const resolved = await Promise.all(parts);
-    resolved.forEach((part, i) => {
+    // One part after the other, never all at once: each build runs its first slice before it
+    // first yields, so starting the 100 parts of a cold 100,000-instance registry together
+    // built a quarter of the document in one turn and held heartbeats for 0.75 s (bench, 11:08).
+    // The views were all taken above, in the same tick as the hash code.
+    for (let i = 0; i < apps.length; i++) {
+      const part = await this.part(apps[i]!, format, gzipped);
       if (i > 0 && format === 'json') chunks.push(gzipped ? SEPARATOR_GZIP : SEPARATOR);
       chunks.push(...part);
-    });
+    }
     chunks.push(this.encode(tail, gzipped));
     return { chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0), gzipped };
   }

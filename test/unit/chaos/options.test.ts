@@ -18,11 +18,11 @@ describe('npm run chaos options', () => {
   });
 
   it('has defaults: 90 s, 3 and 5 peers, both kinds of restart and kill, faults overlapping', () => {
-    expect(parseChaosArgs([], 7)).toEqual({ durationMs: DEFAULT_DURATION_MS, seed: 7, peers: [3, 5], clients: null, restarts: 'both', kills: 'both', serial: false, sweep: null });
+    expect(parseChaosArgs([], 7)).toEqual({ durationMs: DEFAULT_DURATION_MS, seed: 7, peers: [3, 5], clients: null, restarts: 'both', kills: 'both', serial: false, sweep: null, peerLogs: null });
   });
 
   it('reads every option', () => {
-    expect(parseChaosArgs(['--duration', '30m', '--seed', '42', '--peers', '5', '--clients', '20', '--restarts', 'without', '--kills', 'detected', '--serial'], 7)).toEqual({
+    expect(parseChaosArgs(['--duration', '30m', '--seed', '42', '--peers', '5', '--clients', '20', '--restarts', 'without', '--kills', 'detected', '--serial', '--peer-logs', 'info'], 7)).toEqual({
       durationMs: 1_800_000,
       seed: 42,
       peers: [5],
@@ -31,12 +31,17 @@ describe('npm run chaos options', () => {
       kills: 'detected',
       serial: true,
       sweep: null,
+      peerLogs: 'info',
     });
   });
 
   it('reads --sweep N, with or without the first seed', () => {
     expect(parseChaosArgs(['--sweep', '40'], 7)).toMatchObject({ sweep: 40, seed: 7, peers: [3, 5], durationMs: 90_000 });
     expect(parseChaosArgs(['--sweep', '40', '--seed', '8675309', '--peers', '5'], 7)).toMatchObject({ sweep: 40, seed: 8675309, peers: [5] });
+  });
+
+  it('refuses a --peer-logs level other than info or debug', () => {
+    expect(() => parseChaosArgs(['--peer-logs', 'trace'], 7)).toThrow(/--peer-logs: info or debug/);
   });
 
   it('reads --kills none (network faults only)', () => {

@@ -209,6 +209,32 @@ describe('WatchHub sharing and coalescing', () => {
     expect(events).toHaveLength(4);
   });
 
+  it('gathers the changes that follow a push that took time, rather than pushing each alone', async () => {
+    const { node, clock } = await createTestNode();
+    const { events, sink } = collector();
+    // A subscriber whose deltas take 200 ms to write (a frame going to thousands of sockets).
+    node.watch.subscribe({ namespace: 'default', services: ['orders'] }, (event) => {
+      if (event.type === 'delta') clock.jump(200);
+      return sink(event);
+    });
+    node.registry.register(instance('first'));
+    await clock.advance(QUIET_GATHER_MS);
+    expect(events).toHaveLength(2);
+    // 205 ms after the first change, 5 ms after the push ended: part of the same burst.
+    await clock.advance(5);
+    node.registry.register(instance('second'));
+    await clock.advance(QUIET_GATHER_MS);
+    expect(events).toHaveLength(2);
+    node.registry.register(instance('third'));
+    // Gathered until watchCoalesceMs (50 ms) after the push ended, at +201 ms.
+    await clock.advance(43);
+    expect(events).toHaveLength(2);
+    await clock.advance(1);
+    expect(events).toHaveLength(3);
+    const delta = events[2]!;
+    expect(delta.type === 'delta' && ids(delta.added)).toEqual(['second', 'third']);
+  });
+
   it('flushes pending changes before a new subscriber joins, so its snapshot and the next delta agree', async () => {
     const { node, clock } = await createTestNode();
     node.registry.register(instance('a'));

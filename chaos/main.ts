@@ -92,7 +92,7 @@ async function runOneAttempt(seed: number, size: number, runLog: ChaosOptions['l
   writeFileSync(file, JSON.stringify(history));
   if (options.peerLogs !== null) {
     const logFile = new URL(`chaos-${size}p-${seed}-${variant}-peer-logs.jsonl`, outDir);
-    const lines = peerLogs.flatMap(({ peer, incarnation, lines: logged }) => logged.map((line) => JSON.stringify({ peer, incarnation, ...line })));
+    const lines = peerLogs.flatMap(({ peer, incarnation, lines: logged }) => logged.map((line) => JSON.stringify({ ...line, '@peer': peer, '@incarnation': incarnation })));
     writeFileSync(logFile, lines.length === 0 ? '' : `${lines.join('\n')}\n`);
     log(`peer logs: ${logFile.pathname}`);
   }

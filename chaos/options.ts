@@ -16,8 +16,8 @@ export interface ChaosCliOptions {
   serial: boolean;
   /**
    * `--peer-logs LEVEL` (info, debug): the peers log at that level (warn otherwise) and every
-   * run writes their logs next to its history, one JSON line per log line with its peer and
-   * incarnation: what to read when a failure needs explaining. null: warn, not written.
+   * run writes their logs next to its history, one JSON line per log line with the peer and
+   * incarnation that wrote it (`@peer`, `@incarnation`): what to read when a failure needs explaining. null: warn, not written.
    */
   peerLogs: 'info' | 'debug' | null;
   /**

@@ -9,6 +9,7 @@ import { isServed } from '../registry/visibility.js';
 import type { ServiceView, ServiceViews } from '../views/service-views.js';
 import { Channel, coalesceDelayMs, QUIET_GATHER_MS } from './channel.js';
 import { DROPPED_FRAME, WatchFrame, type SnapshotEvent, type WatchEvent } from './events.js';
+import { FanOut } from './fan-out.js';
 
 export type { DeltaEvent, DroppedEvent, SnapshotEvent, WatchEvent } from './events.js';
 export { WatchFrame } from './events.js';
@@ -93,6 +94,8 @@ export class WatchHub {
   private subscriberCount = 0;
   private waiterCount = 0;
   private readonly counters = { eventsSent: 0, dropped: 0 };
+  /** Frames on their way to their subscribers, a slice per turn of the event loop (fan-out.ts). */
+  private readonly fanOut: FanOut<Subscriber, WatchFrame>;
   private readonly unsubscribe: () => void;
   private closed = false;
   private readonly log: Logger;
@@ -102,6 +105,7 @@ export class WatchHub {
     private readonly init: WatchHubInit,
   ) {
     this.log = components.logger.child({ component: 'watch' });
+    this.fanOut = new FanOut(components.clock, (subscriber, frame) => void this.deliver(subscriber, frame));
     this.unsubscribe = components.registry.store.onChange((change) => this.onChange(change));
   }
 
@@ -183,6 +187,7 @@ export class WatchHub {
   closeAll(): void {
     this.closed = true;
     this.unsubscribe();
+    this.fanOut.clear();
     for (const pending of this.pending.values()) pending.timer.cancel();
     this.pending.clear();
     const subscribers = new Set<Subscriber>();
@@ -287,20 +292,19 @@ export class WatchHub {
       if (entry && isServed(entry, leases)) current.set(id, toInstanceView(entry, leases));
     }
     const revision = entries?.revision ?? 0;
-    const startedMs = this.components.clock.nowMs();
+    // A push that took time (a frame written to thousands of sockets, in slices) leaves the
+    // service busy, not quiet: changes that came in meanwhile, or just after, are gathered for
+    // up to `coalesceMs` from its end. Otherwise each change of a burst waited behind the push
+    // before it, looked quiet, and was pushed on its own, which made the burst one push per
+    // change (bench/read-scale.ts, 5,000 subscribers).
+    const pushed = (startedMs: number, endedMs: number) => {
+      if (entries && endedMs > startedMs) this.lastChangeAtMs.set(entries, Math.max(endedMs, this.lastChangeAtMs.get(entries) ?? 0));
+    };
     for (const channel of [...groups.values()]) {
       const delta = channel.advance(pending.ids, current, revision);
       if (!delta) continue;
-      const frame = new WatchFrame(delta);
-      for (const subscriber of [...channel.subscribers]) this.deliver(subscriber, frame);
+      this.fanOut.send(new WatchFrame(delta), [...channel.subscribers], pushed);
     }
-    // A push that took time (a frame written to thousands of sockets) leaves the service busy,
-    // not quiet: changes that came in meanwhile, or just after, are gathered for up to
-    // `coalesceMs` from its end. Otherwise each change of a burst waited behind the push before
-    // it, looked quiet, and was pushed on its own, which made the burst one push per change
-    // (bench/read-scale.ts, 5,000 subscribers).
-    const endedMs = this.components.clock.nowMs();
-    if (entries && endedMs > startedMs) this.lastChangeAtMs.set(entries, Math.max(endedMs, this.lastChangeAtMs.get(entries) ?? 0));
   }
 
   /** A service's snapshot for a group: built once per view and group, shared by every new subscriber. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RegistryError } from '../../../src/errors.js';
 import { QUIET_GATHER_MS } from '../../../src/watch/channel.js';
+import { FAN_OUT_SLICE } from '../../../src/watch/fan-out.js';
 import type { WatchEvent, WatchFrame } from '../../../src/watch/hub.js';
 import { instance } from '../../support/cluster.js';
 import { createTestNode } from '../../support/node.js';
@@ -233,6 +234,22 @@ describe('WatchHub sharing and coalescing', () => {
     expect(events).toHaveLength(3);
     const delta = events[2]!;
     expect(delta.type === 'delta' && ids(delta.added)).toEqual(['second', 'third']);
+  });
+
+  it('writes a frame to more subscribers than one slice across turns, each hearing every event once and in order', async () => {
+    const { node, clock } = await createTestNode();
+    const all = Array.from({ length: FAN_OUT_SLICE * 2 + 5 }, () => collector());
+    for (const { sink } of all) node.watch.subscribe({ namespace: 'default', services: ['orders'] }, sink);
+    node.registry.register(instance('a'));
+    node.registry.register(instance('b'));
+    await clock.advance(QUIET_GATHER_MS);
+    await clock.advance(100);
+    node.registry.register(instance('c'));
+    await clock.advance(100);
+    for (const { events } of all) {
+      expect(events.map((event) => event.type)).toEqual(['snapshot', 'delta', 'delta']);
+      expect(events.flatMap((event) => (event.type === 'delta' ? ids(event.added) : []))).toEqual(['a', 'b', 'c']);
+    }
   });
 
   it('flushes pending changes before a new subscriber joins, so its snapshot and the next delta agree', async () => {

@@ -59,6 +59,13 @@ export interface SsePoint {
   burstP99Ms: number;
   burstLastMs: number;
   delivered: number;
+  /**
+   * The reference for the subscribe phase: a bare node:http server that answers every stream
+   * with the very snapshot bytes the peer sent (captured from it), subscribed the same way.
+   * Absent from results written before it was measured.
+   */
+  bareSubscribeAllSeconds?: number;
+  snapshotBytes?: number;
 }
 
 export interface ReadScaleResult {
@@ -278,6 +285,8 @@ interface RawSubscriber {
   subscribedAtMs: number | null;
   markerAtMs: number | null;
   marker: Buffer | null;
+  /** Every byte received, kept only when asked (to capture the snapshot once). */
+  received?: Buffer[];
 }
 
 const SNAPSHOT = Buffer.from('event: snapshot');
@@ -285,9 +294,9 @@ const EVENT_END = Buffer.from('\n\n');
 /** Longer than any marker searched for across two chunks. */
 const SEAM_BYTES = 64;
 
-function openSubscriber(port: number, path: string): Promise<RawSubscriber> {
+function openSubscriber(port: number, path: string, keep = false): Promise<RawSubscriber> {
   return new Promise((resolve, reject) => {
-    const subscriber: RawSubscriber = { socket: connect(port, '127.0.0.1'), subscribedAtMs: null, markerAtMs: null, marker: null };
+    const subscriber: RawSubscriber = { socket: connect(port, '127.0.0.1'), subscribedAtMs: null, markerAtMs: null, marker: null, ...(keep ? { received: [] } : {}) };
     let phase = 0;
     let tail: Buffer = Buffer.alloc(0);
     subscriber.socket.on('connect', () => {
@@ -296,6 +305,7 @@ function openSubscriber(port: number, path: string): Promise<RawSubscriber> {
     });
     subscriber.socket.on('error', reject);
     subscriber.socket.on('data', (chunk: Buffer) => {
+      if (subscriber.received && subscriber.subscribedAtMs === null) subscriber.received.push(chunk);
       // Markers may straddle two chunks: look in the seam (the end of the last chunk and the
       // start of this one), then in the chunk itself. Not concatenating whole chunks keeps the
       // load generator's cost to reading the bytes (5,000 subscribers read 2.5 GB of snapshots).
@@ -326,6 +336,41 @@ function openSubscriber(port: number, path: string): Promise<RawSubscriber> {
   });
 }
 
+/** Opens `count` raw subscribers of `path` (at most 256 connecting at once) and waits until each has its snapshot: seconds. */
+async function subscribeAll(port: number, path: string, count: number, sockets: RawSubscriber[]): Promise<number> {
+  const t0 = performance.now();
+  // At most 256 connections opening at once: beyond the listen backlog the kernel retries after 1 s.
+  const result = await runBounded(count, 256, 60_000, async () => {
+    sockets.push(await openSubscriber(port, path));
+  });
+  if (result.errors > 0) throw new Error(`${result.errors} subscribers could not connect`);
+  const deadline = performance.now() + 60_000;
+  while (sockets.some((s) => s.subscribedAtMs === null) && performance.now() < deadline) await sleep(20);
+  const subscribed = sockets.filter((s) => s.subscribedAtMs !== null);
+  return (Math.max(...subscribed.map((s) => s.subscribedAtMs!)) - t0) / 1_000;
+}
+
+/**
+ * The reference of the subscribe phase: a bare node:http server that answers every stream
+ * with `snapshot` (the peer's, as captured) and keeps it open, subscribed to the same way.
+ */
+async function bareSubscribeSeconds(snapshot: Buffer, count: number): Promise<number> {
+  const file = join(tmpdir(), `read-scale-sse-${process.pid}.bin`);
+  writeFileSync(file, snapshot);
+  const port = await freePort();
+  const code =
+    `const http=require('node:http');const fs=require('node:fs');const body=fs.readFileSync(process.argv[2]);` +
+    `http.createServer((q,s)=>{if(q.url==='/healthz'){s.end('ok');return}s.writeHead(200,{'content-type':'text/event-stream','cache-control':'no-cache'});s.write(body)}).listen(Number(process.argv[1]),'127.0.0.1')`;
+  const bare = await startServer({ name: 'bare-sse', command: process.execPath, args: ['-e', code, String(port), file], pinned: false, healthPath: '/healthz', port });
+  const sockets: RawSubscriber[] = [];
+  try {
+    return await subscribeAll(port, '/', count, sockets);
+  } finally {
+    for (const s of sockets) s.socket.destroy();
+    await bare.stop();
+  }
+}
+
 async function measureSse(subscribers: number): Promise<SsePoint> {
   const peer = await startPeer('read-scale-sse', { pinned: false, logLevel: 'warn', extraArgs: [] });
   const sockets: RawSubscriber[] = [];
@@ -333,17 +378,17 @@ async function measureSse(subscribers: number): Promise<SsePoint> {
     const service = 'sse-scale';
     await registerMany(peer.url, [service], 1_000, 'sse');
     const port = Number(new URL(peer.url).port);
+    // One subscriber first, keeping what it got: the bare reference sends the same snapshot.
+    const probe = await openSubscriber(port, `/v1/watch?services=${service}`, true);
+    const probeDeadline = performance.now() + 30_000;
+    while (probe.subscribedAtMs === null && performance.now() < probeDeadline) await sleep(10);
+    const received = Buffer.concat(probe.received ?? []);
+    probe.socket.destroy();
+    const bodyAt = received.indexOf('\r\n\r\n');
+    const snapshot = received.subarray(bodyAt + 4, received.indexOf(EVENT_END, received.indexOf(SNAPSHOT)) + EVENT_END.length);
+    await sleep(200);
     const rssBeforeMb = peer.rssMb();
-    const t0 = performance.now();
-    // At most 256 connections opening at once: beyond the listen backlog the kernel retries after 1 s.
-    const result = await runBounded(subscribers, 256, 60_000, async () => {
-      sockets.push(await openSubscriber(port, `/v1/watch?services=${service}`));
-    });
-    if (result.errors > 0) throw new Error(`${result.errors} subscribers could not connect`);
-    const deadline = performance.now() + 60_000;
-    while (sockets.some((s) => s.subscribedAtMs === null) && performance.now() < deadline) await sleep(20);
-    const subscribed = sockets.filter((s) => s.subscribedAtMs !== null);
-    const subscribeAllSeconds = (Math.max(...subscribed.map((s) => s.subscribedAtMs!)) - t0) / 1_000;
+    const subscribeAllSeconds = await subscribeAll(port, `/v1/watch?services=${service}`, subscribers, sockets);
     await sleep(500);
     const rssPerSubscriberKb = ((peer.rssMb() - rssBeforeMb) * 1024) / subscribers;
     // The burst: 100 status changes, one after the other; the last one is what each must hear.
@@ -367,7 +412,12 @@ async function measureSse(subscribers: number): Promise<SsePoint> {
       burstP99Ms: round(percentile(delays, 0.99), 1),
       burstLastMs: round(Math.max(0, ...delays), 1),
       delivered: delays.length,
+      bareSubscribeAllSeconds: 0,
+      snapshotBytes: snapshot.length,
     };
+    for (const s of sockets) s.socket.destroy();
+    await peer.stop();
+    point.bareSubscribeAllSeconds = round(await bareSubscribeSeconds(snapshot, subscribers), 2);
     progress(`sse ${subscribers}: ${JSON.stringify(point)}`);
     return point;
   } finally {
@@ -498,8 +548,11 @@ export function readScaleRows(result: ReadScaleResult): Record<string, string>[]
     rows.push({
       figure: `SSE: ${s.subscribers.toLocaleString('en-US')} subscribers of one 1,000-instance service`,
       value: `all subscribed in ${s.subscribeAllSeconds} s, ${s.rssPerSubscriberKb} KB RSS each; 100-change burst: p50 ${s.burstP50Ms} ms, p99 ${s.burstP99Ms} ms, last ${s.burstLastMs} ms after the last write (${s.delivered} delivered)`,
-      reference: '',
-      ratio: '',
+      reference:
+        s.bareSubscribeAllSeconds === undefined
+          ? ''
+          : `bare node:http sending the same ${Math.round((s.snapshotBytes ?? 0) / 1024)} KB snapshot to as many streams: all in ${s.bareSubscribeAllSeconds} s`,
+      ratio: s.bareSubscribeAllSeconds ? `${round(s.subscribeAllSeconds / s.bareSubscribeAllSeconds, 2)}x the time` : '',
       target: target ? `<= ${t.sseSubscribeSeconds} s, <= ${t.ssePerSubscriberKb} KB each, last <= ${t.sseBurstMs} ms` : '',
       met: target
         ? yes(s.subscribeAllSeconds <= t.sseSubscribeSeconds && s.rssPerSubscriberKb <= t.ssePerSubscriberKb && s.burstLastMs <= t.sseBurstMs && s.delivered === s.subscribers)

@@ -47,6 +47,9 @@ const SNAPSHOT_BUCKETS_PER_PAGE = 256;
  * and a simulated network; src/peer.ts builds one with the system clock and HTTP.
  */
 export class RegistryNode {
+  /** The clock and the transport it was built with (`components`), for what reads them from the node. */
+  readonly clock: Clock;
+  readonly transport: PeerTransport;
   readonly store: InstanceStore;
   readonly hlc: HybridClock;
   readonly registry: Registry;
@@ -79,6 +82,8 @@ export class RegistryNode {
     readonly config: RegistryConfig,
   ) {
     const { clock, rng, transport } = components;
+    this.clock = clock;
+    this.transport = transport;
     const { cluster, self } = config;
     const logger = components.logger.child({ peer: self.id });
     this.log = logger;

@@ -62,21 +62,29 @@ export interface ClusterStatus {
   evictionSafety: EvictionSafetyStatus;
 }
 
-/** What `/v1/cluster` reads from a peer, and nothing more (a `RegistryNode` is one). */
-export interface ClusterStatusSources {
-  readonly config: Pick<RegistryConfig, 'clusterName' | 'profile' | 'self'>;
+/**
+ * The figures a peer keeps about itself and the others, read by `/v1/cluster` and the metrics
+ * at the time they are asked for: leases, peer states, replication, anti-entropy, eviction safety.
+ */
+export interface PeerFigures {
+  /** True once the start-up sync is done (as /readyz). */
   readonly ready: boolean;
-  readonly startedAtMs: number;
-  readonly bootstrapResult: BootstrapResult | undefined;
-  readonly store: Pick<InstanceStore, 'revision' | 'size' | 'entries'> & { readonly digest: Pick<InstanceStore['digest'], 'rootHash'> };
-  readonly hlc: Pick<HybridClock, 'driftMs'>;
   readonly registry: Pick<Registry, 'leaseView'>;
   readonly membership: Pick<Membership, 'list'>;
   readonly replicator: Pick<Replicator, 'stats'>;
   readonly inbox: Pick<Inbox, 'stats' | 'delaySummary'>;
   readonly antiEntropy: Pick<AntiEntropy, 'stats'>;
-  readonly reaper: Pick<Reaper, 'lastRun'>;
   readonly safety: Pick<EvictionSafety, 'status'>;
+}
+
+/** What `/v1/cluster` reads from a peer, and nothing more (a `RegistryNode` is one). */
+export interface ClusterStatusSources extends PeerFigures {
+  readonly config: Pick<RegistryConfig, 'clusterName' | 'profile' | 'self'>;
+  readonly startedAtMs: number;
+  readonly bootstrapResult: BootstrapResult | undefined;
+  readonly store: Pick<InstanceStore, 'revision' | 'size' | 'entries'> & { readonly digest: Pick<InstanceStore['digest'], 'rootHash'> };
+  readonly hlc: Pick<HybridClock, 'driftMs'>;
+  readonly reaper: Pick<Reaper, 'lastRun'>;
   readonly transport: Pick<PeerTransport, 'trafficByPeer'>;
 }
 

@@ -1,36 +1,25 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock/clock.js';
-import type { Registry as InstanceRegistry, HeartbeatOutcome } from '../registry/registry.js';
+import type { PeerFigures } from '../cluster-status.js';
+import type { HeartbeatOutcome } from '../registry/registry.js';
 import type { InstanceStore } from '../registry/store.js';
 import { instanceStatuses } from '../registry/types.js';
 import { DEFAULT_NAMESPACE } from '../registry/validate.js';
 import { isServed } from '../registry/visibility.js';
-import type { Membership } from '../membership/membership.js';
 import { peerStates } from '../membership/state.js';
-import type { EvictionSafety, EvictionSafetyStatus } from '../lease/eviction-safety.js';
-import type { AntiEntropy } from '../replication/anti-entropy.js';
+import type { EvictionSafetyStatus } from '../lease/eviction-safety.js';
 import type { ChannelStats } from '../replication/channel.js';
-import type { Inbox } from '../replication/inbox.js';
-import type { Replicator } from '../replication/replicator.js';
 import type { WatchHub } from '../watch/hub.js';
 import { WriteCounts, type EvictionReason } from './write-counts.js';
 
 /**
- * What the metrics read from a peer, and nothing more (a `RegistryNode` is one): figures the
- * core keeps anyway, read at scrape time, and the store's change feed for the write counts.
+ * What the metrics read from a peer, and nothing more (a `RegistryNode` is one): the figures
+ * the core keeps anyway, read at scrape time, and the store's change feed for the write counts.
  */
-export interface MetricsSources {
+export interface MetricsSources extends PeerFigures {
   readonly clock: Pick<Clock, 'nowMs'>;
   readonly store: Pick<InstanceStore, 'allServices' | 'revision' | 'onChange'>;
-  readonly registry: Pick<InstanceRegistry, 'leaseView'>;
-  /** True once the start-up sync is done (as /readyz). */
-  readonly ready: boolean;
   readonly heartbeats: Readonly<Record<HeartbeatOutcome, number>>;
-  readonly membership: Pick<Membership, 'list'>;
-  readonly replicator: Pick<Replicator, 'stats'>;
-  readonly inbox: Pick<Inbox, 'stats' | 'delaySummary'>;
-  readonly antiEntropy: Pick<AntiEntropy, 'stats'>;
-  readonly safety: Pick<EvictionSafety, 'status'>;
   readonly watch: Pick<WatchHub, 'stats'>;
 }
 

@@ -1,12 +1,19 @@
-import type { EvictionSafetyStatus } from './lease/eviction-safety.js';
-import type { ReaperRun } from './lease/reaper.js';
+import type { HybridClock } from './clock/hlc.js';
+import type { RegistryConfig } from './config/load.js';
+import type { EvictionSafety, EvictionSafetyStatus } from './lease/eviction-safety.js';
+import type { Reaper, ReaperRun } from './lease/reaper.js';
+import type { Membership } from './membership/membership.js';
 import type { PeerState } from './membership/state.js';
-import type { RegistryNode } from './node.js';
 import { liveInstances } from './registry/queries.js';
-import type { AntiEntropyStats } from './replication/anti-entropy.js';
+import type { Registry } from './registry/registry.js';
+import type { InstanceStore } from './registry/store.js';
+import type { AntiEntropy, AntiEntropyStats } from './replication/anti-entropy.js';
+import type { BootstrapResult } from './replication/bootstrap.js';
 import type { ChannelStats } from './replication/channel.js';
 import type { DelaySummary } from './replication/delay-sampler.js';
-import type { InboxStats } from './replication/inbox.js';
+import type { Inbox, InboxStats } from './replication/inbox.js';
+import type { Replicator } from './replication/replicator.js';
+import type { PeerTransport } from './transport/transport.js';
 
 /** One other peer as `/v1/cluster` shows it. */
 export interface PeerStatus {
@@ -55,12 +62,38 @@ export interface ClusterStatus {
   evictionSafety: EvictionSafetyStatus;
 }
 
+/**
+ * The figures a peer keeps about itself and the others, read by `/v1/cluster` and the metrics
+ * at the time they are asked for: leases, peer states, replication, anti-entropy, eviction safety.
+ */
+export interface PeerFigures {
+  /** True once the start-up sync is done (as /readyz). */
+  readonly ready: boolean;
+  readonly registry: Pick<Registry, 'leaseView'>;
+  readonly membership: Pick<Membership, 'list'>;
+  readonly replicator: Pick<Replicator, 'stats'>;
+  readonly inbox: Pick<Inbox, 'stats' | 'delaySummary'>;
+  readonly antiEntropy: Pick<AntiEntropy, 'stats'>;
+  readonly safety: Pick<EvictionSafety, 'status'>;
+}
+
+/** What `/v1/cluster` reads from a peer, and nothing more (a `RegistryNode` is one). */
+export interface ClusterStatusSources extends PeerFigures {
+  readonly config: Pick<RegistryConfig, 'clusterName' | 'profile' | 'self'>;
+  readonly startedAtMs: number;
+  readonly bootstrapResult: BootstrapResult | undefined;
+  readonly store: Pick<InstanceStore, 'revision' | 'size' | 'entries'> & { readonly digest: Pick<InstanceStore['digest'], 'rootHash'> };
+  readonly hlc: Pick<HybridClock, 'driftMs'>;
+  readonly reaper: Pick<Reaper, 'lastRun'>;
+  readonly transport: Pick<PeerTransport, 'trafficByPeer'>;
+}
+
 /** Gathers the cluster view of one peer. Scans the registry once to count live instances. */
-export function clusterStatus(node: RegistryNode): ClusterStatus {
+export function clusterStatus(node: ClusterStatusSources): ClusterStatus {
   const { config, registry, membership } = node;
   const view = registry.leaseView();
   const channels = node.replicator.stats();
-  const traffic = node.components.transport.trafficByPeer?.() ?? {};
+  const traffic = node.transport.trafficByPeer?.() ?? {};
   return {
     cluster: config.clusterName,
     profile: config.profile,

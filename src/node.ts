@@ -48,6 +48,9 @@ const SNAPSHOT_BUCKETS_PER_PAGE = 256;
  * and a simulated network; src/peer.ts builds one with the system clock and HTTP.
  */
 export class RegistryNode {
+  /** The clock and the transport it was built with (`components`), for what reads them from the node. */
+  readonly clock: Clock;
+  readonly transport: PeerTransport;
   readonly store: InstanceStore;
   readonly hlc: HybridClock;
   readonly registry: Registry;
@@ -80,121 +83,33 @@ export class RegistryNode {
     readonly config: RegistryConfig,
   ) {
     const { clock, rng, transport } = components;
-    const { cluster, self } = config;
-    const logger = components.logger.child({ peer: self.id });
+    const logger = components.logger.child({ peer: config.self.id });
+    const base = { clock, rng, transport, logger };
+    this.clock = clock;
+    this.transport = transport;
     this.log = logger;
     this.startedAtMs = clock.nowMs();
     this.store = new InstanceStore(DIGEST_BUCKETS);
-    this.hlc = new HybridClock(clock, self.id);
-    this.membership = new Membership(
-      { clock, rng, transport, logger },
-      {
-        self,
-        incarnation: Math.floor(rng.next() * 2 ** 48).toString(16).padStart(12, '0'),
-        seeds: config.seeds,
-        probeIntervalMs: cluster.probeIntervalMs,
-        probeTimeoutMs: cluster.probeTimeoutMs,
-        indirectProbes: cluster.indirectProbes,
-        suspicionTimeoutMs: cluster.suspicionTimeoutMs,
-      },
-    );
-    const membership = this.membership;
-    const reportContact = (peerId: string) => membership.reportContact(peerId);
-    const safety = new EvictionSafety({ ...cluster, startedAtMs: this.startedAtMs }, logger);
-    this.safety = safety;
-    this.registry = new Registry(
-      {
-        clock,
-        hlc: this.hlc,
-        store: this.store,
-        liveness: membership,
-        logger,
-        guards: () => safety.guards(),
-        renewals: safety.renewals,
-        regionOfZone: (zone) => this.regionOfZone(zone),
-        heartbeats: { heartbeat: (outcome) => void (this.heartbeats[outcome] += 1) },
-        ownership: OWNERSHIP_RULES,
-      },
-      {
-        peerId: self.id,
-        tombstoneTtlMs: cluster.tombstoneTtlMs,
-        ownerDownGraceMs: cluster.ownerDownGraceMs,
-        quota: {
-          instancesPerServiceMax: config.limits.instancesPerServiceMax,
-          instancesPerNamespaceMax: config.limits.instancesPerNamespaceMax,
-        },
-      },
-    );
-    this.reaper = new Reaper(
-      { clock, rng, registry: this.registry, membership, safety, logger },
-      {
-        evictionIntervalMs: cluster.evictionIntervalMs,
-        tombstoneTtlMs: cluster.tombstoneTtlMs,
-        orphanTimeoutMs: cluster.orphanTimeoutMs,
-        heartbeatIntervalMs: cluster.heartbeatIntervalMs,
-        renewalWindowMs: cluster.renewalWindowMs,
-      },
-    );
-    this.inbox = new Inbox(this.registry, clock, logger);
-    this.replicator = new Replicator(
-      { clock, rng, registry: this.registry, transport, logger, isUp: (id) => membership.isUp(id), reportContact },
-      {
-        selfId: self.id,
-        batchMaxRecords: cluster.replicationBatchMaxRecords,
-        batchDelayMs: cluster.replicationBatchDelayMs,
-        selfRegion: self.region,
-        crossRegionBatchDelayMs: cluster.crossRegionBatchDelayMs,
-        queueMaxRecords: cluster.replicationQueueMaxRecords,
-        concurrency: cluster.replicationConcurrency,
-        callTimeoutMs: cluster.peerCallTimeoutMs,
-        retryBaseMs: cluster.replicationRetryBaseMs,
-        retryMaxMs: cluster.replicationRetryMaxMs,
-      },
-    );
-    this.antiEntropy = new AntiEntropy(
-      {
-        clock,
-        rng,
-        registry: this.registry,
-        inbox: this.inbox,
-        transport,
-        logger,
-        livePeers: () => membership.list().filter((m) => m.state !== 'down').map((m) => m.descriptor),
-        reportContact,
-      },
-      {
-        selfId: self.id,
-        selfRegion: self.region,
-        intervalMs: cluster.antiEntropyIntervalMs,
-        crossRegionIntervalMs: cluster.crossRegionAntiEntropyIntervalMs,
-        callTimeoutMs: cluster.peerCallTimeoutMs,
-        maxBucketsPerRound: cluster.antiEntropyMaxBucketsPerRound,
-        pushBatchMaxRecords: cluster.replicationBatchMaxRecords,
-      },
-    );
-    this.peerApi = new PeerService({ membership, inbox: this.inbox, antiEntropy: this.antiEntropy });
+    this.hlc = new HybridClock(clock, config.self.id);
+    // Built in this order (each one's collaborators first); membership draws its incarnation from the Rng.
+    this.membership = membershipOf(base, config);
+    const leases = leasesOf({ ...base, store: this.store, hlc: this.hlc, membership: this.membership, node: this }, config, this.startedAtMs);
+    this.safety = leases.safety;
+    this.registry = leases.registry;
+    this.reaper = leases.reaper;
+    const replication = replicationOf({ ...base, registry: this.registry, membership: this.membership }, config);
+    this.inbox = replication.inbox;
+    this.replicator = replication.replicator;
+    this.antiEntropy = replication.antiEntropy;
+    this.peerApi = replication.peerApi;
     this.views = new ServiceViews({ clock, store: this.store, leaseView: () => this.registry.leaseView() });
     this.watch = new WatchHub(
       { clock, rng, registry: this.registry, logger, views: this.views },
-      { coalesceMs: cluster.watchCoalesceMs, maxWatchers: cluster.watchMaxWatchers },
+      { coalesceMs: config.cluster.watchCoalesceMs, maxWatchers: config.cluster.watchMaxWatchers },
     );
-    this.persistence =
-      config.dataDir === null
-        ? null
-        : new Persistence(
-            {
-              clock,
-              logger,
-              store: this.store,
-              registry: this.registry,
-              hlc: this.hlc,
-              disk: components.disk ?? nodeDisk,
-              ...(components.processIdentity ? { identity: components.processIdentity } : {}),
-            },
-            { ...config.storage, dataDir: config.dataDir, peerId: self.id, tombstoneTtlMs: cluster.tombstoneTtlMs },
-          );
+    this.persistence = persistenceOf({ ...components, logger, store: this.store, registry: this.registry, hlc: this.hlc }, config);
     this.durability = this.persistence ?? inMemoryDurability;
-    membership.subscribe({
+    this.membership.subscribe({
       joined: (peer) => this.replicator.addPeer(peer),
       down: (peerId) => this.registry.ownerDown(peerId),
       up: (peerId) => this.peerCameBack(peerId),
@@ -218,9 +133,9 @@ export class RegistryNode {
     this.bootstrapResult = await bootstrap(
       this.membership.list().map((member) => member.descriptor),
       {
-        clock: this.components.clock,
+        clock: this.clock,
         rng: this.components.rng,
-        transport: this.components.transport,
+        transport: this.transport,
         inbox: this.inbox,
         antiEntropy: this.antiEntropy,
         logger: this.log,
@@ -272,4 +187,150 @@ export class RegistryNode {
     const peer: PeerDescriptor | undefined = this.membership.get(peerId)?.descriptor;
     if (peer) void this.antiEntropy.syncWith(peer, { evenIfBusy: true });
   }
+}
+
+/** What every part of a peer is built with: time, chance, the way to the other peers, the log. */
+interface BaseComponents {
+  clock: Clock;
+  rng: Rng;
+  transport: PeerTransport;
+  logger: Logger;
+}
+
+/** SWIM-style membership from the seeds, with a new incarnation at every start. */
+function membershipOf(base: BaseComponents, config: RegistryConfig): Membership {
+  const { clock, rng, transport, logger } = base;
+  const { cluster, self } = config;
+  return new Membership(
+    { clock, rng, transport, logger },
+    {
+      self,
+      incarnation: Math.floor(rng.next() * 2 ** 48).toString(16).padStart(12, '0'),
+      seeds: config.seeds,
+      probeIntervalMs: cluster.probeIntervalMs,
+      probeTimeoutMs: cluster.probeTimeoutMs,
+      indirectProbes: cluster.indirectProbes,
+      suspicionTimeoutMs: cluster.suspicionTimeoutMs,
+    },
+  );
+}
+
+/**
+ * The registry and what guards its leases: eviction safety (self-preservation, the partition
+ * guard, the caps), which the registry tells of every renewal, and the reaper. The registry
+ * counts heartbeats into the node's figures and asks it the region of a zone.
+ */
+function leasesOf(
+  parts: BaseComponents & {
+    store: InstanceStore;
+    hlc: HybridClock;
+    membership: Membership;
+    node: Pick<RegistryNode, 'heartbeats' | 'regionOfZone'>;
+  },
+  config: RegistryConfig,
+  startedAtMs: number,
+): { safety: EvictionSafety; registry: Registry; reaper: Reaper } {
+  const { clock, rng, logger, membership, node } = parts;
+  const { cluster, self } = config;
+  const safety = new EvictionSafety({ ...cluster, startedAtMs }, logger);
+  const registry = new Registry(
+    {
+      clock,
+      hlc: parts.hlc,
+      store: parts.store,
+      liveness: membership,
+      logger,
+      guards: () => safety.guards(),
+      renewals: safety.renewals,
+      regionOfZone: (zone) => node.regionOfZone(zone),
+      heartbeats: { heartbeat: (outcome) => void (node.heartbeats[outcome] += 1) },
+      ownership: OWNERSHIP_RULES,
+    },
+    {
+      peerId: self.id,
+      tombstoneTtlMs: cluster.tombstoneTtlMs,
+      ownerDownGraceMs: cluster.ownerDownGraceMs,
+      quota: {
+        instancesPerServiceMax: config.limits.instancesPerServiceMax,
+        instancesPerNamespaceMax: config.limits.instancesPerNamespaceMax,
+      },
+    },
+  );
+  const reaper = new Reaper(
+    { clock, rng, registry, membership, safety, logger },
+    {
+      evictionIntervalMs: cluster.evictionIntervalMs,
+      tombstoneTtlMs: cluster.tombstoneTtlMs,
+      orphanTimeoutMs: cluster.orphanTimeoutMs,
+      heartbeatIntervalMs: cluster.heartbeatIntervalMs,
+      renewalWindowMs: cluster.renewalWindowMs,
+    },
+  );
+  return { safety, registry, reaper };
+}
+
+/**
+ * Replication both ways: the inbox (every record from another peer), the outbound channels,
+ * anti-entropy, and the peer API that serves the other peers' calls. Contact with a peer
+ * through any of them counts for membership.
+ */
+function replicationOf(
+  parts: BaseComponents & { registry: Registry; membership: Membership },
+  config: RegistryConfig,
+): { inbox: Inbox; replicator: Replicator; antiEntropy: AntiEntropy; peerApi: PeerService } {
+  const { clock, rng, transport, logger, registry, membership } = parts;
+  const { cluster, self } = config;
+  const reportContact = (peerId: string) => membership.reportContact(peerId);
+  const inbox = new Inbox(registry, clock, logger);
+  const replicator = new Replicator(
+    { clock, rng, registry, transport, logger, isUp: (id) => membership.isUp(id), reportContact },
+    {
+      selfId: self.id,
+      batchMaxRecords: cluster.replicationBatchMaxRecords,
+      batchDelayMs: cluster.replicationBatchDelayMs,
+      selfRegion: self.region,
+      crossRegionBatchDelayMs: cluster.crossRegionBatchDelayMs,
+      queueMaxRecords: cluster.replicationQueueMaxRecords,
+      concurrency: cluster.replicationConcurrency,
+      callTimeoutMs: cluster.peerCallTimeoutMs,
+      retryBaseMs: cluster.replicationRetryBaseMs,
+      retryMaxMs: cluster.replicationRetryMaxMs,
+    },
+  );
+  const antiEntropy = new AntiEntropy(
+    {
+      clock,
+      rng,
+      registry,
+      inbox,
+      transport,
+      logger,
+      livePeers: () => membership.list().filter((m) => m.state !== 'down').map((m) => m.descriptor),
+      reportContact,
+    },
+    {
+      selfId: self.id,
+      selfRegion: self.region,
+      intervalMs: cluster.antiEntropyIntervalMs,
+      crossRegionIntervalMs: cluster.crossRegionAntiEntropyIntervalMs,
+      callTimeoutMs: cluster.peerCallTimeoutMs,
+      maxBucketsPerRound: cluster.antiEntropyMaxBucketsPerRound,
+      pushBatchMaxRecords: cluster.replicationBatchMaxRecords,
+    },
+  );
+  const peerApi = new PeerService({ membership, inbox, antiEntropy });
+  return { inbox, replicator, antiEntropy, peerApi };
+}
+
+/** The data dir's log and snapshots, or null when the peer runs purely in memory. */
+function persistenceOf(
+  parts: Pick<NodeComponents, 'clock' | 'disk' | 'processIdentity'> & { logger: Logger; store: InstanceStore; registry: Registry; hlc: HybridClock },
+  config: RegistryConfig,
+): Persistence | null {
+  if (config.dataDir === null) return null;
+  const { clock, logger, store, registry, hlc } = parts;
+  return new Persistence(
+    { clock, logger, store, registry, hlc, disk: parts.disk ?? nodeDisk, ...(parts.processIdentity ? { identity: parts.processIdentity } : {}) },
+    { ...config.storage, dataDir: config.dataDir, peerId: config.self.id, tombstoneTtlMs: config.cluster.tombstoneTtlMs },
+  );
 }

@@ -3,15 +3,10 @@ import { shuffled, type Rng } from '../clock/rng.js';
 import type { MembershipView } from '../lease/reaper.js';
 import type { Logger } from '../log/logger.js';
 import { unreachablePeerLevel } from '../log/startup-grace.js';
-import {
-  membersHash,
-  parsePingResponse,
-  type PingReqRequest,
-  type PingReqResponse,
-  type PingRequest,
-  type PingResponse,
-} from './messages.js';
+import { callPeer } from '../transport/peer-answers.js';
+import type { PingReqRequest, PingReqResponse, PingRequest, PingResponse } from '../transport/peer-calls.js';
 import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
+import { membersHash } from './messages.js';
 import { nextState, type PeerState, type ProbeOutcome } from './state.js';
 
 export interface MembershipComponents {
@@ -240,10 +235,8 @@ export class Membership implements MembershipView {
       ...(theirs === hash ? {} : { members: this.descriptors() }),
     };
     try {
-      const response = parsePingResponse(
-        await this.components.transport.call(target, 'ping', request, { timeoutMs: this.init.probeTimeoutMs }),
-      );
-      if (response?.id !== target.id) return false;
+      const response = await callPeer(this.components.transport, target, 'ping', request, { timeoutMs: this.init.probeTimeoutMs });
+      if (response.id !== target.id) return false;
       if (response.members) this.learn(response.members);
       this.noteIncarnation(target.id, response.incarnation);
       this.knownHashes.set(target.id, response.membersHash);
@@ -256,10 +249,8 @@ export class Membership implements MembershipView {
   private async pingThrough(helper: PeerDescriptor, target: PeerDescriptor): Promise<boolean> {
     const request: PingReqRequest = { from: this.init.self.id, target };
     try {
-      const response = (await this.components.transport.call(helper, 'ping-req', request, {
-        timeoutMs: this.init.probeTimeoutMs * 2,
-      })) as PingReqResponse;
-      return response?.ok === true;
+      const response = await callPeer(this.components.transport, helper, 'ping-req', request, { timeoutMs: this.init.probeTimeoutMs * 2 });
+      return response.ok;
     } catch {
       return false;
     }

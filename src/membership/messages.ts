@@ -1,34 +1,7 @@
+/** Checks membership messages (`ping`, `ping-req`, peer lists) as other peers send them; their types are in transport/peer-calls.ts. */
 import { createHash } from 'node:crypto';
 import { RegistryError } from '../errors.js';
-import type { PeerDescriptor } from '../transport/transport.js';
-
-/**
- * `ping`: "are you alive?", carrying the sender, a hash of the peer list it knows, and the
- * list itself only when the receiver's last known hash differs (peer lists rarely change, and
- * pings cross slow, costly links between regions every second or two).
- */
-export interface PingRequest {
-  from: PeerDescriptor;
-  /** The sender's incarnation: a new one at every start, so a restart is noticed at once. */
-  incarnation?: string;
-  membersHash: string;
-  members?: PeerDescriptor[];
-}
-export interface PingResponse {
-  id: string;
-  incarnation?: string;
-  membersHash: string;
-  /** Only when the caller's hash differs from the responder's. */
-  members?: PeerDescriptor[];
-}
-/** `ping-req`: "please ping `target` for me" (SWIM's indirect probe). */
-export interface PingReqRequest {
-  from: string;
-  target: PeerDescriptor;
-}
-export interface PingReqResponse {
-  ok: boolean;
-}
+import type { PeerDescriptor, PingReqRequest, PingRequest, PingResponse } from '../transport/peer-calls.js';
 
 const PEER_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 const MAX_MEMBERS = 1_000;
@@ -37,7 +10,8 @@ function bad(message: string): RegistryError {
   return new RegistryError('REG_ERR_VALIDATION', message);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object (not null, not an array). */
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -76,14 +50,18 @@ function parseHash(field: string, value: unknown): string {
   return value;
 }
 
-export function parsePingRequest(body: unknown): PingRequest {
-  if (!isObject(body)) throw bad('body: must be a JSON object');
+/** What a ping and its answer both carry: the incarnation and the peer-list hash (and the list). */
+function gossipOf(body: Record<string, unknown>): Pick<PingRequest, 'incarnation' | 'membersHash' | 'members'> {
   return {
-    from: parseDescriptor('from', body.from),
     ...(body.incarnation === undefined ? {} : { incarnation: parseHash('incarnation', body.incarnation) }),
     membersHash: parseHash('membersHash', body.membersHash),
     ...(body.members === undefined ? {} : { members: parseDescriptors('members', body.members) }),
   };
+}
+
+export function parsePingRequest(body: unknown): PingRequest {
+  if (!isObject(body)) throw bad('body: must be a JSON object');
+  return { from: parseDescriptor('from', body.from), ...gossipOf(body) };
 }
 
 export function parsePingReqRequest(body: unknown): PingReqRequest {
@@ -91,19 +69,10 @@ export function parsePingReqRequest(body: unknown): PingReqRequest {
   return { from: parsePeerId('from', body.from), target: parseDescriptor('target', body.target) };
 }
 
-/** A ping answer, or undefined when it is not one (then the ping counts as unanswered). */
-export function parsePingResponse(body: unknown): PingResponse | undefined {
-  try {
-    if (!isObject(body)) return undefined;
-    return {
-      id: parsePeerId('id', body.id),
-      ...(body.incarnation === undefined ? {} : { incarnation: parseHash('incarnation', body.incarnation) }),
-      membersHash: parseHash('membersHash', body.membersHash),
-      ...(body.members === undefined ? {} : { members: parseDescriptors('members', body.members) }),
-    };
-  } catch {
-    return undefined;
-  }
+/** A ping answer as peers send it; throws when it is not one (then the ping counts as unanswered). */
+export function parsePingResponse(body: unknown): PingResponse {
+  if (!isObject(body)) throw bad('ping answer: must be a JSON object');
+  return { id: parsePeerId('id', body.id), ...gossipOf(body) };
 }
 
 /** A short hash of a peer list, independent of its order. */

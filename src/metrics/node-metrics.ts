@@ -1,12 +1,27 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RegistryNode } from '../node.js';
+import type { Clock } from '../clock/clock.js';
+import type { PeerFigures } from '../cluster-status.js';
+import type { HeartbeatOutcome } from '../registry/registry.js';
+import type { InstanceStore } from '../registry/store.js';
 import { instanceStatuses } from '../registry/types.js';
 import { DEFAULT_NAMESPACE } from '../registry/validate.js';
 import { isServed } from '../registry/visibility.js';
 import { peerStates } from '../membership/state.js';
 import type { EvictionSafetyStatus } from '../lease/eviction-safety.js';
 import type { ChannelStats } from '../replication/channel.js';
+import type { WatchHub } from '../watch/hub.js';
 import { WriteCounts, type EvictionReason } from './write-counts.js';
+
+/**
+ * What the metrics read from a peer, and nothing more (a `RegistryNode` is one): the figures
+ * the core keeps anyway, read at scrape time, and the store's change feed for the write counts.
+ */
+export interface MetricsSources extends PeerFigures {
+  readonly clock: Pick<Clock, 'nowMs'>;
+  readonly store: Pick<InstanceStore, 'allServices' | 'revision' | 'onChange'>;
+  readonly heartbeats: Readonly<Record<HeartbeatOutcome, number>>;
+  readonly watch: Pick<WatchHub, 'stats'>;
+}
 
 /** Buckets of the HTTP latency histogram, in seconds: heartbeats take well under a millisecond. */
 const HTTP_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -23,10 +38,10 @@ interface Frame {
   live: number;
 }
 
-function gather(node: RegistryNode): Frame {
-  const view = node.registry.leaseView();
+function gather(sources: Pick<MetricsSources, 'registry' | 'store'>): Frame {
+  const view = sources.registry.leaseView();
   const frame: Frame = { nowMs: view.nowMs, instances: new Map(), services: new Map(), tombstones: 0, live: 0 };
-  for (const entries of node.store.allServices()) {
+  for (const entries of sources.store.allServices()) {
     let served = 0;
     let byStatus = frame.instances.get(entries.namespace);
     for (const entry of entries.instances.values()) {
@@ -67,14 +82,14 @@ export class NodeMetrics {
   private frame: Frame | undefined;
 
   constructor(
-    private readonly node: RegistryNode,
+    sources: MetricsSources,
     options: NodeMetricsOptions = {},
   ) {
-    this.writes = new WriteCounts(node.store);
+    this.writes = new WriteCounts(sources.store);
     const registers = [this.registry];
     const metrics = this;
-    const frame = () => (metrics.frame ??= gather(node));
-    const clock = node.components.clock;
+    const frame = () => (metrics.frame ??= gather(sources));
+    const clock = sources.clock;
 
     /** A series with at most one label (`''` for none), its figures read at scrape time. */
     const series = (type: 'gauge' | 'counter', name: string, help: string, label: string, read: () => Record<string, number>) => {
@@ -92,8 +107,8 @@ export class NodeMetrics {
     const one = (figure: number) => ({ '': figure });
     /** One figure per peer with an outbound replication channel. */
     const perPeer = (read: (stats: ChannelStats) => number) => () =>
-      Object.fromEntries(Object.entries(node.replicator.stats()).map(([peer, stats]) => [peer, read(stats)]));
-    const safety = () => node.safety.status(clock.nowMs());
+      Object.fromEntries(Object.entries(sources.replicator.stats()).map(([peer, stats]) => [peer, read(stats)]));
+    const safety = () => sources.safety.status(clock.nowMs());
 
     // --- the registry's contents -------------------------------------------------------------
     new Gauge({
@@ -113,8 +128,8 @@ export class NodeMetrics {
       instance: frame().live,
       tombstone: frame().tombstones,
     }));
-    gauge('registry_revision', "This peer's local revision counter (grows on every change it sees).", '', () => one(node.store.revision));
-    gauge('registry_ready', '1 once the peer finished its start-up sync (as /readyz), else 0.', '', () => one(node.ready ? 1 : 0));
+    gauge('registry_revision', "This peer's local revision counter (grows on every change it sees).", '', () => one(sources.store.revision));
+    gauge('registry_ready', '1 once the peer finished its start-up sync (as /readyz), else 0.', '', () => one(sources.ready ? 1 : 0));
 
     // --- client writes -----------------------------------------------------------------------
     /** By namespace from the change-feed counts; `default` is always there, at 0 before anything. */
@@ -130,7 +145,7 @@ export class NodeMetrics {
       'registry_heartbeats_total',
       'Heartbeats received by this peer, by outcome: renewed (owned here), relayed (owned by another live peer), takeover (owner down), unknown (answered 404).',
       'outcome',
-      () => node.heartbeats,
+      () => sources.heartbeats,
     );
     new Counter({
       name: 'registry_evictions_total',
@@ -154,7 +169,7 @@ export class NodeMetrics {
       registers,
       collect() {
         this.reset();
-        for (const member of node.membership.list()) {
+        for (const member of sources.membership.list()) {
           for (const state of peerStates) this.set({ peer: member.descriptor.id, state }, member.state === state ? 1 : 0);
         }
       },
@@ -162,7 +177,7 @@ export class NodeMetrics {
     gauge('registry_peer_last_contact_age_seconds', 'Seconds since the last successful probe of or call to each other peer (absent before the first).', 'peer', () => {
       const nowMs = clock.nowMs();
       const ages: Record<string, number> = {};
-      for (const member of node.membership.list()) {
+      for (const member of sources.membership.list()) {
         if (member.lastContactMs !== null) ages[member.descriptor.id] = Math.max(0, nowMs - member.lastContactMs) / 1000;
       }
       return ages;
@@ -190,12 +205,12 @@ export class NodeMetrics {
       registers,
       collect() {
         this.reset();
-        for (const [peer, stats] of Object.entries(node.replicator.stats())) {
+        for (const [peer, stats] of Object.entries(sources.replicator.stats())) {
           for (const [kind, count] of Object.entries(stats.failures)) this.inc({ peer, kind }, count);
         }
       },
     });
-    const inbox = node.inbox.stats;
+    const inbox = sources.inbox.stats;
     counter('registry_inbound_batches_total', 'Batches of records received from other peers (replication, anti-entropy pushes, snapshot pages).', '', () => one(inbox.batches));
     counter(
       'registry_inbound_records_total',
@@ -214,11 +229,11 @@ export class NodeMetrics {
       'Time from a write on another peer to its arrival here, over the last 10,000 replicated writes: quantile 0.5, 0.99 and 1 (the maximum). Includes the clock offset between machines.',
       'quantile',
       () => {
-        const summary = node.inbox.delaySummary();
+        const summary = sources.inbox.delaySummary();
         return { '0.5': summary.p50Ms / 1000, '0.99': summary.p99Ms / 1000, '1': summary.maxMs / 1000 };
       },
     );
-    const antiEntropy = node.antiEntropy.stats;
+    const antiEntropy = sources.antiEntropy.stats;
     counter('registry_anti_entropy_rounds_total', 'Anti-entropy rounds this peer started (digest comparisons with a random live peer).', '', () => one(antiEntropy.rounds));
     counter('registry_anti_entropy_rounds_in_sync_total', 'Anti-entropy rounds that found nothing to repair.', '', () => one(antiEntropy.roundsInSync));
     counter('registry_anti_entropy_failures_total', 'Anti-entropy rounds that could not complete (the other peer did not answer).', '', () => one(antiEntropy.failures));
@@ -263,11 +278,11 @@ export class NodeMetrics {
 
     // --- watchers --------------------------------------------------------------------------------
     gauge('registry_watchers', 'Open watch streams and waiting long polls, by kind (stream, long_poll).', 'kind', () => {
-      const stats = node.watch.stats();
+      const stats = sources.watch.stats();
       return { stream: stats.subscribers, long_poll: stats.longPolls };
     });
-    counter('registry_watch_events_total', 'Events (snapshots and deltas) sent to watch streams.', '', () => one(node.watch.stats().eventsSent));
-    counter('registry_watch_dropped_total', 'Watch streams cut because their reader fell too far behind.', '', () => one(node.watch.stats().dropped));
+    counter('registry_watch_events_total', 'Events (snapshots and deltas) sent to watch streams.', '', () => one(sources.watch.stats().eventsSent));
+    counter('registry_watch_dropped_total', 'Watch streams cut because their reader fell too far behind.', '', () => one(sources.watch.stats().dropped));
 
     // --- HTTP ----------------------------------------------------------------------------------
     this.httpDuration = new Histogram({

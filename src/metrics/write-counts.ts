@@ -45,7 +45,7 @@ export class WriteCounts {
   private readonly evictions = new Map<string, Record<EvictionReason, number>>();
   private readonly unsubscribe: () => void;
 
-  constructor(store: InstanceStore) {
+  constructor(store: Pick<InstanceStore, 'onChange'>) {
     this.unsubscribe = store.onChange((change) => this.count(change));
   }
 

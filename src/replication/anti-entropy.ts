@@ -4,21 +4,22 @@ import { compareVersions } from '../clock/hlc.js';
 import type { Logger } from '../log/logger.js';
 import type { Registry } from '../registry/registry.js';
 import { instanceKeyString, type StoredInstance } from '../registry/types.js';
+import { callPeer } from '../transport/peer-answers.js';
+import type {
+  DigestEntry,
+  DigestRequest,
+  DigestResponse,
+  PeerMethod,
+  PeerRequest,
+  ReconcileRequest,
+  ReconcileResponse,
+  SnapshotRequest,
+  SnapshotResponse,
+  WireRecord,
+} from '../transport/peer-calls.js';
 import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
 import type { Inbox } from './inbox.js';
-import {
-  parseKeyString,
-  toWireRecord,
-  type DigestEntry,
-  type DigestRequest,
-  type DigestResponse,
-  type ReconcileRequest,
-  type ReconcileResponse,
-  type ReplicateRequest,
-  type SnapshotRequest,
-  type SnapshotResponse,
-  type WireRecord,
-} from './wire.js';
+import { parseKeyString, toWireRecord } from './wire.js';
 
 export interface AntiEntropyComponents {
   clock: Clock;
@@ -209,13 +210,12 @@ export class AntiEntropy {
   private async exchange(peer: PeerDescriptor): Promise<RoundResult> {
     const { transport, registry, inbox } = this.components;
     const { digest } = registry.store;
-    const call = (method: 'digest' | 'reconcile' | 'replicate', body: unknown) =>
-      transport.call(peer, method, body, { timeoutMs: this.init.callTimeoutMs });
+    const call = <M extends PeerMethod>(method: M, request: PeerRequest<M>) =>
+      callPeer(transport, peer, method, request, { timeoutMs: this.init.callTimeoutMs });
 
-    const digestRequest: DigestRequest = { from: this.init.selfId, root: digest.rootHash() };
-    const answer = (await call('digest', digestRequest)) as DigestResponse;
+    const answer = await call('digest', { from: this.init.selfId, root: digest.rootHash() });
     if (answer.match) return { peer: peer.id, inSync: true, pulled: 0, pushed: 0 };
-    const differing = typeof answer.buckets === 'string' ? digest.differingBuckets(answer.buckets) : null;
+    const differing = answer.buckets === undefined ? null : digest.differingBuckets(answer.buckets);
     if (differing === null) throw new Error(`peer ${peer.id} sent a digest of another size`);
     if (differing.length === 0) return { peer: peer.id, inSync: true, pulled: 0, pushed: 0 };
 
@@ -225,24 +225,18 @@ export class AntiEntropy {
       entry.record.version,
       entry.record.deleted === null ? 0 : 1,
     ]);
-    const reconcile: ReconcileRequest = { from: this.init.selfId, buckets: [...chosen], entries };
-    const theirs = (await call('reconcile', reconcile)) as ReconcileResponse;
-    const pulled = inbox.apply(peer.id, Array.isArray(theirs.records) ? theirs.records : [], 'repair').applied;
+    const theirs = await call('reconcile', { from: this.init.selfId, buckets: [...chosen], entries });
+    const pulled = inbox.apply(peer.id, theirs.records, 'repair').applied;
 
     const view = registry.leaseView();
     const wanted: WireRecord[] = [];
-    for (const keyString of Array.isArray(theirs.want) ? theirs.want : []) {
-      const key = typeof keyString === 'string' ? parseKeyString(keyString) : undefined;
+    for (const keyString of theirs.want) {
+      const key = parseKeyString(keyString);
       const entry = key && registry.store.get(key);
       if (entry) wanted.push(toWireRecord(entry, view));
     }
     for (let i = 0; i < wanted.length; i += this.init.pushBatchMaxRecords) {
-      const push: ReplicateRequest = {
-        from: this.init.selfId,
-        records: wanted.slice(i, i + this.init.pushBatchMaxRecords),
-        repair: true,
-      };
-      await call('replicate', push);
+      await call('replicate', { from: this.init.selfId, records: wanted.slice(i, i + this.init.pushBatchMaxRecords), repair: true });
     }
     return { peer: peer.id, inSync: false, pulled, pushed: wanted.length };
   }

@@ -2,11 +2,11 @@ import type { Clock } from '../clock/clock.js';
 import { shuffled, type Rng } from '../clock/rng.js';
 import type { Logger } from '../log/logger.js';
 import { unreachablePeerLevel } from '../log/startup-grace.js';
-import { parseDescriptors } from '../membership/messages.js';
+import { callPeer } from '../transport/peer-answers.js';
+import type { SnapshotRequest } from '../transport/peer-calls.js';
 import { PeerCallError, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
 import type { AntiEntropy } from './anti-entropy.js';
 import type { Inbox } from './inbox.js';
-import type { SnapshotRequest, SnapshotResponse } from './wire.js';
 
 export interface BootstrapComponents {
   clock: Clock;
@@ -51,13 +51,11 @@ export async function bootstrap(
       let fromBucket: number | null = 0;
       while (fromBucket !== null) {
         const request: SnapshotRequest = { from: init.selfId, fromBucket, bucketSpan: init.bucketsPerPage };
-        const page = (await components.transport.call(peer, 'snapshot', request, {
-          timeoutMs: init.callTimeoutMs,
-        })) as SnapshotResponse;
-        components.inbox.apply(peer.id, Array.isArray(page.records) ? page.records : [], 'repair');
-        records += Array.isArray(page.records) ? page.records.length : 0;
-        components.learn(parseDescriptors('members', page.members));
-        fromBucket = typeof page.nextBucket === 'number' && page.nextBucket > fromBucket ? page.nextBucket : null;
+        const page = await callPeer(components.transport, peer, 'snapshot', request, { timeoutMs: init.callTimeoutMs });
+        components.inbox.apply(peer.id, page.records, 'repair');
+        records += page.records.length;
+        components.learn(page.members);
+        fromBucket = page.nextBucket !== null && page.nextBucket > fromBucket ? page.nextBucket : null;
       }
       components.reportContact(peer.id);
       await components.antiEntropy.syncWith(peer);

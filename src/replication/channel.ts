@@ -6,7 +6,8 @@ import type { InstanceKey } from '../registry/types.js';
 import { PeerCallError, type FailureKind, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
 import { cappedBackoffMs } from '../clock/backoff.js';
 import { Outbox } from './outbox.js';
-import type { ReplicateRequest, WireRecord } from './wire.js';
+import { callPeer } from '../transport/peer-answers.js';
+import type { ReplicateRequest, WireRecord } from '../transport/peer-calls.js';
 
 export interface ChannelComponents {
   clock: Clock;
@@ -158,7 +159,7 @@ export class PeerChannel {
     if (records.length === 0) return;
     const request: ReplicateRequest = { from: this.init.selfId, records };
     try {
-      await this.components.transport.call(this.peer, 'replicate', request, { timeoutMs: this.init.callTimeoutMs });
+      await callPeer(this.components.transport, this.peer, 'replicate', request, { timeoutMs: this.init.callTimeoutMs });
       this.stats.batchesSent += 1;
       this.stats.recordsSent += records.length;
       this.stats.consecutiveFailures = 0;

@@ -3,7 +3,8 @@ import { parseVersion } from '../clock/hlc.js';
 import type { Logger } from '../log/logger.js';
 import type { Registry } from '../registry/registry.js';
 import { DelaySampler, type DelaySummary } from './delay-sampler.js';
-import { fromWireRecord, parseWireRecord, type ReplicateResponse } from './wire.js';
+import type { ReplicateResponse } from '../transport/peer-calls.js';
+import { fromWireRecord, parseWireRecord } from './wire.js';
 
 /** Where a batch of records comes from: live replication, or a repair (anti-entropy, snapshot). */
 export type InboundSource = 'replication' | 'repair';

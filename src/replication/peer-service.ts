@@ -1,10 +1,11 @@
 import { RegistryError } from '../errors.js';
 import { parsePingReqRequest, parsePingRequest, parsePeerId } from '../membership/messages.js';
 import type { Membership } from '../membership/membership.js';
-import type { PeerApi, PeerMethod } from '../transport/transport.js';
+import type { DigestEntry, PeerAnswer, PeerMethod } from '../transport/peer-calls.js';
+import type { PeerApi } from '../transport/transport.js';
 import type { AntiEntropy } from './anti-entropy.js';
 import type { Inbox } from './inbox.js';
-import { requireArray, requireCount, requireObject, requireString, type DigestEntry } from './wire.js';
+import { requireArray, requireCount, requireObject, requireString } from './wire.js';
 
 /** Most records one replicate call may carry. */
 const MAX_BATCH_RECORDS = 20_000;
@@ -20,13 +21,16 @@ function parseEntries(value: unknown): DigestEntry[] {
   });
 }
 
+/** The handler of one method: checks the caller's JSON, then answers as `PeerCalls` says. */
+type Handler<M extends PeerMethod> = (body: Record<string, unknown>) => PeerAnswer<M> | Promise<PeerAnswer<M>>;
+
 /**
  * The receiving side of the peer API: one small handler per method, each checking its body
  * before anything is touched. The HTTP peer routes and the simulated network both call
  * `handle`, so every test runs the production path.
  */
 export class PeerService implements PeerApi {
-  private readonly handlers: Record<PeerMethod, (body: Record<string, unknown>) => unknown>;
+  private readonly handlers: { [M in PeerMethod]: Handler<M> };
 
   constructor(components: { membership: Membership; inbox: Inbox; antiEntropy: AntiEntropy }) {
     const { membership, inbox, antiEntropy } = components;
@@ -62,9 +66,9 @@ export class PeerService implements PeerApi {
     };
   }
 
-  async handle(method: PeerMethod, body: unknown): Promise<unknown> {
-    const handler = this.handlers[method];
-    if (!handler) throw new RegistryError('REG_ERR_ROUTE_NOT_FOUND', `no peer method ${method}`);
+  async handle<M extends PeerMethod>(method: M, body: unknown): Promise<PeerAnswer<M>> {
+    if (!Object.hasOwn(this.handlers, method)) throw new RegistryError('REG_ERR_ROUTE_NOT_FOUND', `no peer method ${method}`);
+    const handler: Handler<M> = this.handlers[method];
     return handler(requireObject(body));
   }
 }

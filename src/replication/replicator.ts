@@ -5,7 +5,8 @@ import type { Registry } from '../registry/registry.js';
 import type { InstanceKey } from '../registry/types.js';
 import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
 import { PeerChannel, type ChannelInit, type ChannelStats } from './channel.js';
-import { toWireRecord, type WireRecord } from './wire.js';
+import type { WireRecord } from '../transport/peer-calls.js';
+import { toWireRecord } from './wire.js';
 
 export interface ReplicatorComponents {
   clock: Clock;

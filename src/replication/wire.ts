@@ -1,3 +1,4 @@
+/** Records and fields as peers send them: checked on the way in, converted on the way out (the message types are in transport/peer-calls.ts). */
 import { isVersion } from '../clock/hlc.js';
 import { RegistryError } from '../errors.js';
 import { legacyRenewalIntervalMs, liftExtensions, lowerExtensions } from '../registry/extensions.js';
@@ -11,59 +12,8 @@ import {
   parsePort,
   parseStatus,
 } from '../registry/validate.js';
-import { parsePeerId } from '../membership/messages.js';
-import type { PeerDescriptor } from '../transport/transport.js';
-
-/** A record as it travels between peers: the lease travels as milliseconds left, never as a time. */
-export interface WireRecord extends InstanceRecord {
-  leaseRemainingMs: number;
-}
-
-/** One entry of a digest exchange: `[key, version, deleted ? 1 : 0]`. */
-export type DigestEntry = [string, string, 0 | 1];
-
-export interface ReplicateRequest {
-  from: string;
-  records: WireRecord[];
-  /** True when anti-entropy pushes repairs (not counted in the replication delay). */
-  repair?: boolean;
-}
-export interface ReplicateResponse {
-  applied: number;
-  ignored: number;
-  invalid: number;
-}
-export interface DigestRequest {
-  from: string;
-  root: string;
-}
-export interface DigestResponse {
-  match: boolean;
-  /** Every bucket hash (base64), only when the roots differ. */
-  buckets?: string;
-}
-export interface ReconcileRequest {
-  from: string;
-  buckets: number[];
-  entries: DigestEntry[];
-}
-export interface ReconcileResponse {
-  /** Records the responder holds newer (or the caller lacks): the caller applies them. */
-  records: WireRecord[];
-  /** Keys the caller holds newer (or the responder lacks): the caller pushes them. */
-  want: string[];
-}
-export interface SnapshotRequest {
-  from: string;
-  fromBucket: number;
-  bucketSpan: number;
-}
-export interface SnapshotResponse {
-  records: WireRecord[];
-  /** The next bucket to ask for, or null when the snapshot is complete. */
-  nextBucket: number | null;
-  members: PeerDescriptor[];
-}
+import { isObject, parsePeerId } from '../membership/messages.js';
+import type { WireRecord } from '../transport/peer-calls.js';
 
 /** Generous bounds for what other peers send: their own limits may differ from ours. */
 const WIRE_LIMITS = { metadataMaxKeys: 1_000, metadataKeyMaxLength: 1_024, metadataValueMaxLength: 65_536 };
@@ -71,10 +21,6 @@ const MAX_LEASE_MS = 30 * 24 * 3_600_000;
 
 function bad(message: string): RegistryError {
   return new RegistryError('REG_ERR_VALIDATION', message);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isCount(value: unknown, max = Number.MAX_SAFE_INTEGER): value is number {

@@ -1,28 +1,25 @@
-/**
- * How peers talk. One request/response call per peer-API method; production sends it over
- * HTTP with undici (http-transport.ts), the cluster tests through a simulated network in
- * one process (test/support/sim-network.ts). Either way the receiving side runs the same
- * `PeerApi.handle`, so tests exercise the production replication code.
+/*
+ * How peers talk. One request/response call per peer-API method (peer-calls.ts); production
+ * sends it over HTTP with undici (http-transport.ts), the cluster tests through a simulated
+ * network in one process (test/support/sim-network.ts). Either way the receiving side runs the
+ * same `PeerApi.handle`, so tests exercise the production replication code.
  */
-export const peerMethods = ['replicate', 'ping', 'ping-req', 'digest', 'reconcile', 'snapshot'] as const;
-export type PeerMethod = (typeof peerMethods)[number];
+import type { PeerAnswer, PeerDescriptor, PeerMethod, PeerRequest } from './peer-calls.js';
 
-/** Where a peer is and what it is: gossiped between peers and listed in `/v1/cluster`. */
-export interface PeerDescriptor {
-  id: string;
-  url: string;
-  region: string;
-  zone: string;
-}
+export { peerMethods, type PeerDescriptor, type PeerMethod } from './peer-calls.js';
 
 export interface CallOptions {
   /** Give up (and fail with a timeout) after this long. */
   timeoutMs: number;
 }
 
-/** Sends one call to a peer and returns its parsed answer; throws a `PeerCallError` on failure. */
+/**
+ * Sends one call to a peer and returns its answer as parsed JSON; throws a `PeerCallError` on
+ * failure. The answer is another process's word, unchecked: callers go through `callPeer`
+ * (peer-answers.ts), which checks it once per call name and types it.
+ */
 export interface PeerTransport {
-  call(peer: PeerDescriptor, method: PeerMethod, body: unknown, options: CallOptions): Promise<unknown>;
+  call<M extends PeerMethod>(peer: PeerDescriptor, method: M, body: PeerRequest<M>, options: CallOptions): Promise<unknown>;
   /** Releases sockets (HTTP) or registrations (simulated). */
   close?(): Promise<void>;
   /** Calls and bytes exchanged with each peer so far, when the transport counts them. */
@@ -31,7 +28,8 @@ export interface PeerTransport {
 
 /** The receiving side of the peer API: what the HTTP peer routes and the simulated network call. */
 export interface PeerApi {
-  handle(method: PeerMethod, body: unknown): Promise<unknown>;
+  /** `body` is the caller's JSON, unchecked: the handler checks it before anything is touched. */
+  handle<M extends PeerMethod>(method: M, body: unknown): Promise<PeerAnswer<M>>;
 }
 
 /** How a failed call failed, which decides whether and how soon to retry. */

@@ -1,5 +1,5 @@
 import type { Scope } from '../config/security.js';
-import { EUREKA_PREFIXES } from './eureka/routes.js';
+import { EUREKA_PREFIXES } from '../eureka/routes.js';
 
 /**
  * The access class of every route, in one table keyed `METHOD pattern` exactly as fastify

@@ -3,7 +3,7 @@ import type { RegistryNode } from '../node.js';
 import { installAccessGuard } from './access-guard.js';
 import { adminRoutes } from './admin-routes.js';
 import { clientRoutes } from './client-routes.js';
-import { EUREKA_PREFIXES, eurekaApi } from './eureka/routes.js';
+import { EUREKA_PREFIXES, eurekaApi } from '../eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
 import { installReadinessGate } from './readiness-gate.js';
 import { NodeMetrics } from '../metrics/node-metrics.js';

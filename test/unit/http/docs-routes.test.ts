@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { EUREKA_PREFIXES } from '../../../src/http/eureka/routes.js';
+import { EUREKA_PREFIXES } from '../../../src/eureka/routes.js';
 import { routeDocFor } from '../../../src/http/openapi/route-docs.js';
 import { buildServer } from '../../../src/http/server.js';
 import { createTestNode } from '../../support/node.js';

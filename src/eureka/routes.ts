@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { invalid, RegistryError } from '../../errors.js';
-import type { RegistryNode } from '../../node.js';
-import type { InstanceData, InstanceStatus } from '../../registry/types.js';
-import { parseInstanceId, parseMetadata, parseName } from '../../registry/validate.js';
-import { isServed } from '../../registry/visibility.js';
-import { durableWrite } from '../durable-write.js';
+import { invalid, RegistryError } from '../errors.js';
+import type { RegistryNode } from '../node.js';
+import type { InstanceData, InstanceStatus } from '../registry/types.js';
+import { parseInstanceId, parseMetadata, parseName } from '../registry/validate.js';
+import { isServed } from '../registry/visibility.js';
+import { durableWrite } from '../http/durable-write.js';
 import {
   deltaDocument,
   findInApp,

@@ -1,7 +1,7 @@
 import { eurekaOf } from './attributes.js';
-import type { InstanceStore, ServiceEntries } from '../../registry/store.js';
-import type { InstanceKey, StoredInstance } from '../../registry/types.js';
-import { isServed, type LeaseView } from '../../registry/visibility.js';
+import type { InstanceStore, ServiceEntries } from '../registry/store.js';
+import type { InstanceKey, StoredInstance } from '../registry/types.js';
+import { isServed, type LeaseView } from '../registry/visibility.js';
 import {
   appNameOf,
   reconcileHashCode,

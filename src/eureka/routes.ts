@@ -15,6 +15,8 @@ import {
 } from './documents.js';
 import { parseEurekaInstance } from './instance-input.js';
 import { toXml } from './xml.js';
+import { EUREKA_PREFIXES, EUREKA_ROUTES } from './route-definitions.js';
+import { serve } from '../http/route-definition.js';
 import { toEurekaInstance } from './instance-view.js';
 import { RecentChanges } from './recent-changes.js';
 import { sendBody, SharedEurekaDocuments, type Format } from './shared-documents.js';
@@ -43,8 +45,7 @@ import {
 /** How long a delta document is shared without a change: the window it answers moves with time. */
 const DELTA_MAX_AGE_MS = 1_000;
 
-/** Netflix's layout (eureka-js-client's default) and Spring Cloud's. */
-export const EUREKA_PREFIXES = ['/eureka/v2', '/eureka'] as const;
+export { EUREKA_PREFIXES } from './route-definitions.js';
 
 const VIP_MAX_LENGTH = 1_024;
 
@@ -123,11 +124,11 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     const format = formatOf(request);
     return sendBody(reply, await shared.registry(format, gzipOf(request)), format);
   };
-  app.get('/apps', fullRegistry);
+  serve(app, EUREKA_ROUTES.apps, fullRegistry);
   // eureka-js-client asks for `<servicePath>` itself, which ends with a slash.
-  app.get('/apps/', fullRegistry);
+  serve(app, EUREKA_ROUTES.appsSlash, fullRegistry);
 
-  app.get('/apps/delta', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.delta, async (request, reply) => {
     const format = formatOf(request);
     const gzipped = gzipOf(request);
     const revision = store.revision;
@@ -138,13 +139,13 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     return sendBody(reply, { chunks: [body], bytes: body.length, gzipped }, format);
   });
 
-  app.get('/apps/:app', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.app, async (request, reply) => {
     const format = formatOf(request);
     const body = await shared.application(appOf(request), format, gzipOf(request));
     return body ? sendBody(reply, body, format) : sendNotFound(reply);
   });
 
-  app.post('/apps/:app', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.register, async (request, reply) => {
     const appName = appOf(request);
     if (request.body === UNSUPPORTED_BODY) {
       throw new RegistryError('REG_ERR_UNSUPPORTED_MEDIA_TYPE', 'body: send application/json or application/xml');
@@ -168,14 +169,14 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     return reply.code(204).send();
   });
 
-  app.get('/apps/:app/:id', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.instance, async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const entry = findInApp(store, namespace, appName, id);
     if (!entry || !isServed(entry, registry.leaseView())) return sendNotFound(reply);
     return sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) });
   });
 
-  app.put('/apps/:app/:id', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.heartbeat, async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const query = renewalQuery(request.query as Query);
     const found = findInApp(store, namespace, appName, id);
@@ -191,7 +192,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     return reply.code(200).send();
   });
 
-  app.delete('/apps/:app/:id', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.cancel, async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const found = findInApp(store, namespace, appName, id);
     if (!found) return sendNotFound(reply);
@@ -214,13 +215,14 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
       if (patch) await durably(() => registry.update(found.record, toCorePatch(found.record.data, patch)));
       return reply.code(200).send();
     };
-  app.put(
-    '/apps/:app/:id/status',
+  serve(
+    app,
+    EUREKA_ROUTES.overrideStatus,
     statusRoute((data, value, dirtyMs) => (value === undefined ? null : planStatusOverride(data, value, dirtyMs)), true),
   );
-  app.delete('/apps/:app/:id/status', statusRoute(planOverrideRemoval, false));
+  serve(app, EUREKA_ROUTES.removeOverride, statusRoute(planOverrideRemoval, false));
 
-  app.put('/apps/:app/:id/metadata', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.metadata, async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const pairs = Object.entries(request.query as Query).map(([key, value]) => [key, first(value) ?? ''] as const);
     const found = findInApp(store, namespace, appName, id);
@@ -230,14 +232,14 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     return reply.code(200).send();
   });
 
-  app.get('/instances/:id', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.instanceById, async (request, reply) => {
     const id = parseInstanceId('id', (request.params as { id: string }).id);
     const entry = findLiveById(store, namespace, id, registry.leaseView());
     return entry ? sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) }) : sendNotFound(reply);
   });
 
-  app.get('/vips/:vip', async (request, reply) => sendDocument(request, reply, vipDocument(read(), vipOf(request, 'vip'), false)));
-  app.get('/svips/:svip', async (request, reply) =>
+  serve(app, EUREKA_ROUTES.vip, async (request, reply) => sendDocument(request, reply, vipDocument(read(), vipOf(request, 'vip'), false)));
+  serve(app, EUREKA_ROUTES.secureVip, async (request, reply) =>
     sendDocument(request, reply, vipDocument(read(), vipOf(request, 'svip'), true)),
   );
 }

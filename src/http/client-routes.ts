@@ -1,4 +1,19 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  Cancelled,
+  Instance,
+  InstanceParams,
+  InstanceWithInterval,
+  NamespaceQuery,
+  RegisterBody,
+  responses,
+  ServiceList,
+  ServiceListing,
+  ServiceParams,
+  ServiceQuery,
+  StatusBody,
+} from './openapi/schemas.js';
+import { serve, type RouteGroup } from './route-definition.js';
 import { invalid, RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
 import { listServices, orderByProximity } from '../registry/queries.js';
@@ -37,6 +52,104 @@ function instanceKey(request: FastifyRequest): InstanceKey {
   };
 }
 
+/** The native client API's routes (docs/api.md): client tokens, closed until the start-up sync is done. */
+export const CLIENT_ROUTES = {
+  register: {
+    method: 'POST',
+    url: '/v1/instances',
+    access: 'write',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'Register an instance, or register it again',
+      description: 'Answers 201 for a new instance, 200 for a re-registration; the answer says how often to heartbeat.',
+      tags: ['instances'],
+      querystring: NamespaceQuery,
+      body: RegisterBody,
+      response: responses({ 200: InstanceWithInterval, 201: InstanceWithInterval }, [400, 413, 415]),
+    },
+  },
+  heartbeat: {
+    method: 'PUT',
+    url: '/v1/services/:service/instances/:id/heartbeat',
+    access: 'write',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'Renew the lease of an instance on this peer',
+      description: 'Never replicated. 404 means this peer does not know the instance: register again.',
+      tags: ['instances'],
+      params: InstanceParams,
+      querystring: NamespaceQuery,
+      response: responses({ 200: InstanceWithInterval }, [400, 404]),
+    },
+  },
+  status: {
+    method: 'PUT',
+    url: '/v1/services/:service/instances/:id/status',
+    access: 'write',
+    gatedUntilReady: true,
+    doc: {
+      summary: "Change an instance's status",
+      tags: ['instances'],
+      params: InstanceParams,
+      querystring: NamespaceQuery,
+      body: StatusBody,
+      response: responses({ 200: Instance }, [400, 404, 415]),
+    },
+  },
+  cancel: {
+    method: 'DELETE',
+    url: '/v1/services/:service/instances/:id',
+    access: 'write',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'Cancel an instance',
+      tags: ['instances'],
+      params: InstanceParams,
+      querystring: NamespaceQuery,
+      response: responses({ 200: Cancelled }, [400, 404]),
+    },
+  },
+  instance: {
+    method: 'GET',
+    url: '/v1/services/:service/instances/:id',
+    access: 'read',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'One instance, whatever its status',
+      tags: ['instances'],
+      params: InstanceParams,
+      querystring: NamespaceQuery,
+      response: responses({ 200: Instance }, [400, 404]),
+    },
+  },
+  service: {
+    method: 'GET',
+    url: '/v1/services/:service',
+    access: 'read',
+    gatedUntilReady: true,
+    doc: {
+      summary: "A service's instances (long poll with ?index=)",
+      description: 'By default the UP instances with a live lease; `?status=all` for every status. The `X-Registry-Index` header carries the revision.',
+      tags: ['services'],
+      params: ServiceParams,
+      querystring: ServiceQuery,
+      response: responses({ 200: ServiceListing }, [400, 429]),
+    },
+  },
+  services: {
+    method: 'GET',
+    url: '/v1/services',
+    access: 'read',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'Every service of a namespace with its instance counts',
+      tags: ['services'],
+      querystring: NamespaceQuery,
+      response: responses({ 200: ServiceList }, [400]),
+    },
+  },
+} satisfies RouteGroup;
+
 /** The native client API under `/v1` (see docs/api.md). */
 export async function clientRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
   const { node } = options;
@@ -52,7 +165,7 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
 
   // The write routes are not async: without a data dir (or with nothing to wait for) they
   // answer in the same tick; `andThen` waits for the durability barrier only when there is one.
-  app.post('/v1/instances', (request, reply) => {
+  serve(app, CLIENT_ROUTES.register, (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
     const queryNamespace = (request.query as Query).namespace;
     const bodyNamespace = typeof body === 'object' && body !== null ? body.namespace : undefined;
@@ -70,12 +183,12 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     });
   });
 
-  app.put('/v1/services/:service/instances/:id/heartbeat', (request) => {
+  serve(app, CLIENT_ROUTES.heartbeat, (request) => {
     const key = instanceKey(request);
     return andThen(durably(() => registry.heartbeat(key), false), withInterval);
   });
 
-  app.put('/v1/services/:service/instances/:id/status', async (request) => {
+  serve(app, CLIENT_ROUTES.status, async (request) => {
     const key = instanceKey(request);
     const body = request.body as Record<string, unknown> | undefined;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -85,14 +198,14 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     return toInstanceView(await durably(() => registry.update(key, { status })), view());
   });
 
-  app.delete('/v1/services/:service/instances/:id', async (request) => {
+  serve(app, CLIENT_ROUTES.cancel, async (request) => {
     const key = instanceKey(request);
     const entry = await durably(() => registry.cancel(key));
     const { namespace, service, instanceId, version } = entry.record;
     return { namespace, service, instanceId, version, cancelled: true };
   });
 
-  app.get('/v1/services/:service/instances/:id', async (request) => {
+  serve(app, CLIENT_ROUTES.instance, async (request) => {
     const key = instanceKey(request);
     const entry = registry.find(key);
     if (!entry || entry.hidden) {
@@ -101,7 +214,7 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     return toInstanceView(entry, view());
   });
 
-  app.get('/v1/services/:service', async (request, reply) => {
+  serve(app, CLIENT_ROUTES.service, async (request, reply) => {
     const namespace = namespaceOf(request);
     const service = parseName('service', (request.params as { service: string }).service);
     const query = request.query as Query;
@@ -135,7 +248,7 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     return { ...listing, instances: orderByProximity(instances, query.near, node.regionOfZone), near: query.near };
   });
 
-  app.get('/v1/services', async (request, reply) => {
+  serve(app, CLIENT_ROUTES.services, async (request, reply) => {
     const namespace = namespaceOf(request);
     const group = parseGroupFilter((request.query as Query).group);
     const revision = registry.store.revision;

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { invalid } from '../errors.js';
 import type { RegistryNode } from '../node.js';
 import { parseGroupFilter, parseName, parseNamespace } from '../registry/validate.js';
+import { responses, text, WatchQuery } from './openapi/schemas.js';
+import { serve, type RouteGroup } from './route-definition.js';
 
 /** Most services one watch stream may name. */
 const MAX_WATCHED_SERVICES = 100;
@@ -14,6 +16,22 @@ function parseServices(value: unknown): string[] | null {
   if (names.length > MAX_WATCHED_SERVICES) throw invalid('services', `must name at most ${MAX_WATCHED_SERVICES} services`);
   return names.map((name) => parseName('services', name));
 }
+
+export const WATCH_ROUTES = {
+  watch: {
+    method: 'GET',
+    url: '/v1/watch',
+    access: 'read',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'Server-sent events: a snapshot per service, then deltas',
+      description: 'Events `snapshot`, `delta` (added, changed, removed) and `dropped`; a keep-alive comment on an idle stream.',
+      tags: ['services'],
+      querystring: WatchQuery,
+      response: responses({ 200: text('text/event-stream') }, [400, 429]),
+    },
+  },
+} satisfies RouteGroup;
 
 /**
  * `GET /v1/watch?services=a,b&namespace=ns`: server-sent events. First one `snapshot` event
@@ -34,7 +52,7 @@ export async function watchRoutes(app: FastifyInstance, options: { node: Registr
   const { cluster } = node.config;
   const clock = node.components.clock;
 
-  app.get('/v1/watch', async (request, reply) => {
+  serve(app, WATCH_ROUTES.watch, async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
     const filter = { namespace: parseNamespace(query.namespace), services: parseServices(query.services), group: parseGroupFilter(query.group) };
     node.watch.admit();

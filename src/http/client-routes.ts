@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Static } from 'typebox';
 import {
   Cancelled,
   Instance,
@@ -29,7 +30,6 @@ import {
   parseName,
   parseNamespace,
   parseRegistration,
-  parseStatus,
 } from '../registry/validate.js';
 import { toInstanceView, toRenewedView } from '../registry/view.js';
 
@@ -87,6 +87,7 @@ export const CLIENT_ROUTES = {
     url: '/v1/services/:service/instances/:id/status',
     access: 'write',
     gatedUntilReady: true,
+    validateBody: true,
     doc: {
       summary: "Change an instance's status",
       tags: ['instances'],
@@ -190,11 +191,8 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
 
   serve(app, CLIENT_ROUTES.status, async (request) => {
     const key = instanceKey(request);
-    const body = request.body as Record<string, unknown> | undefined;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new RegistryError('REG_ERR_VALIDATION', 'body: must be a JSON object {"status": ...}');
-    }
-    const status = parseStatus('status', body.status);
+    // The body is checked by its schema (StatusBody) before this runs.
+    const { status } = request.body as Static<typeof StatusBody>;
     return toInstanceView(await durably(() => registry.update(key, { status })), view());
   });
 

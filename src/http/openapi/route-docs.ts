@@ -1,4 +1,6 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { TSchema } from 'typebox';
+import { bodyValidator } from '../body-schema.js';
 import { definitionOf } from '../route-catalogue.js';
 import type { RouteDoc } from '../route-definition.js';
 
@@ -13,28 +15,30 @@ export function routeDocFor(method: string, url: string): RouteDoc | undefined {
   return definitionOf(method, url)?.doc;
 }
 
-/** Accepts any input: the domain validators (src/registry/validate.ts) stay the only judges. */
-const acceptAll = () => () => true;
+/** Accepts any input: the domain validators (src/registry/validate.ts) judge it. */
+const acceptAll = () => true;
 /** What fastify does without a response schema: plain JSON.stringify, every field kept. */
 const plainJson = () => (data: unknown) => JSON.stringify(data);
 
 /**
  * Attaches each route's documentation as its fastify schema, as the route is added, for
- * @fastify/swagger to describe. The schemas are documentation only, on purpose: fastify's own
- * validator would answer first, with its own messages (and coerce types), where the domain
- * validator names the field and its rule and picks the error code (400, 413, 415); and a
+ * @fastify/swagger to describe. Fastify's own validator (ajv, coercing types, removing and
+ * defaulting fields) never runs: a route whose definition says `validateBody` gets its body
+ * checked by typebox's compiler with the messages its schema carries (body-schema.ts); every
+ * other part, and every other route, gets a validator that accepts everything, the domain
+ * validators naming the field and its rule. And each route gets the plain JSON serializer: a
  * response schema would make fastify serialize through it and drop any field it does not list.
- * So each documented route gets a validator that accepts everything and the plain JSON
- * serializer: behaviour stays exactly what it was without schemas.
  */
 export function attachRouteDocs(app: FastifyInstance): void {
   app.addHook('onRoute', (route: RouteOptions) => {
     if (route.schema?.hide) return;
     const methods = [route.method].flat();
-    const doc = methods.map((method) => routeDocFor(method, route.url)).find(Boolean);
+    const definition = methods.map((method) => definitionOf(method, route.url)).find((found) => found?.doc);
+    const doc = definition?.doc;
     if (!doc) return;
     route.schema = { ...doc, ...route.schema };
-    route.validatorCompiler = acceptAll;
+    const body = definition.validateBody ? (doc.body as TSchema | undefined) : undefined;
+    route.validatorCompiler = ({ httpPart }) => (httpPart === 'body' && body ? bodyValidator(body) : acceptAll);
     route.serializerCompiler = plainJson;
   });
 }

@@ -7,7 +7,7 @@ import { createTestServer, type TestServer } from '../../support/server.js';
 /** The `{code, message}` a schema answers a body with, or 'ok'. */
 function answer(schema: Parameters<typeof bodyValidator>[0], body: unknown): unknown {
   const result = bodyValidator(schema)(body);
-  return result === true ? 'ok' : (result as { error: { toJSON(): unknown } }).error.toJSON();
+  return result === true ? 'ok' : (result as unknown as { error: { toJSON(): unknown } }).error.toJSON();
 }
 const validation = (message: string) => ({ code: 'REG_ERR_VALIDATION', message });
 

@@ -77,4 +77,25 @@ export default tseslint.config(
     rules: {},
   },
   ...coreFolders.map(coreRules),
+  // The durability barrier is applied once, in the application layer (src/app/writes.ts): a
+  // protocol's routes write through it and answer with `whenDurable`, never around it.
+  // (src/consul still calls durableWrite itself: it moves behind the app layer next.)
+  {
+    files: ['src/http/**/*.ts', 'src/eureka/**/*.ts', 'src/prometheus/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/app/durable-write.js'],
+              importNames: ['durableWrite', 'andThen'],
+              message: 'write through the application layer (src/app/writes.ts) and answer with whenDurable',
+            },
+            { group: ['**/registry/registry.js'], importNames: ['Registry'], message: 'routes write through the application layer (src/app), not the Registry' },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -1,6 +1,6 @@
 import type { Logger } from '../log/logger.js';
 import type { RegistryNode } from '../node.js';
-import { andThen, durableWrite } from '../http/durable-write.js';
+import { andThen, durableWrite } from '../app/durable-write.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import type { RegistrationInput } from '../registry/validate.js';
 import { planCheckUpdate, type CheckChange } from './check-update.js';

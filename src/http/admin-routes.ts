@@ -32,7 +32,7 @@ export const ADMIN_ROUTES = {
  * Operator routes under `/v1/admin` (their own plugin scope, for the admin scope of the
  * security layer). Settings made here are this peer's only and last until it restarts.
  */
-export async function adminRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
+export async function adminRoutes(app: FastifyInstance, options: { node: Pick<RegistryNode, 'safety' | 'reaper' | 'components'> }): Promise<void> {
   const { node } = options;
 
   serve(app, ADMIN_ROUTES.evictionGuards, async () => node.safety.status(node.components.clock.nowMs()));

@@ -16,10 +16,11 @@ import {
 } from './openapi/schemas.js';
 import { serve, type RouteGroup } from './route-definition.js';
 import { invalid, RegistryError } from '../errors.js';
-import type { RegistryNode } from '../node.js';
-import { listServices, orderByProximity } from '../registry/queries.js';
+import type { Application } from '../app/application.js';
+import { whenDurable } from '../app/durable-write.js';
+import type { RegistryConfig } from '../config/load.js';
+import { orderByProximity } from '../registry/queries.js';
 import { renewalIntervalMs } from '../registry/lease-terms.js';
-import { andThen, durableWrite } from './durable-write.js';
 import { InstanceJsonCache, listingBytes, selectListing, type ListingSelection } from './instance-json.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import {
@@ -152,20 +153,21 @@ export const CLIENT_ROUTES = {
 } satisfies RouteGroup;
 
 /** The native client API under `/v1` (see docs/api.md). */
-export async function clientRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
-  const { node } = options;
-  const { registry } = node;
-  const { limits, cluster } = node.config;
-  const view = () => registry.leaseView();
+export async function clientRoutes(
+  app: FastifyInstance,
+  options: { application: Application; config: Pick<RegistryConfig, 'limits' | 'cluster' | 'services'> },
+): Promise<void> {
+  const { writes, reads } = options.application;
+  const { limits, cluster, services } = options.config;
+  const view = () => reads.leaseView();
   /** The instance with how often its client should heartbeat. */
   const withInterval = (entry: StoredInstance) =>
     toRenewedView(entry, view(), renewalIntervalMs(entry.record, cluster.heartbeatIntervalMs));
-  const durably = <T>(write: () => T, refuseWhenFailed = true) => durableWrite(node.durability, write, refuseWhenFailed);
-  const listingJson = new InstanceJsonCache(registry.store, limits.listingCacheMaxBytes);
+  const listingJson = new InstanceJsonCache(reads.store, limits.listingCacheMaxBytes);
   app.addHook('onClose', async () => listingJson.close());
 
   // The write routes are not async: without a data dir (or with nothing to wait for) they
-  // answer in the same tick; `andThen` waits for the durability barrier only when there is one.
+  // answer in the same tick; `whenDurable` waits for the durability barrier only when there is one.
   serve(app, CLIENT_ROUTES.register, (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
     const queryNamespace = (request.query as Query).namespace;
@@ -178,7 +180,7 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     }
     const namespace = parseNamespace(queryNamespace ?? bodyNamespace);
     const input = parseRegistration(body, namespace, limits, cluster);
-    return andThen(durably(() => registry.register(input)), ({ entry, created }) => {
+    return whenDurable(writes.register(input), ({ entry, created }) => {
       reply.code(created ? 201 : 200);
       return withInterval(entry);
     });
@@ -186,26 +188,27 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
 
   serve(app, CLIENT_ROUTES.heartbeat, (request) => {
     const key = instanceKey(request);
-    return andThen(durably(() => registry.heartbeat(key), false), withInterval);
+    return whenDurable(writes.heartbeat(key), withInterval);
   });
 
   serve(app, CLIENT_ROUTES.status, async (request) => {
     const key = instanceKey(request);
     // The body is checked by its schema (StatusBody) before this runs.
     const { status } = request.body as Static<typeof StatusBody>;
-    return toInstanceView(await durably(() => registry.update(key, { status })), view());
+    return whenDurable(writes.update(key, { status }), (entry) => toInstanceView(entry, view()));
   });
 
   serve(app, CLIENT_ROUTES.cancel, async (request) => {
     const key = instanceKey(request);
-    const entry = await durably(() => registry.cancel(key));
-    const { namespace, service, instanceId, version } = entry.record;
-    return { namespace, service, instanceId, version, cancelled: true };
+    return whenDurable(writes.cancel(key), (entry) => {
+      const { namespace, service, instanceId, version } = entry.record;
+      return { namespace, service, instanceId, version, cancelled: true };
+    });
   });
 
   serve(app, CLIENT_ROUTES.instance, async (request) => {
     const key = instanceKey(request);
-    const entry = registry.find(key);
+    const entry = reads.find(key);
     if (!entry || entry.hidden) {
       throw new RegistryError('REG_ERR_INSTANCE_NOT_FOUND', `instance ${key.instanceId} of service ${key.service} is not registered`);
     }
@@ -226,31 +229,31 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
       const waitMs = Math.min(query.wait === undefined ? DEFAULT_WAIT_MS : parseDuration('wait', query.wait), cluster.longPollMaxWaitMs);
       const abort = new AbortController();
       reply.raw.on('close', () => abort.abort());
-      await node.watch.waitForChange(namespace, service, index, waitMs, abort.signal);
+      await reads.watch.waitForChange(namespace, service, index, waitMs, abort.signal);
     }
-    const threshold = node.config.services[`${namespace}/${service}`]?.protectThresholdRatio ?? cluster.protectThresholdRatio;
+    const threshold = services[`${namespace}/${service}`]?.protectThresholdRatio ?? cluster.protectThresholdRatio;
     const selection: ListingSelection = { allStatuses: query.status === 'all', protectThresholdRatio: threshold, group };
-    const served = node.views.get(namespace, service);
+    const served = reads.views.get(namespace, service);
     reply.header('X-Registry-Index', String(served.revision));
     if (query.near === undefined) {
       // The hottest read: the bytes of this listing are built once per view (a change, or at
       // most once a second for the lease countdown) from its second read on, and shared by
       // every reader (docs/api.md).
       reply.type('application/json; charset=utf-8');
-      return listingBytes(node.views, served, selection, listingJson, view);
+      return listingBytes(reads.views, served, selection, listingJson, view);
     }
     if (query.near.length === 0 || query.near.length > 64) throw invalid('near', 'must be a zone name of 1 to 64 characters');
     const { entries, ...listing } = selectListing(served, selection, view);
     const leases = { ...view(), nowMs: served.builtAtMs };
     const instances = entries.map((entry) => toInstanceView(entry, leases));
-    return { ...listing, instances: orderByProximity(instances, query.near, node.regionOfZone), near: query.near };
+    return { ...listing, instances: orderByProximity(instances, query.near, (zone) => reads.regionOfZone(zone)), near: query.near };
   });
 
   serve(app, CLIENT_ROUTES.services, async (request, reply) => {
     const namespace = namespaceOf(request);
     const group = parseGroupFilter((request.query as Query).group);
-    const revision = registry.store.revision;
+    const revision = reads.store.revision;
     reply.header('X-Registry-Index', String(revision));
-    return { namespace, revision, services: listServices(registry.store, namespace, view(), group) };
+    return { namespace, revision, services: reads.services(namespace, group) };
   });
 }

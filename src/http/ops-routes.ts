@@ -31,7 +31,7 @@ export const OPS_ROUTES = {
 } satisfies RouteGroup;
 
 /** Liveness and readiness probes, and this peer's view of the cluster. */
-export async function opsRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
+export async function opsRoutes(app: FastifyInstance, options: { node: Pick<RegistryNode, 'ready' | 'status' | 'config'> }): Promise<void> {
   const { node } = options;
 
   serve(app, OPS_ROUTES.healthz, async () => ({ status: 'ok', peer: node.config.self.id }));

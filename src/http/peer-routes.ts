@@ -31,7 +31,7 @@ export const PEER_ROUTES = {
  * authentication can guard it apart from the client routes. Bodies may be large (an
  * exchange after a long partition), up to `limits.peerBodyMaxBytes`.
  */
-export async function peerRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
+export async function peerRoutes(app: FastifyInstance, options: { node: Pick<RegistryNode, 'peerApi' | 'config'> }): Promise<void> {
   const { node } = options;
   installPeerCompression(app, node.config.cluster.compressMinBytes, node.config.limits.peerBodyMaxBytes);
   serve(

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { invalid } from '../errors.js';
-import type { RegistryNode } from '../node.js';
+import type { RegistryReads } from '../app/reads.js';
+import type { Clock } from '../clock/clock.js';
+import type { RegistryConfig } from '../config/load.js';
 import { parseGroupFilter, parseName, parseNamespace } from '../registry/validate.js';
 import { responses, text, WatchQuery } from './openapi/schemas.js';
 import { serve, type RouteGroup } from './route-definition.js';
@@ -47,15 +49,18 @@ export const WATCH_ROUTES = {
  * the references still queued, never a copy of what it was sent. Past `watchMaxWatchers` the
  * stream is refused with 429 and Retry-After, and the answer says to long-poll instead.
  */
-export async function watchRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
-  const { node } = options;
-  const { cluster } = node.config;
-  const clock = node.components.clock;
+export async function watchRoutes(
+  app: FastifyInstance,
+  options: { reads: Pick<RegistryReads, 'watch'>; clock: Clock; config: Pick<RegistryConfig, 'cluster'> },
+): Promise<void> {
+  const { watch } = options.reads;
+  const { clock } = options;
+  const { cluster } = options.config;
 
   serve(app, WATCH_ROUTES.watch, async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
     const filter = { namespace: parseNamespace(query.namespace), services: parseServices(query.services), group: parseGroupFilter(query.group) };
-    node.watch.admit();
+    watch.admit();
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
@@ -84,7 +89,7 @@ export async function watchRoutes(app: FastifyInstance, options: { node: Registr
     const keepAlive = clock.setInterval(() => {
       if (!write(': keep-alive\n\n')) subscription.close();
     }, cluster.watchKeepAliveMs);
-    const subscription = node.watch.subscribeFrames(
+    const subscription = watch.subscribeFrames(
       filter,
       (frame) => write(frame.bytes()),
       () => {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { RegistryNode } from '../node.js';
+import type { RegistryReads } from '../app/reads.js';
 import { PrometheusSdQuery, responses, TargetGroups } from '../http/openapi/schemas.js';
 import { serve, type RouteGroup } from '../http/route-definition.js';
 import { parseSelection } from './selection.js';
@@ -30,8 +30,8 @@ export const PROMETHEUS_ROUTES = {
  * the access policy gives it the `read` scope on its namespace, and the readiness gate answers
  * 503 until the start-up sync is done (Prometheus then keeps its last targets and retries).
  */
-export async function prometheusSdRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
-  const { views } = options.node;
+export async function prometheusSdRoutes(app: FastifyInstance, options: { reads: Pick<RegistryReads, 'views'> }): Promise<void> {
+  const { views } = options.reads;
   serve(app, PROMETHEUS_ROUTES.targets, (request, reply) => {
     const selection = parseSelection(request.query as Record<string, unknown>);
     const services = (selection.services ?? views.servicesOf(selection.namespace)).map((service) =>

@@ -79,7 +79,7 @@ export default tseslint.config(
   ...coreFolders.map(coreRules),
   // The durability barrier is applied once, in the application layer (src/app/writes.ts): a
   // protocol's routes write through it and answer with `whenDurable`, never around it.
-  // (src/consul still calls durableWrite itself: it moves behind the app layer next.)
+  // (src/consul writes through it too, in ConsulWrites, whose results its routes chain with andThen.)
   {
     files: ['src/http/**/*.ts', 'src/eureka/**/*.ts', 'src/prometheus/**/*.ts'],
     rules: {

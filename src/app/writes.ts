@@ -27,8 +27,10 @@ export class RegistryWrites {
     return this.step((registry) => registry.register(input));
   }
 
+  /** The hot path: one closure, and no promise when the heartbeat only renewed a lease. */
   heartbeat(key: InstanceKey): Durable<StoredInstance> {
-    return this.step((registry) => registry.heartbeat(key), 'renewal');
+    const { registry, durability } = this.components;
+    return durableWrite(durability, () => registry.heartbeat(key), false) as Durable<StoredInstance>;
   }
 
   update(key: InstanceKey, patch: Partial<InstanceData>): Durable<StoredInstance> {

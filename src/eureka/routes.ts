@@ -4,7 +4,7 @@ import type { Application } from '../app/application.js';
 import { whenDurable } from '../app/durable-write.js';
 import type { Clock } from '../clock/clock.js';
 import type { RegistryConfig } from '../config/load.js';
-import type { InstanceData, InstanceStatus } from '../registry/types.js';
+import type { InstanceStatus } from '../registry/types.js';
 import { parseInstanceId, parseMetadata, parseName } from '../registry/validate.js';
 import { isServed } from '../registry/visibility.js';
 import {

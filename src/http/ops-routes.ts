@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
-import { ClusterView, Probe, responses, text } from './openapi/schemas.js';
+import { ClusterView, Probe, responses } from './openapi/schemas.js';
 import { serve, type RouteGroup } from './route-definition.js';
 
 /** The probes, open to anyone and answering before the start-up sync; the cluster view, for operators. */

@@ -93,4 +93,25 @@ export default tseslint.config(
   },
   ...coreFolders.map(coreRules),
   { files: ['src/**/*.ts'], ignores: coreFolders.map((folder) => `src/${folder}/**`), rules: { 'no-restricted-syntax': ['error', ...storeWrites] } },
+  // The durability barrier is applied once, in the application layer (src/app/writes.ts): a
+  // protocol's routes write through it and answer with `whenDurable`, never around it.
+  // (src/consul writes through it too, in ConsulWrites, whose results its routes chain with andThen.)
+  {
+    files: ['src/http/**/*.ts', 'src/eureka/**/*.ts', 'src/prometheus/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/app/durable-write.js'],
+              importNames: ['durableWrite', 'andThen'],
+              message: 'write through the application layer (src/app/writes.ts) and answer with whenDurable',
+            },
+            { group: ['**/registry/registry.js'], importNames: ['Registry'], message: 'routes write through the application layer (src/app), not the Registry' },
+          ],
+        },
+      ],
+    },
+  },
 );

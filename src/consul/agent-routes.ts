@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RegistryNode } from '../node.js';
 import { serviceIdentity } from '../registry/types.js';
-import { andThen } from '../http/durable-write.js';
+import { andThen } from '../app/durable-write.js';
 import type { ConsulAccess } from './access.js';
 import type { CheckChange } from './check-update.js';
 import { serviceEncoding } from './encodings.js';

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { applicationOf } from '../app/application.js';
 import type { ServerTls } from '../http/server.js';
 import type { Logger } from '../log/logger.js';
 import type { RegistryNode } from '../node.js';
@@ -63,7 +64,7 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
   const access = new ConsulAccess(node.config, node.components.clock);
   const blocking = new BlockingQueries({ views: node.views, clock: node.components.clock, rng: node.components.rng }, { maxWaiters: settings.blockingQueriesMax });
-  const writes = new ConsulWrites(node);
+  const writes = new ConsulWrites(node, applicationOf(node).writes);
   // Blocking queries would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => blocking.close());
   await app.register(agentRoutes, { node, access, writes });

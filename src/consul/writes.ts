@@ -1,6 +1,7 @@
 import type { Logger } from '../log/logger.js';
 import type { RegistryNode } from '../node.js';
-import { andThen, durableWrite } from '../http/durable-write.js';
+import { andThen } from '../app/durable-write.js';
+import type { RegistryWrites } from '../app/writes.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import type { RegistrationInput } from '../registry/validate.js';
 import { planCheckUpdate, type CheckChange } from './check-update.js';
@@ -9,8 +10,8 @@ import { checksOf } from './fields.js';
 
 /**
  * The Consul API's writes: the same registry operations and durability barrier as `/v1`
- * (client-routes.ts): register, cancel, heartbeat and update through `node.registry`, each
- * inside `durableWrite`, so no answer acknowledges a write the data dir does not hold. It also
+ * (client-routes.ts): register, cancel, heartbeat and update through the application layer
+ * (src/app/writes.ts), so no answer acknowledges a write the data dir does not hold. It also
  * remembers, per TTL check written or renewed here, when that was: the TTL sweep marks a check
  * critical when its TTL passes without an update.
  */
@@ -31,7 +32,10 @@ export class ConsulWrites {
   private readonly checkOwners = new Map<string, InstanceKey>();
   private readonly log: Logger;
 
-  constructor(private readonly node: RegistryNode) {
+  constructor(
+    private readonly node: RegistryNode,
+    private readonly writes: RegistryWrites,
+  ) {
     this.log = node.components.logger.child({ component: 'consul' });
   }
 
@@ -42,7 +46,7 @@ export class ConsulWrites {
   /** Registers (or registers again) an instance with its TTL checks. */
   register(input: RegistrationInput, resetTimers = true): StoredInstance | Promise<StoredInstance> {
     return andThen(
-      durableWrite(this.node.durability, () => this.node.registry.register(input)),
+      this.writes.register(input),
       ({ entry }) => {
         this.track(entry, resetTimers);
         return entry;
@@ -58,7 +62,7 @@ export class ConsulWrites {
         this.checkOwners.delete(tracked.checkId);
       }
     }
-    return durableWrite(this.node.durability, () => this.node.registry.cancel(key));
+    return this.writes.cancel(key);
   }
 
   /** The instance that holds check `checkId`, if this peer remembers it. */
@@ -78,7 +82,7 @@ export class ConsulWrites {
     else this.track(entry);
     const { write, lease } = plan;
     if (write === null) {
-      return plan.renew ? durableWrite(this.node.durability, () => registry.heartbeat(key), false) : entry;
+      return plan.renew ? this.writes.heartbeat(key) : entry;
     }
     if (lease !== null) {
       const { record } = entry;
@@ -90,7 +94,7 @@ export class ConsulWrites {
         leaseDurationMs: lease,
       }, false);
     }
-    return durableWrite(this.node.durability, () => {
+    return this.writes.step((registry) => {
       const updated = registry.update(key, { metadata: write.metadata, status: write.status });
       return plan.renew ? registry.heartbeat(key) : updated;
     });

@@ -1,37 +1,45 @@
 import type { FastifyInstance } from 'fastify';
-import { invalid } from '../errors.js';
-import type { GuardMode } from '../lease/self-preservation.js';
+import type { Static } from 'typebox';
 import type { RegistryNode } from '../node.js';
+import { EvictionGuards, GuardModes, responses } from './openapi/schemas.js';
+import { serve, type RouteGroup } from './route-definition.js';
 
-const MODES: readonly GuardMode[] = ['auto', 'off'];
-
-function parseMode(field: string, value: unknown): GuardMode | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !MODES.includes(value as GuardMode)) throw invalid(field, 'must be "auto" or "off"');
-  return value as GuardMode;
-}
+/** The operator routes: the admin scope, open before the start-up sync (an operator may need them then). */
+export const ADMIN_ROUTES = {
+  evictionGuards: {
+    method: 'GET',
+    url: '/v1/admin/eviction-guards',
+    access: 'admin',
+    gatedUntilReady: false,
+    doc: { summary: 'State of the eviction guards', tags: ['admin'], response: { 200: EvictionGuards } },
+  },
+  setEvictionGuards: {
+    method: 'PUT',
+    url: '/v1/admin/eviction-guards',
+    access: 'admin',
+    gatedUntilReady: false,
+    validateBody: true,
+    doc: {
+      summary: 'Switch self-preservation or the partition guard off, or back to auto',
+      tags: ['admin'],
+      body: GuardModes,
+      response: responses({ 200: EvictionGuards }, [400, 415]),
+    },
+  },
+} satisfies RouteGroup;
 
 /**
  * Operator routes under `/v1/admin` (their own plugin scope, for the admin scope of the
  * security layer). Settings made here are this peer's only and last until it restarts.
  */
-export async function adminRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
+export async function adminRoutes(app: FastifyInstance, options: { node: Pick<RegistryNode, 'safety' | 'reaper' | 'components'> }): Promise<void> {
   const { node } = options;
 
-  app.get('/v1/admin/eviction-guards', async () => node.safety.status(node.components.clock.nowMs()));
+  serve(app, ADMIN_ROUTES.evictionGuards, async () => node.safety.status(node.components.clock.nowMs()));
 
-  app.put('/v1/admin/eviction-guards', async (request) => {
-    const body = request.body;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw invalid('body', 'must be a JSON object {"selfPreservation": "auto"|"off", "partitionGuard": "auto"|"off"}');
-    }
-    const fields = body as Record<string, unknown>;
-    for (const field of Object.keys(fields)) {
-      if (field !== 'selfPreservation' && field !== 'partitionGuard') throw invalid(field, 'is not a known field');
-    }
-    const selfPreservation = parseMode('selfPreservation', fields.selfPreservation);
-    const partitionGuard = parseMode('partitionGuard', fields.partitionGuard);
-    if (!selfPreservation && !partitionGuard) throw invalid('body', 'must set selfPreservation or partitionGuard');
+  serve(app, ADMIN_ROUTES.setEvictionGuards, async (request) => {
+    // The body is checked by its schema (GuardModes) before this runs.
+    const { selfPreservation, partitionGuard } = request.body as Static<typeof GuardModes>;
     node.safety.setModes({ ...(selfPreservation ? { selfPreservation } : {}), ...(partitionGuard ? { partitionGuard } : {}) });
     // Decide again at once, so the answer (and the next read) reflects the switch.
     node.reaper.runOnce();

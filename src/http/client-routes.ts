@@ -1,9 +1,26 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Static } from 'typebox';
+import {
+  Cancelled,
+  Instance,
+  InstanceParams,
+  InstanceWithInterval,
+  NamespaceQuery,
+  RegisterBody,
+  responses,
+  ServiceList,
+  ServiceListing,
+  ServiceParams,
+  ServiceQuery,
+  StatusBody,
+} from './openapi/schemas.js';
+import { serve, type RouteGroup } from './route-definition.js';
 import { invalid, RegistryError } from '../errors.js';
-import type { RegistryNode } from '../node.js';
-import { listServices, orderByProximity } from '../registry/queries.js';
+import type { Application } from '../app/application.js';
+import { whenDurable } from '../app/durable-write.js';
+import type { RegistryConfig } from '../config/load.js';
+import { orderByProximity } from '../registry/queries.js';
 import { renewalIntervalMs } from '../registry/lease-terms.js';
-import { andThen, durableWrite } from './durable-write.js';
 import { InstanceJsonCache, listingBytes, selectListing, type ListingSelection } from './instance-json.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import {
@@ -14,7 +31,6 @@ import {
   parseName,
   parseNamespace,
   parseRegistration,
-  parseStatus,
 } from '../registry/validate.js';
 import { toInstanceView, toRenewedView } from '../registry/view.js';
 
@@ -37,22 +53,122 @@ function instanceKey(request: FastifyRequest): InstanceKey {
   };
 }
 
+/** The native client API's routes (docs/api.md): client tokens, closed until the start-up sync is done. */
+export const CLIENT_ROUTES = {
+  register: {
+    method: 'POST',
+    url: '/v1/instances',
+    access: 'write',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'Register an instance, or register it again',
+      description: 'Answers 201 for a new instance, 200 for a re-registration; the answer says how often to heartbeat.',
+      tags: ['instances'],
+      querystring: NamespaceQuery,
+      body: RegisterBody,
+      response: responses({ 200: InstanceWithInterval, 201: InstanceWithInterval }, [400, 413, 415]),
+    },
+  },
+  heartbeat: {
+    method: 'PUT',
+    url: '/v1/services/:service/instances/:id/heartbeat',
+    access: 'write',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'Renew the lease of an instance on this peer',
+      description: 'Never replicated. 404 means this peer does not know the instance: register again.',
+      tags: ['instances'],
+      params: InstanceParams,
+      querystring: NamespaceQuery,
+      response: responses({ 200: InstanceWithInterval }, [400, 404]),
+    },
+  },
+  status: {
+    method: 'PUT',
+    url: '/v1/services/:service/instances/:id/status',
+    access: 'write',
+    gatedUntilReady: true,
+    validateBody: true,
+    doc: {
+      summary: "Change an instance's status",
+      tags: ['instances'],
+      params: InstanceParams,
+      querystring: NamespaceQuery,
+      body: StatusBody,
+      response: responses({ 200: Instance }, [400, 404, 415]),
+    },
+  },
+  cancel: {
+    method: 'DELETE',
+    url: '/v1/services/:service/instances/:id',
+    access: 'write',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'Cancel an instance',
+      tags: ['instances'],
+      params: InstanceParams,
+      querystring: NamespaceQuery,
+      response: responses({ 200: Cancelled }, [400, 404]),
+    },
+  },
+  instance: {
+    method: 'GET',
+    url: '/v1/services/:service/instances/:id',
+    access: 'read',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'One instance, whatever its status',
+      tags: ['instances'],
+      params: InstanceParams,
+      querystring: NamespaceQuery,
+      response: responses({ 200: Instance }, [400, 404]),
+    },
+  },
+  service: {
+    method: 'GET',
+    url: '/v1/services/:service',
+    access: 'read',
+    gatedUntilReady: true,
+    doc: {
+      summary: "A service's instances (long poll with ?index=)",
+      description: 'By default the UP instances with a live lease; `?status=all` for every status. The `X-Registry-Index` header carries the revision.',
+      tags: ['services'],
+      params: ServiceParams,
+      querystring: ServiceQuery,
+      response: responses({ 200: ServiceListing }, [400, 429]),
+    },
+  },
+  services: {
+    method: 'GET',
+    url: '/v1/services',
+    access: 'read',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'Every service of a namespace with its instance counts',
+      tags: ['services'],
+      querystring: NamespaceQuery,
+      response: responses({ 200: ServiceList }, [400]),
+    },
+  },
+} satisfies RouteGroup;
+
 /** The native client API under `/v1` (see docs/api.md). */
-export async function clientRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
-  const { node } = options;
-  const { registry } = node;
-  const { limits, cluster } = node.config;
-  const view = () => registry.leaseView();
+export async function clientRoutes(
+  app: FastifyInstance,
+  options: { application: Application; config: Pick<RegistryConfig, 'limits' | 'cluster' | 'services'> },
+): Promise<void> {
+  const { writes, reads } = options.application;
+  const { limits, cluster, services } = options.config;
+  const view = () => reads.leaseView();
   /** The instance with how often its client should heartbeat. */
   const withInterval = (entry: StoredInstance) =>
     toRenewedView(entry, view(), renewalIntervalMs(entry.record, cluster.heartbeatIntervalMs));
-  const durably = <T>(write: () => T, refuseWhenFailed = true) => durableWrite(node.durability, write, refuseWhenFailed);
-  const listingJson = new InstanceJsonCache(registry.store, limits.listingCacheMaxBytes);
+  const listingJson = new InstanceJsonCache(reads.store, limits.listingCacheMaxBytes);
   app.addHook('onClose', async () => listingJson.close());
 
   // The write routes are not async: without a data dir (or with nothing to wait for) they
-  // answer in the same tick; `andThen` waits for the durability barrier only when there is one.
-  app.post('/v1/instances', (request, reply) => {
+  // answer in the same tick; `whenDurable` waits for the durability barrier only when there is one.
+  serve(app, CLIENT_ROUTES.register, (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
     const queryNamespace = (request.query as Query).namespace;
     const bodyNamespace = typeof body === 'object' && body !== null ? body.namespace : undefined;
@@ -64,44 +180,42 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
     }
     const namespace = parseNamespace(queryNamespace ?? bodyNamespace);
     const input = parseRegistration(body, namespace, limits, cluster);
-    return andThen(durably(() => registry.register(input)), ({ entry, created }) => {
+    return whenDurable(writes.register(input), ({ entry, created }) => {
       reply.code(created ? 201 : 200);
       return withInterval(entry);
     });
   });
 
-  app.put('/v1/services/:service/instances/:id/heartbeat', (request) => {
+  serve(app, CLIENT_ROUTES.heartbeat, (request) => {
     const key = instanceKey(request);
-    return andThen(durably(() => registry.heartbeat(key), false), withInterval);
+    return whenDurable(writes.heartbeat(key), withInterval);
   });
 
-  app.put('/v1/services/:service/instances/:id/status', async (request) => {
+  serve(app, CLIENT_ROUTES.status, async (request) => {
     const key = instanceKey(request);
-    const body = request.body as Record<string, unknown> | undefined;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new RegistryError('REG_ERR_VALIDATION', 'body: must be a JSON object {"status": ...}');
-    }
-    const status = parseStatus('status', body.status);
-    return toInstanceView(await durably(() => registry.update(key, { status })), view());
+    // The body is checked by its schema (StatusBody) before this runs.
+    const { status } = request.body as Static<typeof StatusBody>;
+    return whenDurable(writes.update(key, { status }), (entry) => toInstanceView(entry, view()));
   });
 
-  app.delete('/v1/services/:service/instances/:id', async (request) => {
+  serve(app, CLIENT_ROUTES.cancel, async (request) => {
     const key = instanceKey(request);
-    const entry = await durably(() => registry.cancel(key));
-    const { namespace, service, instanceId, version } = entry.record;
-    return { namespace, service, instanceId, version, cancelled: true };
+    return whenDurable(writes.cancel(key), (entry) => {
+      const { namespace, service, instanceId, version } = entry.record;
+      return { namespace, service, instanceId, version, cancelled: true };
+    });
   });
 
-  app.get('/v1/services/:service/instances/:id', async (request) => {
+  serve(app, CLIENT_ROUTES.instance, async (request) => {
     const key = instanceKey(request);
-    const entry = registry.find(key);
+    const entry = reads.find(key);
     if (!entry || entry.hidden) {
       throw new RegistryError('REG_ERR_INSTANCE_NOT_FOUND', `instance ${key.instanceId} of service ${key.service} is not registered`);
     }
     return toInstanceView(entry, view());
   });
 
-  app.get('/v1/services/:service', async (request, reply) => {
+  serve(app, CLIENT_ROUTES.service, async (request, reply) => {
     const namespace = namespaceOf(request);
     const service = parseName('service', (request.params as { service: string }).service);
     const query = request.query as Query;
@@ -115,31 +229,31 @@ export async function clientRoutes(app: FastifyInstance, options: { node: Regist
       const waitMs = Math.min(query.wait === undefined ? DEFAULT_WAIT_MS : parseDuration('wait', query.wait), cluster.longPollMaxWaitMs);
       const abort = new AbortController();
       reply.raw.on('close', () => abort.abort());
-      await node.watch.waitForChange(namespace, service, index, waitMs, abort.signal);
+      await reads.watch.waitForChange(namespace, service, index, waitMs, abort.signal);
     }
-    const threshold = node.config.services[`${namespace}/${service}`]?.protectThresholdRatio ?? cluster.protectThresholdRatio;
+    const threshold = services[`${namespace}/${service}`]?.protectThresholdRatio ?? cluster.protectThresholdRatio;
     const selection: ListingSelection = { allStatuses: query.status === 'all', protectThresholdRatio: threshold, group };
-    const served = node.views.get(namespace, service);
+    const served = reads.views.get(namespace, service);
     reply.header('X-Registry-Index', String(served.revision));
     if (query.near === undefined) {
       // The hottest read: the bytes of this listing are built once per view (a change, or at
       // most once a second for the lease countdown) from its second read on, and shared by
       // every reader (docs/api.md).
       reply.type('application/json; charset=utf-8');
-      return listingBytes(node.views, served, selection, listingJson, view);
+      return listingBytes(reads.views, served, selection, listingJson, view);
     }
     if (query.near.length === 0 || query.near.length > 64) throw invalid('near', 'must be a zone name of 1 to 64 characters');
     const { entries, ...listing } = selectListing(served, selection, view);
     const leases = { ...view(), nowMs: served.builtAtMs };
     const instances = entries.map((entry) => toInstanceView(entry, leases));
-    return { ...listing, instances: orderByProximity(instances, query.near, node.regionOfZone), near: query.near };
+    return { ...listing, instances: orderByProximity(instances, query.near, (zone) => reads.regionOfZone(zone)), near: query.near };
   });
 
-  app.get('/v1/services', async (request, reply) => {
+  serve(app, CLIENT_ROUTES.services, async (request, reply) => {
     const namespace = namespaceOf(request);
     const group = parseGroupFilter((request.query as Query).group);
-    const revision = registry.store.revision;
+    const revision = reads.store.revision;
     reply.header('X-Registry-Index', String(revision));
-    return { namespace, revision, services: listServices(registry.store, namespace, view(), group) };
+    return { namespace, revision, services: reads.services(namespace, group) };
   });
 }

@@ -19,7 +19,7 @@ function packageVersion(): string {
  * the root app before any route is added (it watches routes as they are added).
  */
 export async function installOpenApi(app: FastifyInstance, eurekaPrefixes: readonly string[]): Promise<void> {
-  attachRouteDocs(app, eurekaPrefixes);
+  attachRouteDocs(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -1,5 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { NodeMetrics } from '../metrics/node-metrics.js';
+import { text } from './openapi/schemas.js';
+import { serve, type RouteGroup } from './route-definition.js';
+
+export const METRICS_ROUTES = {
+  // Prometheus figures span every namespace (service names, counts, peers): operators only;
+  // scrapers send the token as a bearer token.
+  metrics: {
+    method: 'GET',
+    url: '/metrics',
+    access: 'admin',
+    gatedUntilReady: false,
+    doc: { summary: 'Prometheus metrics (docs/metrics.md)', tags: ['operations'], response: { 200: text('Prometheus text format 0.0.4') } },
+  },
+} satisfies RouteGroup;
 
 /** Routes whose requests are long-lived by design and so stay out of the latency histogram. */
 const STREAMS = new Set(['/v1/watch']);
@@ -29,7 +43,7 @@ export function instrumentHttp(app: FastifyInstance, metrics: NodeMetrics): void
  */
 export async function metricsRoutes(app: FastifyInstance, options: { metrics: NodeMetrics }): Promise<void> {
   const { metrics } = options;
-  app.get('/metrics', async (_request, reply) => {
+  serve(app, METRICS_ROUTES.metrics, async (_request, reply) => {
     const text = await metrics.scrape();
     return reply.header('content-type', metrics.contentType).send(text);
   });

@@ -1,9 +1,10 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { applicationOf } from '../app/application.js';
 import type { RegistryNode } from '../node.js';
 import { installAccessGuard } from './access-guard.js';
 import { adminRoutes } from './admin-routes.js';
 import { clientRoutes } from './client-routes.js';
-import { EUREKA_PREFIXES, eurekaApi } from './eureka/routes.js';
+import { EUREKA_PREFIXES, eurekaApi } from '../eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
 import { installReadinessGate } from './readiness-gate.js';
 import { NodeMetrics } from '../metrics/node-metrics.js';
@@ -107,15 +108,19 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const metrics = new NodeMetrics(node, { processMetrics: options.processMetrics ?? false });
   app.addHook('onClose', async () => metrics.stop());
   instrumentHttp(app, metrics);
+  // The protocols' routes get the application layer (reads, and writes behind the durability
+  // barrier) and the few settings and collaborators each needs, never the whole node.
+  const application = applicationOf(node);
+  const { clock } = node.components;
   await app.register(opsRoutes, { node });
-  await app.register(clientRoutes, { node });
+  await app.register(clientRoutes, { application, config: node.config });
   await app.register(peerRoutes, { node });
   await app.register(adminRoutes, { node });
-  await app.register(watchRoutes, { node });
-  await app.register(prometheusSdRoutes, { node });
+  await app.register(watchRoutes, { reads: application.reads, clock, config: node.config });
+  await app.register(prometheusSdRoutes, { reads: application.reads });
   // Watch streams and long polls would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => node.watch.closeAll());
-  await app.register(eurekaApi, { node, prefixes: EUREKA_PREFIXES });
+  await app.register(eurekaApi, { application, clock, config: node.config, prefixes: EUREKA_PREFIXES });
   await app.register(metricsRoutes, { metrics });
   await app.register(docsRoutes);
   await app.register(uiRoutes);

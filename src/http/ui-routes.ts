@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { RegistryError } from '../errors.js';
+import { responses, text } from './openapi/schemas.js';
+import { serve, type RouteGroup } from './route-definition.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -19,6 +22,33 @@ interface Asset {
   contentType: string;
   etag: string;
 }
+
+/**
+ * The dashboard's page and assets: static files with no registry data (the page then calls the
+ * API with the token the user gives it). A browser cannot send a bearer token with a page
+ * load, so they stay public.
+ */
+export const UI_ROUTES = {
+  page: {
+    method: 'GET',
+    url: '/',
+    access: 'public',
+    gatedUntilReady: false,
+    doc: { summary: 'The dashboard (HTML)', tags: ['dashboard'], response: responses({ 200: text('text/html') }, [503]) },
+  },
+  asset: {
+    method: 'GET',
+    url: '/ui/:file',
+    access: 'public',
+    gatedUntilReady: false,
+    doc: {
+      summary: "The dashboard's assets (scripts, styles), served by the peer",
+      tags: ['dashboard'],
+      params: Type.Object({ file: Type.String() }),
+      response: responses({ 200: text('JavaScript, CSS or an image') }, [404, 503]),
+    },
+  },
+} satisfies RouteGroup;
 
 /**
  * Where the built dashboard is: `dist/ui` beside the compiled server (`dist/http/../ui`), or,
@@ -69,6 +99,6 @@ export async function uiRoutes(app: FastifyInstance, options: { assets?: Map<str
     return reply.send(asset.body);
   };
 
-  app.get('/', async (request, reply) => send(request, reply, 'index.html'));
-  app.get('/ui/:file', async (request, reply) => send(request, reply, (request.params as { file: string }).file));
+  serve(app, UI_ROUTES.page, async (request, reply) => send(request, reply, 'index.html'));
+  serve(app, UI_ROUTES.asset, async (request, reply) => send(request, reply, (request.params as { file: string }).file));
 }

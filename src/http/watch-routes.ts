@@ -1,7 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { invalid } from '../errors.js';
-import type { RegistryNode } from '../node.js';
+import type { RegistryReads } from '../app/reads.js';
+import type { Clock } from '../clock/clock.js';
+import type { RegistryConfig } from '../config/load.js';
 import { parseGroupFilter, parseName, parseNamespace } from '../registry/validate.js';
+import { responses, text, WatchQuery } from './openapi/schemas.js';
+import { serve, type RouteGroup } from './route-definition.js';
 
 /** Most services one watch stream may name. */
 const MAX_WATCHED_SERVICES = 100;
@@ -14,6 +18,22 @@ function parseServices(value: unknown): string[] | null {
   if (names.length > MAX_WATCHED_SERVICES) throw invalid('services', `must name at most ${MAX_WATCHED_SERVICES} services`);
   return names.map((name) => parseName('services', name));
 }
+
+export const WATCH_ROUTES = {
+  watch: {
+    method: 'GET',
+    url: '/v1/watch',
+    access: 'read',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'Server-sent events: a snapshot per service, then deltas',
+      description: 'Events `snapshot`, `delta` (added, changed, removed) and `dropped`; a keep-alive comment on an idle stream.',
+      tags: ['services'],
+      querystring: WatchQuery,
+      response: responses({ 200: text('text/event-stream') }, [400, 429]),
+    },
+  },
+} satisfies RouteGroup;
 
 /**
  * `GET /v1/watch?services=a,b&namespace=ns`: server-sent events. First one `snapshot` event
@@ -29,15 +49,18 @@ function parseServices(value: unknown): string[] | null {
  * the references still queued, never a copy of what it was sent. Past `watchMaxWatchers` the
  * stream is refused with 429 and Retry-After, and the answer says to long-poll instead.
  */
-export async function watchRoutes(app: FastifyInstance, options: { node: RegistryNode }): Promise<void> {
-  const { node } = options;
-  const { cluster } = node.config;
-  const clock = node.components.clock;
+export async function watchRoutes(
+  app: FastifyInstance,
+  options: { reads: Pick<RegistryReads, 'watch'>; clock: Clock; config: Pick<RegistryConfig, 'cluster'> },
+): Promise<void> {
+  const { watch } = options.reads;
+  const { clock } = options;
+  const { cluster } = options.config;
 
-  app.get('/v1/watch', async (request, reply) => {
+  serve(app, WATCH_ROUTES.watch, async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
     const filter = { namespace: parseNamespace(query.namespace), services: parseServices(query.services), group: parseGroupFilter(query.group) };
-    node.watch.admit();
+    watch.admit();
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
@@ -66,7 +89,7 @@ export async function watchRoutes(app: FastifyInstance, options: { node: Registr
     const keepAlive = clock.setInterval(() => {
       if (!write(': keep-alive\n\n')) subscription.close();
     }, cluster.watchKeepAliveMs);
-    const subscription = node.watch.subscribeFrames(
+    const subscription = watch.subscribeFrames(
       filter,
       (frame) => write(frame.bytes()),
       () => {

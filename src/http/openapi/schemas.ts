@@ -3,9 +3,11 @@ import { instanceStatuses } from '../../registry/types.js';
 import { errorCatalogue } from '../../errors.js';
 
 /**
- * JSON schemas of the native API's payloads, for the OpenAPI description only (see
- * route-docs.ts: requests are still validated by src/registry/validate.ts, whose messages name
- * the field). They describe what docs/api.md describes.
+ * JSON schemas of the native API's payloads, for the OpenAPI description, and for the bodies
+ * of the routes whose definition says `validateBody` (their `errorMessage`s keep the answers
+ * the hand validators gave: body-schema.ts). The register body is described only: the core's
+ * `parseRegistration` (src/registry/validate.ts) judges it, for this API and Consul's alike.
+ * They describe what docs/api.md describes.
  */
 
 export const Status = Type.Union(
@@ -74,7 +76,11 @@ export const RegisterBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const StatusBody = Type.Object({ status: Status }, { additionalProperties: false });
+/** A status change's body, checked by this schema (other fields are ignored, as they always were). */
+export const StatusBody = Type.Object(
+  { status: Type.Union(Status.anyOf, { description: 'Instance status.', errorMessage: `must be one of ${instanceStatuses.join(', ')}` }) },
+  { errorMessage: { type: 'must be a JSON object {"status": ...}' } },
+);
 
 export const Cancelled = Type.Object({
   namespace: Type.String(),
@@ -133,12 +139,19 @@ export const TargetGroups = Type.Array(
 
 export const Probe = Type.Object({ status: Type.String(), peer: Type.String() });
 
+const GuardMode = Type.Union([Type.Literal('auto'), Type.Literal('off')], { errorMessage: 'must be "auto" or "off"' });
+
+/** The eviction-guard switches' body, checked by this schema: at least one known switch, nothing else. */
 export const GuardModes = Type.Object(
+  { selfPreservation: Type.Optional(GuardMode), partitionGuard: Type.Optional(GuardMode) },
   {
-    selfPreservation: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('off')])),
-    partitionGuard: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('off')])),
+    additionalProperties: false,
+    minProperties: 1,
+    errorMessage: {
+      type: 'must be a JSON object {"selfPreservation": "auto"|"off", "partitionGuard": "auto"|"off"}',
+      minProperties: 'must set selfPreservation or partitionGuard',
+    },
   },
-  { additionalProperties: false },
 );
 
 const Held = Type.Object({

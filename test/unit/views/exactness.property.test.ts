@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { registryDocument } from '../../../src/http/eureka/documents.js';
-import { PART_MAX_AGE_MS } from '../../../src/http/eureka/shared-documents.js';
-import { toXml } from '../../../src/http/eureka/xml.js';
+import { registryDocument } from '../../../src/eureka/documents.js';
+import { PART_MAX_AGE_MS } from '../../../src/eureka/shared-documents.js';
+import { toXml } from '../../../src/eureka/xml.js';
 import { listService } from '../../../src/registry/queries.js';
 import type { InstanceStatus } from '../../../src/registry/types.js';
 import type { InstanceView } from '../../../src/registry/view.js';

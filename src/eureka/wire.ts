@@ -1,8 +1,8 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { invalid } from '../../errors.js';
-import type { InstanceStatus } from '../../registry/types.js';
+import { invalid } from '../errors.js';
+import type { InstanceStatus } from '../registry/types.js';
 import { asInteger } from './instance-input.js';
 import type { RenewalQuery } from './status-rules.js';
 import { toEurekaStatus } from './status-rules.js';

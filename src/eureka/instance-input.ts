@@ -1,6 +1,6 @@
-import { invalid } from '../../errors.js';
+import { invalid } from '../errors.js';
 import { parseEurekaAttributes, type EurekaAttributes } from './attributes.js';
-import type { InstanceStatus } from '../../registry/types.js';
+import type { InstanceStatus } from '../registry/types.js';
 import {
   isHost,
   parseInstanceId,
@@ -9,7 +9,7 @@ import {
   parsePort,
   type InputLimits,
   type LeaseBounds,
-} from '../../registry/validate.js';
+} from '../registry/validate.js';
 import { toEurekaStatus, type RegistrationRequest } from './status-rules.js';
 
 /**

@@ -8,8 +8,8 @@ import {
   toEurekaStatus,
   type EurekaData,
   type RegistrationRequest,
-} from '../../../../src/http/eureka/status-rules.js';
-import type { InstanceStatus } from '../../../../src/registry/types.js';
+} from '../../../src/eureka/status-rules.js';
+import type { InstanceStatus } from '../../../src/registry/types.js';
 import { eurekaData } from './fixtures.js';
 
 describe('toEurekaStatus', () => {

@@ -1,6 +1,6 @@
-import { invalid } from '../../errors.js';
-import type { ProtocolExtension } from '../../registry/extensions.js';
-import { instanceStatuses, type InstanceData, type InstanceStatus } from '../../registry/types.js';
+import { invalid } from '../errors.js';
+import type { ProtocolExtension } from '../registry/extensions.js';
+import { instanceStatuses, type InstanceData, type InstanceStatus } from '../registry/types.js';
 
 /**
  * What a Eureka client tells about an instance beyond our core fields (host, port, status,

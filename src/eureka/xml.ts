@@ -1,5 +1,5 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { RegistryError } from '../../errors.js';
+import { RegistryError } from '../errors.js';
 
 /**
  * Eureka's XML, derived from its JSON shape by the convention both share: keys starting with

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseEurekaInstance } from '../../../../src/http/eureka/instance-input.js';
-import { expectRegistryError } from '../../../support/errors.js';
-import { testConfig } from '../../../support/node.js';
+import { parseEurekaInstance } from '../../../src/eureka/instance-input.js';
+import { expectRegistryError } from '../../support/errors.js';
+import { testConfig } from '../../support/node.js';
 import { DEFAULT_CLASS, javaClientBody, jsClientBody } from './fixtures.js';
 
 const config = testConfig();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RecentChanges } from '../../../../src/http/eureka/recent-changes.js';
-import { createTestNode } from '../../../support/node.js';
+import { RecentChanges } from '../../../src/eureka/recent-changes.js';
+import { createTestNode } from '../../support/node.js';
 import { eurekaData } from './fixtures.js';
 
 async function setup(windowMs = 180_000) {

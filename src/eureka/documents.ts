@@ -1,7 +1,8 @@
 import { eurekaOf } from './attributes.js';
-import type { InstanceStore, ServiceEntries } from '../../registry/store.js';
-import type { InstanceKey, StoredInstance } from '../../registry/types.js';
-import { isServed, type LeaseView } from '../../registry/visibility.js';
+import type { StoreReader } from '../app/reads.js';
+import type { ServiceEntries } from '../registry/store.js';
+import type { InstanceKey, StoredInstance } from '../registry/types.js';
+import { isServed, type LeaseView } from '../registry/visibility.js';
 import {
   appNameOf,
   reconcileHashCode,
@@ -23,7 +24,7 @@ import type { RecentChange } from './recent-changes.js';
  */
 
 export interface ReadContext {
-  store: InstanceStore;
+  store: StoreReader;
   /** The namespace the Eureka API serves. */
   namespace: string;
   view: LeaseView;
@@ -39,7 +40,7 @@ const byId = (a: StoredInstance, b: StoredInstance) =>
   a.record.instanceId < b.record.instanceId ? -1 : a.record.instanceId > b.record.instanceId ? 1 : 0;
 
 /** The services of the Eureka namespace that make up `app` (upper-cased name). */
-export function servicesOfApp(store: InstanceStore, namespace: string, app: string): ServiceEntries[] {
+export function servicesOfApp(store: StoreReader, namespace: string, app: string): ServiceEntries[] {
   const out: ServiceEntries[] = [];
   for (const entries of store.allServices()) {
     if (entries.namespace === namespace && appNameOf(entries.service) === app) out.push(entries);
@@ -48,7 +49,7 @@ export function servicesOfApp(store: InstanceStore, namespace: string, app: stri
 }
 
 /** Every app with at least one live instance, sorted by name; instances sorted by id. */
-export function liveApps(store: InstanceStore, namespace: string, view: LeaseView, app?: string): EurekaApp[] {
+export function liveApps(store: StoreReader, namespace: string, view: LeaseView, app?: string): EurekaApp[] {
   const apps = new Map<string, StoredInstance[]>();
   const services = app === undefined ? store.allServices() : servicesOfApp(store, namespace, app);
   for (const entries of services) {
@@ -70,7 +71,7 @@ export function liveApps(store: InstanceStore, namespace: string, view: LeaseVie
  * The instance `id` of `app`, deleted ones excluded (hidden ones included, as the registry's
  * writes want them). The upper-cased service comes first, then any other spelling of it.
  */
-export function findInApp(store: InstanceStore, namespace: string, app: string, id: string): StoredInstance | undefined {
+export function findInApp(store: StoreReader, namespace: string, app: string, id: string): StoredInstance | undefined {
   const exact = store.get({ namespace, service: app, instanceId: id });
   if (exact && exact.record.deleted === null) return exact;
   for (const entries of servicesOfApp(store, namespace, app)) {
@@ -81,13 +82,13 @@ export function findInApp(store: InstanceStore, namespace: string, app: string, 
 }
 
 /** The key a Eureka registration writes: the service already holding that id, else the app name. */
-export function registrationKey(store: InstanceStore, namespace: string, app: string, id: string): InstanceKey {
+export function registrationKey(store: StoreReader, namespace: string, app: string, id: string): InstanceKey {
   const existing = findInApp(store, namespace, app, id);
   return { namespace, service: existing?.record.service ?? app, instanceId: id };
 }
 
 /** The first live instance with this id in any app (`GET /eureka/instances/{id}`). */
-export function findLiveById(store: InstanceStore, namespace: string, id: string, view: LeaseView): StoredInstance | undefined {
+export function findLiveById(store: StoreReader, namespace: string, id: string, view: LeaseView): StoredInstance | undefined {
   for (const entries of store.allServices()) {
     if (entries.namespace !== namespace) continue;
     const entry = entries.instances.get(id);

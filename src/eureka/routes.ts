@@ -1,10 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { invalid, RegistryError } from '../../errors.js';
-import type { RegistryNode } from '../../node.js';
-import type { InstanceData, InstanceStatus } from '../../registry/types.js';
-import { parseInstanceId, parseMetadata, parseName } from '../../registry/validate.js';
-import { isServed } from '../../registry/visibility.js';
-import { durableWrite } from '../durable-write.js';
+import { invalid, RegistryError } from '../errors.js';
+import type { Application } from '../app/application.js';
+import { whenDurable } from '../app/durable-write.js';
+import type { Clock } from '../clock/clock.js';
+import type { RegistryConfig } from '../config/load.js';
+import type { InstanceStatus } from '../registry/types.js';
+import { parseInstanceId, parseMetadata, parseName } from '../registry/validate.js';
+import { isServed } from '../registry/visibility.js';
 import {
   deltaDocument,
   findInApp,
@@ -15,6 +17,8 @@ import {
 } from './documents.js';
 import { parseEurekaInstance } from './instance-input.js';
 import { toXml } from './xml.js';
+import { EUREKA_PREFIXES, EUREKA_ROUTES } from './route-definitions.js';
+import { serve } from '../http/route-definition.js';
 import { toEurekaInstance } from './instance-view.js';
 import { RecentChanges } from './recent-changes.js';
 import { sendBody, SharedEurekaDocuments, type Format } from './shared-documents.js';
@@ -43,18 +47,19 @@ import {
 /** How long a delta document is shared without a change: the window it answers moves with time. */
 const DELTA_MAX_AGE_MS = 1_000;
 
-/** Netflix's layout (eureka-js-client's default) and Spring Cloud's. */
-export const EUREKA_PREFIXES = ['/eureka/v2', '/eureka'] as const;
+export { EUREKA_PREFIXES } from './route-definitions.js';
 
 const VIP_MAX_LENGTH = 1_024;
 
+/** What the Eureka API needs: the application layer, the clock (status rules, delta window) and its settings. */
 export interface EurekaApiOptions {
-  node: RegistryNode;
+  application: Application;
+  clock: Clock;
+  config: Pick<RegistryConfig, 'limits' | 'cluster' | 'security'>;
   prefixes?: readonly string[];
 }
 
-interface RouteOptions {
-  node: RegistryNode;
+interface RouteOptions extends EurekaApiOptions {
   recent: RecentChanges;
   shared: SharedEurekaDocuments;
 }
@@ -83,37 +88,38 @@ function vipOf(request: FastifyRequest, name: 'vip' | 'svip'): string {
  * record with what `/v1` and replication see.
  */
 export async function eurekaApi(app: FastifyInstance, options: EurekaApiOptions): Promise<void> {
-  const { node } = options;
+  const { application, clock, config } = options;
+  const { reads } = application;
   const recent = new RecentChanges(
-    { clock: node.components.clock, store: node.store, leaseView: () => node.registry.leaseView() },
-    { windowMs: node.config.cluster.eurekaDeltaWindowMs, namespace: node.config.security.eurekaNamespace },
+    { clock, store: reads.store, leaseView: () => reads.leaseView() },
+    { windowMs: config.cluster.eurekaDeltaWindowMs, namespace: config.security.eurekaNamespace },
   );
   recent.start();
   app.addHook('onClose', async () => recent.stop());
   // One set of shared documents for every prefix: a flood of fetches shares one build.
   const shared = new SharedEurekaDocuments(
-    { views: node.views, leaseView: () => node.registry.leaseView() },
-    { namespace: node.config.security.eurekaNamespace, defaults: defaultsOf(node) },
+    { views: reads.views, leaseView: () => reads.leaseView() },
+    { namespace: config.security.eurekaNamespace, defaults: defaultsOf(config) },
   );
   for (const prefix of options.prefixes ?? EUREKA_PREFIXES) {
-    await app.register(eurekaRoutes, { prefix, node, recent, shared });
+    await app.register(eurekaRoutes, { ...options, prefix, recent, shared });
   }
 }
 
-function defaultsOf(node: RegistryNode) {
-  return { renewalIntervalSecs: Math.max(1, Math.round(node.config.cluster.heartbeatIntervalMs / 1000)) };
+function defaultsOf(config: Pick<RegistryConfig, 'cluster'>) {
+  return { renewalIntervalSecs: Math.max(1, Math.round(config.cluster.heartbeatIntervalMs / 1000)) };
 }
 
 async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
-  const { node, recent, shared } = options;
-  const { registry } = node;
-  const { store } = registry;
-  const { limits, cluster } = node.config;
-  const namespace = node.config.security.eurekaNamespace;
-  const defaults = defaultsOf(node);
-  const read = (): ReadContext => ({ store, namespace, view: registry.leaseView(), defaults });
-  /** Registry writes are answered only once durable (see src/http/durable-write.ts). */
-  const durably = <T>(write: () => T, refuseWhenFailed = true) => durableWrite(node.durability, write, refuseWhenFailed);
+  const { recent, shared, clock, config } = options;
+  const { reads, writes } = options.application;
+  const { store } = reads;
+  const { limits, cluster } = config;
+  const namespace = config.security.eurekaNamespace;
+  const defaults = defaultsOf(config);
+  const read = (): ReadContext => ({ store, namespace, view: reads.leaseView(), defaults });
+  // Registry writes go through the application layer and are answered once durable (whenDurable).
+  const done = (reply: FastifyReply) => () => reply.code(200).send();
   installWire(app);
 
   const formatOf = (request: FastifyRequest): Format => (wantsJson(request) ? 'json' : 'xml');
@@ -123,11 +129,11 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     const format = formatOf(request);
     return sendBody(reply, await shared.registry(format, gzipOf(request)), format);
   };
-  app.get('/apps', fullRegistry);
+  serve(app, EUREKA_ROUTES.apps, fullRegistry);
   // eureka-js-client asks for `<servicePath>` itself, which ends with a slash.
-  app.get('/apps/', fullRegistry);
+  serve(app, EUREKA_ROUTES.appsSlash, fullRegistry);
 
-  app.get('/apps/delta', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.delta, async (request, reply) => {
     const format = formatOf(request);
     const gzipped = gzipOf(request);
     const revision = store.revision;
@@ -138,13 +144,13 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     return sendBody(reply, { chunks: [body], bytes: body.length, gzipped }, format);
   });
 
-  app.get('/apps/:app', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.app, async (request, reply) => {
     const format = formatOf(request);
     const body = await shared.application(appOf(request), format, gzipOf(request));
     return body ? sendBody(reply, body, format) : sendNotFound(reply);
   });
 
-  app.post('/apps/:app', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.register, async (request, reply) => {
     const appName = appOf(request);
     if (request.body === UNSUPPORTED_BODY) {
       throw new RegistryError('REG_ERR_UNSUPPORTED_MEDIA_TYPE', 'body: send application/json or application/xml');
@@ -154,49 +160,47 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
       throw new RegistryError('REG_ERR_EUREKA_APP_MISMATCH', `instance.app: the body says ${parsed.app} but the URL says ${appName}`);
     }
     // Synchronous inside the write: read, decide, write (nothing can change in between).
-    await durably(() => {
+    const registered = writes.step((registry) => {
       const key = registrationKey(store, namespace, appName, parsed.instanceId);
       const current = registry.find(key);
       const plan = planRegistration(
         parsed,
         current && { data: eurekaView(current.record.data), leaseDurationMs: current.record.leaseDurationMs },
-        node.components.clock.nowMs(),
+        clock.nowMs(),
       );
       registry.register({ ...key, data: toCoreData(plan.data), leaseDurationMs: plan.leaseDurationMs });
     });
     // 204, not 200: Eureka clients take anything else for a failed registration.
-    return reply.code(204).send();
+    return whenDurable(registered, () => reply.code(204).send());
   });
 
-  app.get('/apps/:app/:id', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.instance, async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const entry = findInApp(store, namespace, appName, id);
-    if (!entry || !isServed(entry, registry.leaseView())) return sendNotFound(reply);
+    if (!entry || !isServed(entry, reads.leaseView())) return sendNotFound(reply);
     return sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) });
   });
 
-  app.put('/apps/:app/:id', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.heartbeat, async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const query = renewalQuery(request.query as Query);
     const found = findInApp(store, namespace, appName, id);
     if (!found) return sendNotFound(reply);
-    const registerAgain = await durably(() => {
+    const renewal = writes.step((registry) => {
       const entry = registry.heartbeat(found.record);
       const decision = decideRenewal(eurekaView(entry.record.data), query);
       if (decision.kind === 'register-again') return true;
       if (decision.patch) registry.update(entry.record, toCorePatch(entry.record.data, decision.patch));
       return false;
-    }, false);
-    if (registerAgain) return sendNotFound(reply);
-    return reply.code(200).send();
+    }, 'renewal');
+    return whenDurable(renewal, (registerAgain) => (registerAgain ? sendNotFound(reply) : reply.code(200).send()));
   });
 
-  app.delete('/apps/:app/:id', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.cancel, async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const found = findInApp(store, namespace, appName, id);
     if (!found) return sendNotFound(reply);
-    await durably(() => registry.cancel(found.record));
-    return reply.code(200).send();
+    return whenDurable(writes.cancel(found.record), done(reply));
   });
 
   /** Both status routes: read the query, find the instance, write what the rule plans. */
@@ -211,33 +215,33 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
       const found = findInApp(store, namespace, appName, id);
       if (!found) return sendNotFound(reply);
       const patch = plan(eurekaView(found.record.data), value, lastDirtyTimestampMs);
-      if (patch) await durably(() => registry.update(found.record, toCorePatch(found.record.data, patch)));
-      return reply.code(200).send();
+      if (!patch) return reply.code(200).send();
+      return whenDurable(writes.update(found.record, toCorePatch(found.record.data, patch)), done(reply));
     };
-  app.put(
-    '/apps/:app/:id/status',
+  serve(
+    app,
+    EUREKA_ROUTES.overrideStatus,
     statusRoute((data, value, dirtyMs) => (value === undefined ? null : planStatusOverride(data, value, dirtyMs)), true),
   );
-  app.delete('/apps/:app/:id/status', statusRoute(planOverrideRemoval, false));
+  serve(app, EUREKA_ROUTES.removeOverride, statusRoute(planOverrideRemoval, false));
 
-  app.put('/apps/:app/:id/metadata', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.metadata, async (request, reply) => {
     const { app: appName, id } = instanceOf(request);
     const pairs = Object.entries(request.query as Query).map(([key, value]) => [key, first(value) ?? ''] as const);
     const found = findInApp(store, namespace, appName, id);
     if (!found) return sendNotFound(reply);
     const metadata = parseMetadata('metadata', { ...found.record.data.metadata, ...Object.fromEntries(pairs) }, limits);
-    await durably(() => registry.update(found.record, { metadata }));
-    return reply.code(200).send();
+    return whenDurable(writes.update(found.record, { metadata }), done(reply));
   });
 
-  app.get('/instances/:id', async (request, reply) => {
+  serve(app, EUREKA_ROUTES.instanceById, async (request, reply) => {
     const id = parseInstanceId('id', (request.params as { id: string }).id);
-    const entry = findLiveById(store, namespace, id, registry.leaseView());
+    const entry = findLiveById(store, namespace, id, reads.leaseView());
     return entry ? sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) }) : sendNotFound(reply);
   });
 
-  app.get('/vips/:vip', async (request, reply) => sendDocument(request, reply, vipDocument(read(), vipOf(request, 'vip'), false)));
-  app.get('/svips/:svip', async (request, reply) =>
+  serve(app, EUREKA_ROUTES.vip, async (request, reply) => sendDocument(request, reply, vipDocument(read(), vipOf(request, 'vip'), false)));
+  serve(app, EUREKA_ROUTES.secureVip, async (request, reply) =>
     sendDocument(request, reply, vipDocument(read(), vipOf(request, 'svip'), true)),
   );
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../support/server.js';
+import { createTestServer, type TestServer } from '../../support/server.js';
 
 let server: TestServer;
 afterEach(async () => server?.app.close());

@@ -1,5 +1,5 @@
-import type { EurekaData } from '../../../../src/http/eureka/status-rules.js';
-import type { EurekaAttributes } from '../../../../src/http/eureka/attributes.js';
+import type { EurekaData } from '../../../src/eureka/status-rules.js';
+import type { EurekaAttributes } from '../../../src/eureka/attributes.js';
 
 export const DEFAULT_CLASS = 'com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo';
 

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../support/server.js';
+import { createTestServer, type TestServer } from '../../support/server.js';
 import { DEFAULT_CLASS, javaClientBody, jsClientBody } from './fixtures.js';
 
 let server: TestServer;

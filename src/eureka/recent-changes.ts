@@ -1,7 +1,8 @@
-import type { Clock } from '../../clock/clock.js';
-import type { InstanceStore, StoreChange } from '../../registry/store.js';
-import { instanceKeyString, type InstanceRecord, type StoredInstance } from '../../registry/types.js';
-import { isServed, type LeaseView } from '../../registry/visibility.js';
+import type { Clock } from '../clock/clock.js';
+import type { StoreReader } from '../app/reads.js';
+import type { StoreChange } from '../registry/store.js';
+import { instanceKeyString, type InstanceRecord, type StoredInstance } from '../registry/types.js';
+import { isServed, type LeaseView } from '../registry/visibility.js';
 import type { ActionType } from './instance-view.js';
 
 /** The last change of one instance within the window. */
@@ -14,7 +15,7 @@ export interface RecentChange {
 
 export interface RecentChangesComponents {
   clock: Clock;
-  store: InstanceStore;
+  store: StoreReader;
   leaseView: () => LeaseView;
 }
 

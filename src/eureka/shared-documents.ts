@@ -2,9 +2,9 @@ import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { gzip, gzipSync } from 'node:zlib';
 import type { FastifyReply } from 'fastify';
-import type { StoredInstance } from '../../registry/types.js';
-import type { LeaseView } from '../../registry/visibility.js';
-import type { ServiceViews, StableView } from '../../views/service-views.js';
+import type { StoredInstance } from '../registry/types.js';
+import type { LeaseView } from '../registry/visibility.js';
+import type { ServiceViews, StableView } from '../views/service-views.js';
 import { appNameOf, toEurekaInstance, type ViewDefaults } from './instance-view.js';
 import { toXml } from './xml.js';
 

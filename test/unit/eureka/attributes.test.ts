@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { expectRegistryError } from '../../../support/errors.js';
-import { eurekaOf, parseEurekaAttributes, sameEurekaAttributes, toCoreData, toCorePatch } from '../../../../src/http/eureka/attributes.js';
-import { createTestNode } from '../../../support/node.js';
+import { expectRegistryError } from '../../support/errors.js';
+import { eurekaOf, parseEurekaAttributes, sameEurekaAttributes, toCoreData, toCorePatch } from '../../../src/eureka/attributes.js';
+import { createTestNode } from '../../support/node.js';
 import { eurekaAttributes, eurekaData } from './fixtures.js';
 
 describe('parseEurekaAttributes', () => {

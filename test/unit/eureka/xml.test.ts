@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeMetadataName, encodeMetadataName, fromXml, toXml } from '../../../../src/http/eureka/xml.js';
-import { expectRegistryError } from '../../../support/errors.js';
+import { decodeMetadataName, encodeMetadataName, fromXml, toXml } from '../../../src/eureka/xml.js';
+import { expectRegistryError } from '../../support/errors.js';
 
 describe('toXml', () => {
   it('writes attributes, text, repeated elements, self-closing empties and Eureka names', () => {

@@ -1,6 +1,6 @@
 import { eurekaOf } from './attributes.js';
-import { parseVersion } from '../../clock/hlc.js';
-import type { StoredInstance } from '../../registry/types.js';
+import { parseVersion } from '../clock/hlc.js';
+import type { StoredInstance } from '../registry/types.js';
 import { DEFAULT_DATA_CENTER_CLASS } from './instance-input.js';
 
 /**

@@ -1,9 +1,9 @@
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SharedEurekaDocuments, SLICE_INSTANCES } from '../../../../src/http/eureka/shared-documents.js';
-import { registryDocument } from '../../../../src/http/eureka/documents.js';
-import { toXml } from '../../../../src/http/eureka/xml.js';
-import { createTestServer, type TestServer } from '../../../support/server.js';
+import { SharedEurekaDocuments, SLICE_INSTANCES } from '../../../src/eureka/shared-documents.js';
+import { registryDocument } from '../../../src/eureka/documents.js';
+import { toXml } from '../../../src/eureka/xml.js';
+import { createTestServer, type TestServer } from '../../support/server.js';
 
 let server: TestServer | undefined;
 afterEach(async () => server?.app.close());

@@ -1,5 +1,5 @@
 import type { EurekaAttributes, EurekaView } from './attributes.js';
-import { instanceStatuses, type InstanceData, type InstanceStatus } from '../../registry/types.js';
+import { instanceStatuses, type InstanceData, type InstanceStatus } from '../registry/types.js';
 
 /**
  * Eureka's status rules, as pure functions. Netflix Eureka decides an instance's status with a

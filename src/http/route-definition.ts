@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+
+/**
+ * Who may call a route:
+ *
+ * - `public`: anyone (liveness and readiness probes, and static files that hold no registry
+ *   data: the dashboard's page and assets, the API description);
+ * - `read`, `write`: a token with that scope on the request's namespace (`write` implies `read`);
+ * - `admin`: a token with the admin scope (operator routes; not bound to a namespace);
+ * - `peer`: another peer: a request signed with the cluster secret, or a verified peer
+ *   certificate; client tokens never work here;
+ * - `eureka-read`, `eureka-write`: as read and write, on the configured Eureka namespace,
+ *   with the token as a bearer token or as the password of HTTP basic authentication.
+ */
+export type AccessClass = 'public' | 'read' | 'write' | 'admin' | 'peer' | 'eureka-read' | 'eureka-write';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** What the OpenAPI description says about one route: fastify's schema keywords, a summary and tags. */
+export type RouteDoc = FastifySchema & { summary: string; description?: string; tags: string[] };
+
+/**
+ * A route, declared once: everything the server derives from it (the access policy, the
+ * readiness gate, the OpenAPI description, request validation) reads this, and the route is
+ * registered from it (`serve`), so its method and path are written nowhere else.
+ */
+export interface RouteDefinition {
+  method: HttpMethod;
+  /** The path as fastify registers it (`/v1/services/:service`), within its plugin's prefix. */
+  url: string;
+  access: AccessClass;
+  /**
+   * Answers 503 `REG_ERR_NOT_READY` until the start-up sync is done: true for the routes that
+   * read or write the registry for clients (an incomplete registry would miss instances, and
+   * a heartbeat would get a 404 for an instance registered elsewhere); false for probes, the
+   * peer API (others must reach us while we sync), the cluster view, operator routes and
+   * static files.
+   */
+  gatedUntilReady: boolean;
+  /** Absent only for the routes a plugin adds and hides itself (the API description's own page). */
+  doc?: RouteDoc;
+  /**
+   * The request's body is checked against `doc.body` before the handler runs, and a body that
+   * does not fit is answered 400 as the hand validators would (errors.ts maps the schema's
+   * findings to `{code, message}`). Off: the schema only documents the body.
+   */
+  validateBody?: boolean;
+}
+
+/** The definitions of one route group, by a name for each route. */
+export type RouteGroup = Record<string, RouteDefinition>;
+
+/** The key fastify's routes are known by here: `METHOD pattern`. */
+export function routeKey(method: string, url: string): string {
+  return `${method} ${url}`;
+}
+
+/** A group's definitions under a prefix (a plugin registered with `{ prefix }` adds it to every url). */
+export function underPrefix(prefix: string, group: RouteGroup, tags: string[]): RouteDefinition[] {
+  return Object.values(group).map((definition) => ({
+    ...definition,
+    url: `${prefix}${definition.url}`,
+    ...(definition.doc ? { doc: { ...definition.doc, tags } } : {}),
+  }));
+}
+
+type Handler = (request: FastifyRequest, reply: FastifyReply) => unknown;
+
+/** Registers a route from its definition; `options` holds what only a running server knows (a body limit). */
+export function serve(app: FastifyInstance, definition: RouteDefinition, handler: Handler, options: { bodyLimit?: number } = {}): void {
+  app.route({ method: definition.method, url: definition.url, handler, ...options });
+}

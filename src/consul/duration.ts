@@ -25,11 +25,3 @@ export function goDurationMs(text: string): number | undefined {
   }
   return Number.isFinite(totalMs) ? totalMs : undefined;
 }
-
-/** A duration as Consul writes it back (`30s`, `1m0s` style is not needed: whole units only). */
-export function formatGoDuration(ms: number): string {
-  if (ms % 3_600_000 === 0 && ms > 0) return `${ms / 3_600_000}h0m0s`;
-  if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m0s`;
-  if (ms % 1_000 === 0) return `${ms / 1_000}s`;
-  return `${ms}ms`;
-}

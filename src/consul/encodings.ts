@@ -72,8 +72,6 @@ export interface InstanceFilter {
   nearZone: string | null;
 }
 
-export const NO_FILTER: InstanceFilter = { passing: false, tags: [], datacenter: null, nearZone: null };
-
 /** The instances a filter keeps, in the order it asks for. */
 export function selectInstances(
   encoding: ServiceEncoding,

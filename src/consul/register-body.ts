@@ -53,7 +53,6 @@ function durationField(name: string, value: unknown): number | undefined {
 const ACTIVE_CHECK_FIELDS = ['HTTP', 'TCP', 'UDP', 'GRPC', 'H2PING', 'Args', 'Script', 'DockerContainerID', 'Shell', 'AliasService', 'AliasNode', 'OSService'];
 
 export interface CheckContext {
-  serviceId: string;
   serviceName: string;
   limits: LeaseLimits;
   /** The checks of the instance before this register: a check registered again without a Status keeps its state. */
@@ -173,7 +172,7 @@ export function parseConsulRegistration(body: unknown, context: RegisterContext)
   const meta = field(body, 'Meta') ?? {};
   const tags = parseTags(field(body, 'Tags'));
   const weights = parseWeights(field(body, 'Weights'));
-  const checkContext: CheckContext = { serviceId: id, serviceName: name, limits: context.bounds, previousChecks: context.previousChecks };
+  const checkContext: CheckContext = { serviceName: name, limits: context.bounds, previousChecks: context.previousChecks };
   const single = field(body, 'Check');
   const many = field(body, 'Checks');
   if (many !== undefined && many !== null && !Array.isArray(many)) throw badRequest('Checks: must be an array of checks');

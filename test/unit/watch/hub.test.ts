@@ -252,6 +252,28 @@ describe('WatchHub sharing and coalescing', () => {
     }
   });
 
+  it('gathers what changes while a frame is still being written into the next frame, rather than queueing one per window', async () => {
+    const { node, clock } = await createTestNode();
+    const all = Array.from({ length: FAN_OUT_SLICE * 2 + 88 }, () => collector());
+    // Each delta takes 1 ms to write to each subscriber: the frame takes 600 ms, in three slices.
+    for (const { sink } of all) {
+      node.watch.subscribe({ namespace: 'default', services: ['orders'] }, (event) => {
+        if (event.type === 'delta') clock.jump(1);
+        return sink(event);
+      });
+    }
+    node.registry.register(instance('a'));
+    await clock.advance(QUIET_GATHER_MS);
+    // The first slice is out; two more to go. Changes meanwhile wait for the frame to be written.
+    node.registry.register(instance('b'));
+    await clock.advance(10);
+    node.registry.register(instance('c'));
+    await clock.advance(1_000);
+    for (const { events } of all) {
+      expect(events.filter((event) => event.type === 'delta').map((event) => (event.type === 'delta' ? ids(event.added) : []))).toEqual([['a'], ['b', 'c']]);
+    }
+  });
+
   it('flushes pending changes before a new subscriber joins, so its snapshot and the next delta agree', async () => {
     const { node, clock } = await createTestNode();
     node.registry.register(instance('a'));

@@ -21,6 +21,7 @@ import dnsPacket from 'dns-packet';
 import { freePort } from '../test/support/fault-proxy.js';
 import { percentile, pool, progress, quick as quickFlag, round, send, sleep } from './lib.js';
 import { pinLoadGenerator, pinningAvailable, startPeer, startServer, type ServerProcess } from './processes.js';
+import { median } from './single-peer.js';
 
 export interface DnsResult {
   instances: number;
@@ -207,9 +208,7 @@ export async function benchDns(options: { quick: boolean }): Promise<DnsResult> 
     pinLoadGenerator(false);
     const registered = await registerToAnswer(peer, dnsPort, options.quick ? 10 : 30);
     progress(`dns register to answer: p50 ${registered.p50Ms} ms, p99 ${registered.p99Ms} ms (register round trip p50 ${registered.writeAckP50Ms} ms)`);
-    const sorted = [...pairRatios].sort((a, b) => a - b);
-    const middle = Math.floor(sorted.length / 2);
-    const ratio = round(sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2, 2);
+    const ratio = round(median(pairRatios), 2);
     const perSecond = (total: { answers: number; ms: number }) => Math.round(total.answers / (total.ms / 1_000));
     return {
       instances: INSTANCES,

@@ -28,6 +28,7 @@ import { RealCluster } from '../test/support/real-cluster.js';
 import { freePort } from '../test/support/fault-proxy.js';
 import { loopbackOnly, percentile, pool, progress, quick, round, runBounded, send, sleep, writeResult } from './lib.js';
 import { pinLoadGenerator, pinningAvailable, startPeer, startServer, type ServerProcess } from './processes.js';
+import { median } from './single-peer.js';
 import { idsInDelta, SseParser, type WatchDelta } from './sse-client.js';
 
 export interface DiscoverPoint {
@@ -124,12 +125,6 @@ async function rate(target: ReturnType<typeof pool>, path: string, roundMs: numb
   });
   return run.done / (run.elapsedMs / 1_000);
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 /** Rounds of the peer and the bare server alternating (and which goes first): medians and the rounds' ratios. */
 async function alternatingRates(peerUrl: string, bareUrl: string, path: string, rounds: number, roundMs: number) {

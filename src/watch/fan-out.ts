@@ -9,6 +9,8 @@ export const FAN_OUT_SLICE = 256;
 
 /** One frame on its way to the subscribers it was made for. */
 interface Job<S, F> {
+  /** What the frame is of (a service key): `sending` answers by it. */
+  key: string;
   frame: F;
   subscribers: S[];
   next: number;
@@ -33,14 +35,14 @@ export class FanOut<S, F> {
     private readonly deliver: (subscriber: S, frame: F) => void,
   ) {}
 
-  /** Frames waiting (or part-way) to go out. */
-  get queued(): number {
-    return this.queue.length;
+  /** Whether a frame of `key` is still queued or part-way out. */
+  sending(key: string): boolean {
+    return this.queue.some((job) => job.key === key);
   }
 
-  /** Sends `frame` to `subscribers`; `done` is told when the last of them has it. */
-  send(frame: F, subscribers: S[], done?: (startedMs: number, endedMs: number) => void): void {
-    this.queue.push({ frame, subscribers, next: 0, startedMs: this.clock.nowMs(), done });
+  /** Sends `frame` (of `key`) to `subscribers`; `done` is told when the last of them has it. */
+  send(key: string, frame: F, subscribers: S[], done?: (startedMs: number, endedMs: number) => void): void {
+    this.queue.push({ key, frame, subscribers, next: 0, startedMs: this.clock.nowMs(), done });
     if (this.timer === undefined) this.pump();
   }
 

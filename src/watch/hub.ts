@@ -96,8 +96,6 @@ export class WatchHub {
   private subscriberCount = 0;
   private waiterCount = 0;
   private readonly counters = { eventsSent: 0, dropped: 0 };
-  /** Frames of each service still being written (by service key), see `due`. */
-  private readonly writing = new Map<string, number>();
   /** Frames on their way to their subscribers, a slice per turn of the event loop (fan-out.ts). */
   private readonly fanOut: FanOut<Subscriber, WatchFrame>;
   private readonly unsubscribe: () => void;
@@ -192,7 +190,6 @@ export class WatchHub {
     this.closed = true;
     this.unsubscribe();
     this.fanOut.clear();
-    this.writing.clear();
     for (const pending of this.pending.values()) pending.timer.cancel();
     this.pending.clear();
     const subscribers = new Set<Subscriber>();
@@ -281,7 +278,7 @@ export class WatchHub {
     // waits and goes out as one frame once it is done: a frame per window while each took longer
     // than the window to write backed frames up behind each other (5,000 subscribers: a
     // 100-change burst reached the last of them 1.9 s after the last write).
-    if ((this.writing.get(key) ?? 0) > 0) {
+    if (this.fanOut.sending(key)) {
       pending.due = true;
       return;
     }
@@ -312,17 +309,13 @@ export class WatchHub {
     // change (bench/read-scale.ts, 5,000 subscribers).
     const pushed = (startedMs: number, endedMs: number) => {
       if (entries && endedMs > startedMs) this.lastChangeAtMs.set(entries, Math.max(endedMs, this.lastChangeAtMs.get(entries) ?? 0));
-      const left = (this.writing.get(key) ?? 1) - 1;
-      if (left > 0) return void this.writing.set(key, left);
-      this.writing.delete(key);
-      // A window that came due meanwhile goes out now.
-      if (this.pending.get(key)?.due) this.flush(key);
+      // A window that came due meanwhile goes out once the service's last frame is written.
+      if (!this.fanOut.sending(key) && this.pending.get(key)?.due) this.flush(key);
     };
     for (const channel of [...groups.values()]) {
       const delta = channel.advance(pending.ids, current, revision);
       if (!delta) continue;
-      this.writing.set(key, (this.writing.get(key) ?? 0) + 1);
-      this.fanOut.send(new WatchFrame(delta), [...channel.subscribers], pushed);
+      this.fanOut.send(key, new WatchFrame(delta), [...channel.subscribers], pushed);
     }
   }
 

@@ -16,6 +16,7 @@ import { InstanceStore } from './registry/store.js';
 import { AntiEntropy } from './replication/anti-entropy.js';
 import { bootstrap, type BootstrapResult } from './replication/bootstrap.js';
 import { Inbox } from './replication/inbox.js';
+import { LeaseCheck } from './replication/lease-check.js';
 import { PeerService } from './replication/peer-service.js';
 import { Replicator } from './replication/replicator.js';
 import type { PeerDescriptor, PeerTransport } from './transport/transport.js';
@@ -40,6 +41,8 @@ export interface NodeComponents {
 export const DIGEST_BUCKETS = 4096;
 /** Digest buckets per start-up snapshot page (16 pages in all). */
 const SNAPSHOT_BUCKETS_PER_PAGE = 256;
+/** Most instances one lease check asks a peer about in one call (a peer accepts up to 20,000). */
+const LEASE_CHECK_BATCH_ENTRIES = 5_000;
 
 /**
  * One registry peer without its HTTP server: the store and registry operations, the lease
@@ -96,9 +99,9 @@ export class RegistryNode {
     const leases = leasesOf({ ...base, store: this.store, hlc: this.hlc, membership: this.membership, node: this }, config, this.startedAtMs);
     this.safety = leases.safety;
     this.registry = leases.registry;
-    this.reaper = leases.reaper;
     const replication = replicationOf({ ...base, registry: this.registry, membership: this.membership }, config);
     this.inbox = replication.inbox;
+    this.reaper = reaperOf({ ...base, registry: this.registry, membership: this.membership, safety: this.safety, inbox: this.inbox }, config);
     this.replicator = replication.replicator;
     this.antiEntropy = replication.antiEntropy;
     this.peerApi = replication.peerApi;
@@ -229,7 +232,7 @@ function leasesOf(
   },
   config: RegistryConfig,
   startedAtMs: number,
-): { safety: EvictionSafety; registry: Registry; reaper: Reaper } {
+): { safety: EvictionSafety; registry: Registry } {
   const { clock, rng, logger, membership, node } = parts;
   const { cluster, self } = config;
   const safety = new EvictionSafety({ ...cluster, startedAtMs }, logger);
@@ -256,8 +259,31 @@ function leasesOf(
       },
     },
   );
-  const reaper = new Reaper(
-    { clock, rng, registry, membership, safety, logger },
+  return { safety, registry };
+}
+
+/**
+ * The lease reaper, and the question it asks the other peers before it evicts what this peer
+ * owns (the lease check: it applies their takeovers through the inbox).
+ */
+function reaperOf(
+  parts: BaseComponents & { registry: Registry; membership: Membership; safety: EvictionSafety; inbox: Inbox },
+  config: RegistryConfig,
+): Reaper {
+  const { clock, rng, transport, logger, registry, membership, safety, inbox } = parts;
+  const { cluster, self } = config;
+  const expiryCheck = new LeaseCheck(
+    {
+      transport,
+      inbox,
+      logger,
+      livePeers: () => membership.list().filter((m) => membership.isUp(m.descriptor.id)).map((m) => m.descriptor),
+      reportContact: (peerId) => membership.reportContact(peerId),
+    },
+    { selfId: self.id, callTimeoutMs: cluster.peerCallTimeoutMs, batchMaxEntries: LEASE_CHECK_BATCH_ENTRIES },
+  );
+  return new Reaper(
+    { clock, rng, registry, membership, safety, logger, expiryCheck },
     {
       evictionIntervalMs: cluster.evictionIntervalMs,
       tombstoneTtlMs: cluster.tombstoneTtlMs,
@@ -266,7 +292,6 @@ function leasesOf(
       renewalWindowMs: cluster.renewalWindowMs,
     },
   );
-  return { safety, registry, reaper };
 }
 
 /**
@@ -318,7 +343,7 @@ function replicationOf(
       pushBatchMaxRecords: cluster.replicationBatchMaxRecords,
     },
   );
-  const peerApi = new PeerService({ membership, inbox, antiEntropy });
+  const peerApi = new PeerService({ membership, inbox, antiEntropy, registry });
   return { inbox, replicator, antiEntropy, peerApi };
 }
 

@@ -52,7 +52,19 @@ export function relayedLease(entry: StoredInstance, untilMs: number): Pick<Local
 }
 
 /**
- * The lease of an instance taken over here (a heartbeat's takeover, or an eviction reasserted):
+ * Whether this peer takes over an instance whose owner, `askingOwner`, found its lease ended and
+ * asks before it evicts (the `lease-check` peer call): yes when the asker still owns it here,
+ * at the very version it holds (a takeover of an older version here would outvote a change
+ * made on the owner since), and a client heartbeated it here within its lease (`heardUntilMs`
+ * ahead). That client moved to this peer while the owner lived, so only this peer hears it.
+ */
+export function takesOverAtExpiry(entry: StoredInstance, askingOwner: string, version: string, nowMs: number): boolean {
+  const { record } = entry;
+  return record.deleted === null && record.owner === askingOwner && record.version === version && entry.heardUntilMs > nowMs;
+}
+
+/**
+ * The lease of an instance taken over here (a heartbeat's takeover, an eviction reasserted, or an owner's lease check):
  * owned from now, renewed until `untilMs`; what a client here vouched for is kept if longer.
  */
 export function takenOverLease(entry: StoredInstance, untilMs: number, nowMs: number): LocalLeaseState {
@@ -136,6 +148,7 @@ export const OWNERSHIP_RULES: OwnershipRules = {
   registeredLease,
   ownLease,
   relayedLease,
+  takesOverAtExpiry,
   takenOverLease,
   remoteLease,
   ownerDownLeaseExpiresAtMs,

@@ -22,6 +22,20 @@ export interface MembershipView extends PeerLiveness {
   wholeRegionDown?(peerId: string): boolean;
 }
 
+/**
+ * What the owner does before it evicts an instance whose lease ran out: asks the other peers
+ * whether one of them hears its client (replication/lease-check.ts). Absent: evict at once.
+ */
+export interface ExpiryCheck {
+  /**
+   * Of `expired` (owned here, lease ended, no guard holding them), those cleared for eviction
+   * now; the others stay served while the peers are asked. `answered` is called once the
+   * peers have answered about the ones asked now, so that they are evicted without waiting
+   * for the next interval.
+   */
+  clear(expired: readonly StoredInstance[], nowMs: number, answered: () => void): StoredInstance[];
+}
+
 export interface ReaperComponents {
   clock: Clock;
   rng: Rng;
@@ -29,6 +43,7 @@ export interface ReaperComponents {
   membership: MembershipView;
   safety: EvictionSafety;
   logger: Logger;
+  expiryCheck?: ExpiryCheck;
 }
 
 export interface ReaperInit {
@@ -49,6 +64,8 @@ export interface ReaperRun {
   hidden: number;
   tombstonesPurged: number;
   held: HeldCounts;
+  /** Owned instances whose lease ran out, kept served while the other peers are asked whether they hear them. */
+  checking: number;
 }
 
 /** The candidates and figures a reaper run found, before anything is done. */
@@ -187,6 +204,11 @@ export class Reaper {
     this.timer = undefined;
   }
 
+  /** The peers answered a lease check: what they do not hear is evicted now, not an interval later. */
+  private answered(): void {
+    if (this.timer) this.runOnce();
+  }
+
   /** One pass over the registry; synchronous, so nothing changes under it. */
   runOnce(): ReaperRun {
     const { clock, registry, membership, rng, safety } = this.components;
@@ -214,17 +236,31 @@ export class Reaper {
     this.holdingDownOwners = guards.holdDownOwners;
 
     const candidates: StoredInstance[] = [];
+    let checking = 0;
     if (guards.suspendOwnedExpiry) held.selfPreservation = scan.expiredOwned.length;
     else {
       // An instance this peer took back at a restart (from its data dir or a snapshot) and has
       // not heard since may be heartbeating a peer it cannot reach: held by the same rule the
       // reads apply (see heldAfterRestart), so that no read sees it unserved before this run.
+      const expired: StoredInstance[] = [];
       for (const entry of shuffled(rng, scan.expiredOwned)) {
         if (heldAfterRestart(entry, nowMs, membership)) {
           held.partitionGuard += 1;
           registry.hold(entry);
-        } else candidates.push(entry);
+        } else expired.push(entry);
       }
+      // Before evicting, the other peers are asked whether one of them hears the client; the
+      // instances asked about stay served (held) until they answer.
+      const cleared = this.components.expiryCheck?.clear(expired, nowMs, () => this.answered()) ?? expired;
+      if (cleared.length < expired.length) {
+        const evictable = new Set(cleared);
+        for (const entry of expired) {
+          if (evictable.has(entry)) continue;
+          registry.hold(entry);
+          checking += 1;
+        }
+      }
+      candidates.push(...cleared);
     }
     const orphans = guards.holdDownOwners ? [] : scan.orphans;
     candidates.push(...orphans);
@@ -253,6 +289,7 @@ export class Reaper {
       hidden,
       tombstonesPurged: scan.expiredTombstones.length,
       held,
+      checking,
     };
     if (plan.evict.length > 0 || held.serviceCap + held.runCap > 0) this.log.debug({ ...run }, 'reaper run');
     this.lastRun = run;

@@ -137,6 +137,11 @@ export class Membership implements MembershipView {
     return sinceMs;
   }
 
+  othersUp(): boolean {
+    for (const member of this.members.values()) if (member.state === 'up' || member.state === 'suspect') return true;
+    return false;
+  }
+
   wholeRegionDown(peerId: string): boolean {
     const region = this.members.get(peerId)?.descriptor.region;
     if (region === undefined || region === this.init.self.region) return false;

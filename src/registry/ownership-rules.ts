@@ -35,6 +35,8 @@ export interface OwnershipRules {
   ownLease(untilMs: number, ownedSinceMs: number): LocalLeaseState;
   /** The local lease a heartbeat relayed for a live owner moves. */
   relayedLease(entry: StoredInstance, untilMs: number): Pick<LocalLeaseState, 'heardUntilMs' | 'leaseExpiresAtMs'>;
+  /** Whether this peer takes `entry` over when its owner `askingOwner`, about to evict it at `version`, asks. */
+  takesOverAtExpiry(entry: StoredInstance, askingOwner: string, version: string, nowMs: number): boolean;
   /** The lease of an instance this peer takes over, renewed until `untilMs`. */
   takenOverLease(entry: StoredInstance, untilMs: number, nowMs: number): LocalLeaseState;
   /** The lease here of a record another peer sent, with `leaseRemainingMs` left as the sender saw it. */

@@ -217,6 +217,19 @@ export class Registry {
     return this.takeOver(entry, entry.record, renewUntilMs, decision.takeover);
   }
 
+  /**
+   * Answers an owner that found the lease of `key` ended and asks, before it evicts, whether
+   * this peer hears its client (the lease layer's `takesOverAtExpiry`): if so, takes it over
+   * (a replicated write) and returns it; otherwise changes nothing. Heartbeats are not
+   * replicated, so this is how a client that moved here while its owner lived keeps its
+   * instance served everywhere through the owner's expiry.
+   */
+  takeOverAtExpiry(key: InstanceKey, askingOwner: string, version: string): StoredInstance | undefined {
+    const entry = this.find(key);
+    if (!entry || !this.rules.takesOverAtExpiry(entry, askingOwner, version, this.components.clock.nowMs())) return undefined;
+    return this.takeOver(entry, entry.record, entry.heardUntilMs, 'its owner found its lease ended; its client heartbeats here');
+  }
+
   /** Cancels an instance: a tombstone replaces it everywhere. */
   cancel(key: InstanceKey): StoredInstance {
     const entry = this.requireLive(key);

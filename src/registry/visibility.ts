@@ -10,6 +10,11 @@ export interface PeerLiveness {
   allUpSinceMs?(): number | null;
   /** True for a peer this one knows and holds down (past suspicion); absent: none is. */
   heldDown?(peerId: string): boolean;
+  /**
+   * True while another peer is up (or suspect): it may hear the client of an instance this
+   * peer owns, so the owner asks it before evicting (the lease check). Absent: none is.
+   */
+  othersUp?(): boolean;
 }
 
 /**
@@ -40,7 +45,9 @@ export interface LeaseView {
  * An instance's lease as this peer sees it:
  * - `live`: the owner's lease runs (on the owner: the local lease; elsewhere: the owner is up,
  *   or a grace lease / local heartbeats cover for a down owner);
- * - `held`: the lease ran out, but an eviction guard keeps the instance served;
+ * - `held`: the lease ran out, but an eviction guard keeps the instance served, or (on the
+ *   owner, while another peer is up) the reaper has not yet asked the other peers whether one
+ *   of them hears its client, or they have not answered (the lease check);
  * - `expired`: the lease ran out; the reaper evicts or hides it at its next run;
  * - `gone`: deleted (tombstone) or hidden here.
  */
@@ -55,6 +62,9 @@ export function leaseState(entry: StoredInstance, view: LeaseView): LeaseState {
   if (entry.held) return 'held';
   if (own ? view.guards.suspendOwnedExpiry : view.guards.holdDownOwners) return 'held';
   if (own && heldAfterRestart(entry, view.nowMs, view.liveness)) return 'held';
+  // Heartbeats are not replicated: the client may have moved to a peer that hears it. The
+  // reaper asks before it evicts (replication/lease-check.ts), and until then it stays served.
+  if (own && view.liveness.othersUp?.()) return 'held';
   return 'expired';
 }
 

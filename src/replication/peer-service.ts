@@ -3,9 +3,10 @@ import { parsePingReqRequest, parsePingRequest, parsePeerId } from '../membershi
 import type { Membership } from '../membership/membership.js';
 import type { DigestEntry, PeerAnswer, PeerMethod } from '../transport/peer-calls.js';
 import type { PeerApi } from '../transport/transport.js';
+import type { Registry } from '../registry/registry.js';
 import type { AntiEntropy } from './anti-entropy.js';
 import type { Inbox } from './inbox.js';
-import { requireArray, requireCount, requireObject, requireString } from './wire.js';
+import { parseKeyString, requireArray, requireCount, requireObject, requireString, toWireRecord } from './wire.js';
 
 /** Most records one replicate call may carry. */
 const MAX_BATCH_RECORDS = 20_000;
@@ -21,6 +22,18 @@ function parseEntries(value: unknown): DigestEntry[] {
   });
 }
 
+/** Most instances one lease check may ask about (the asker sends them in batches of its own). */
+export const MAX_LEASE_CHECK_ENTRIES = 20_000;
+
+function parseLeaseCheckEntries(value: unknown): Array<[string, string]> {
+  return requireArray('entries', value, MAX_LEASE_CHECK_ENTRIES).map((item, index) => {
+    if (!Array.isArray(item) || item.length !== 2 || typeof item[0] !== 'string' || typeof item[1] !== 'string') {
+      throw new RegistryError('REG_ERR_VALIDATION', `entries[${index}]: must be [key, version]`);
+    }
+    return [item[0], item[1]];
+  });
+}
+
 /** The handler of one method: checks the caller's JSON, then answers as `PeerCalls` says. */
 type Handler<M extends PeerMethod> = (body: Record<string, unknown>) => PeerAnswer<M> | Promise<PeerAnswer<M>>;
 
@@ -32,8 +45,8 @@ type Handler<M extends PeerMethod> = (body: Record<string, unknown>) => PeerAnsw
 export class PeerService implements PeerApi {
   private readonly handlers: { [M in PeerMethod]: Handler<M> };
 
-  constructor(components: { membership: Membership; inbox: Inbox; antiEntropy: AntiEntropy }) {
-    const { membership, inbox, antiEntropy } = components;
+  constructor(components: { membership: Membership; inbox: Inbox; antiEntropy: AntiEntropy; registry: Registry }) {
+    const { membership, inbox, antiEntropy, registry } = components;
     const bucketLimit = () => 1 << 20;
     this.handlers = {
       replicate: (body) =>
@@ -63,6 +76,18 @@ export class PeerService implements PeerApi {
           },
           membership.descriptors(),
         ),
+      'lease-check': (body) => {
+        const from = parsePeerId('from', body.from);
+        const entries = parseLeaseCheckEntries(body.entries);
+        const view = registry.leaseView();
+        const records = [];
+        for (const [keyString, version] of entries) {
+          const key = parseKeyString(keyString);
+          const taken = key && registry.takeOverAtExpiry(key, from, version);
+          if (taken) records.push(toWireRecord(taken, view));
+        }
+        return { records };
+      },
     };
   }
 

@@ -46,6 +46,10 @@ const answerChecks: { [M in PeerMethod]: (answer: unknown) => ReceivedAnswer<M> 
       members: parseDescriptors('members', body.members),
     };
   },
+  'lease-check': (answer) => {
+    const body = answerObject('lease-check', answer);
+    return { records: Array.isArray(body.records) ? body.records : [] };
+  },
 };
 
 /** Checks another peer's answer to `method` and types it; throws a `REG_ERR_VALIDATION` error when it cannot be read. */

@@ -7,7 +7,7 @@ import type { InstanceRecord } from '../registry/types.js';
  * The JSON on the wire is these shapes as they are: changing one changes the wire format
  * between versions (docs/upgrading.md).
  */
-export const peerMethods = ['replicate', 'ping', 'ping-req', 'digest', 'reconcile', 'snapshot'] as const;
+export const peerMethods = ['replicate', 'ping', 'ping-req', 'digest', 'reconcile', 'snapshot', 'lease-check'] as const;
 export type PeerMethod = (typeof peerMethods)[number];
 
 /** Where a peer is and what it is: gossiped between peers and listed in `/v1/cluster`. */
@@ -106,6 +106,22 @@ export interface SnapshotResponse {
 }
 
 /**
+ * `lease-check`: an owner about to evict instances whose lease ran out asks "do you hear
+ * these?" (`[key, version]` of each, as the owner holds it). Heartbeats are not replicated, so a
+ * client that moved to another peer while its owner lived is heard there only. The answer
+ * carries the instances the responder took over because it hears their clients (same version
+ * as the owner's, its local lease still running): the owner applies them and evicts the rest.
+ */
+export interface LeaseCheckRequest {
+  from: string;
+  entries: Array<[key: string, version: string]>;
+}
+export interface LeaseCheckResponse {
+  /** The instances taken over here: the responder's new versions, owner = the responder. */
+  records: WireRecord[];
+}
+
+/**
  * An answer whose records are not parsed yet: the inbox parses each one and counts the bad ones
  * (as for a `replicate` batch), so one bad record costs only itself, and the records are
  * checked once, not once at the boundary and again when applied.
@@ -135,6 +151,7 @@ export type PeerCalls = EveryMethod<{
   digest: { request: DigestRequest; answer: DigestResponse; received: DigestResponse };
   reconcile: { request: ReconcileRequest; answer: ReconcileResponse; received: WithUnparsedRecords<ReconcileResponse> };
   snapshot: { request: SnapshotRequest; answer: SnapshotResponse; received: WithUnparsedRecords<SnapshotResponse> };
+  'lease-check': { request: LeaseCheckRequest; answer: LeaseCheckResponse; received: WithUnparsedRecords<LeaseCheckResponse> };
 }>;
 
 export type PeerRequest<M extends PeerMethod> = PeerCalls[M]['request'];

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { instance, type TestCluster } from '../support/cluster.js';
 import { heartbeatFor, startCluster, useClusterCleanup, visibleIds } from './helpers.js';
 
@@ -62,6 +62,43 @@ describe('lease owners', () => {
       expect(visibleIds(c, id)).toEqual(['moves']);
       expect(c.node(id).registry.find(key('moves'))?.record.owner).toBe('peer-b');
     }
+  });
+
+  it('keeps serving, on every peer and throughout, an instance whose client moved to another peer while its owner lived', async () => {
+    // Heartbeats are not replicated: the owner hears nothing once the client moved, and its
+    // lease runs out. It used to evict at once, and it and every peer the eviction reached
+    // first showed the instance gone until the takeover came back (chaos seed 8675348, 5
+    // peers). Now it asks first, and the peer that hears the client takes it over in its answer.
+    const c = await startCluster({ size: 3, seed: 31 });
+    for (const from of c.ids) for (const to of c.ids) if (from !== to) c.network.setLatency(from, to, 150);
+    c.node('peer-a').registry.register(instance('moves'));
+    await heartbeatFor(c, 'peer-a', ['moves'], 20_000);
+    let takeovers = 0;
+    c.node('peer-b').store.onChange((change) => {
+      if (change.origin === 'local' && change.kind === 'write') takeovers += 1;
+    });
+    const stepMs = 50;
+    for (let elapsedMs = 0; elapsedMs < 70_000; elapsedMs += stepMs) {
+      if (elapsedMs % 10_000 === 0) c.node('peer-b').registry.heartbeat(key('moves'));
+      await c.advance(stepMs);
+      for (const id of c.ids) expect(visibleIds(c, id), `${id} at +${elapsedMs + stepMs} ms`).toEqual(['moves']);
+    }
+    expect(takeovers).toBe(1);
+    for (const id of c.ids) expect(c.node(id).registry.find(key('moves'))?.record.owner).toBe('peer-b');
+    expect(c.node('peer-a').registry.find(key('moves'))?.record.deleted).toBeNull();
+  });
+
+  it('evicts, after asking, an instance none of the peers hears, on every peer within lease + 2 s', async () => {
+    const c = await startCluster({ size: 3, seed: 32 });
+    for (const from of c.ids) for (const to of c.ids) if (from !== to) c.network.setLatency(from, to, 150);
+    c.node('peer-a').registry.register(instance('dies'));
+    await heartbeatFor(c, 'peer-a', ['dies'], 20_000);
+    const lastHeartbeatMs = c.clock.nowMs() - 10_000;
+    const handled = vi.spyOn(c.node('peer-b').peerApi, 'handle');
+    await c.clock.advanceUntil(() => c.ids.every((id) => visibleIds(c, id).length === 0), 40_000, 50);
+    expect(c.clock.nowMs() - lastHeartbeatMs).toBeLessThanOrEqual(32_000);
+    expect(handled.mock.calls.filter(([method]) => method === 'lease-check')).toHaveLength(1);
+    for (const id of c.ids) expect(c.node(id).registry.find(key('dies'))).toBeUndefined();
   });
 
   it('gives the instances of a dead owner one grace period, then hides them (locally), with the partition guard off', async () => {

@@ -9,6 +9,7 @@ import {
   remoteLease,
   restoredLease,
   takenOverLease,
+  takesOverAtExpiry,
 } from '../../../src/lease/ownership.js';
 import { NO_LEASE } from '../../../src/registry/store.js';
 import type { StoredInstance } from '../../../src/registry/types.js';
@@ -88,6 +89,21 @@ describe('the leases of a register, a renewal, a relay and a takeover', () => {
     expect(takenOverLease(entryOf('b', { heardUntilMs, leaseExpiresAtMs: 5, hidden: true, held: true }), now + lease, now)).toEqual({
       leaseExpiresAtMs: now + lease, heardUntilMs: heardAfter, hidden: false, held: false, ownedSinceMs: now,
     });
+  });
+});
+
+describe('takesOverAtExpiry: the answer to an owner asking before it evicts', () => {
+  const asked = entryOf('b', { heardUntilMs: now + 1 });
+  const version = asked.record.version;
+  it.each([
+    ['the asker owns it, same version, heard here within its lease', asked, 'b', version, true],
+    ['heard here until just now (the lease ran out here too)', entryOf('b', { heardUntilMs: now }), 'b', version, false],
+    ['never heard here', entryOf('b', { heardUntilMs: 0 }), 'b', version, false],
+    ['another peer owns it here', entryOf('c', { heardUntilMs: now + 1 }), 'b', version, false],
+    ['the asker holds another version (a change not here yet)', asked, 'b', '1-0-b', false],
+    ['a tombstone here', stored(record({ peerId: 'b', wallMs: 50_000, deleted: 'cancel' }), { heardUntilMs: now + 1 }), 'b', version, false],
+  ] as const)('%s: %s', (_name, entry, askingOwner, atVersion, expected) => {
+    expect(takesOverAtExpiry(entry, askingOwner, atVersion, now)).toBe(expected);
   });
 });
 

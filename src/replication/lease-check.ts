@@ -1,0 +1,116 @@
+import type { Logger } from '../log/logger.js';
+import type { ExpiryCheck } from '../lease/reaper.js';
+import { instanceKeyString, type StoredInstance } from '../registry/types.js';
+import { callPeer } from '../transport/peer-answers.js';
+import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
+import type { Inbox } from './inbox.js';
+
+export interface LeaseCheckComponents {
+  transport: PeerTransport;
+  inbox: Inbox;
+  logger: Logger;
+  /** The other peers that are up (not this one): only they are asked. */
+  livePeers: () => PeerDescriptor[];
+  reportContact: (peerId: string) => void;
+}
+
+export interface LeaseCheckInit {
+  selfId: string;
+  callTimeoutMs: number;
+  /** Most instances asked about in one call. */
+  batchMaxEntries: number;
+}
+
+/** One instance asked about: at which version, since when, and whether every peer has answered. */
+interface Asked {
+  version: string;
+  askedAtMs: number;
+  answered: boolean;
+}
+
+/**
+ * The owner's question before it evicts (`lease-check`, transport/peer-calls.ts): "does one of
+ * you hear the client of these instances?". Heartbeats are not replicated, so a client that
+ * moved to another peer while its owner lived (it failed over, or a register it gave up on was
+ * applied here last) is heard only there; evicting at once would hide the instance here, and
+ * on every peer the eviction reaches first, until that peer's takeover comes back one
+ * replication round trip later (chaos seed 8675348, 5 peers: 2.5 s on a loaded machine). A
+ * peer that hears it takes it over in its answer; the owner applies that takeover and the
+ * instance never stops being served. Traffic happens only at expiries, never per heartbeat.
+ *
+ * Two steps, across reaper runs: an instance not asked about yet is held (served) and asked
+ * about; once every live peer has answered (or failed to: a peer that cannot answer is taken
+ * as not hearing it), it is cleared, and evicted by the reaper run that follows (`answered`
+ * calls for one at once). An instance that changes meanwhile (a heartbeat here, a takeover, a
+ * newer version) leaves the reaper's expired list and is forgotten here.
+ */
+export class LeaseCheck implements ExpiryCheck {
+  private asked = new Map<string, Asked>();
+  private readonly log: Logger;
+
+  constructor(
+    private readonly components: LeaseCheckComponents,
+    private readonly init: LeaseCheckInit,
+  ) {
+    this.log = components.logger.child({ component: 'lease-check' });
+  }
+
+  clear(expired: readonly StoredInstance[], nowMs: number, answered: () => void): StoredInstance[] {
+    const peers = this.components.livePeers();
+    if (peers.length === 0) {
+      // Nobody else to hear a client: evict as a peer alone does.
+      this.asked.clear();
+      return [...expired];
+    }
+    const next = new Map<string, Asked>();
+    const cleared: StoredInstance[] = [];
+    const toAsk: Array<[string, Asked]> = [];
+    // A call that never settles (it cannot outlive its timeout, but the check does not rely on it).
+    const giveUpMs = 2 * this.init.callTimeoutMs;
+    for (const entry of expired) {
+      const key = instanceKeyString(entry.record);
+      const known = this.asked.get(key);
+      if (known && known.version === entry.record.version) {
+        next.set(key, known);
+        if (known.answered || nowMs - known.askedAtMs >= giveUpMs) cleared.push(entry);
+        continue;
+      }
+      const asked: Asked = { version: entry.record.version, askedAtMs: nowMs, answered: false };
+      next.set(key, asked);
+      toAsk.push([key, asked]);
+    }
+    this.asked = next;
+    if (toAsk.length > 0) void this.ask(toAsk, peers, answered);
+    return cleared;
+  }
+
+  /** How many instances are being asked about and not answered yet (for `/v1/cluster` and tests). */
+  get pending(): number {
+    let count = 0;
+    for (const asked of this.asked.values()) if (!asked.answered) count += 1;
+    return count;
+  }
+
+  private async ask(toAsk: Array<[string, Asked]>, peers: PeerDescriptor[], answered: () => void): Promise<void> {
+    const entries = toAsk.map(([key, asked]): [string, string] => [key, asked.version]);
+    const outcomes = await Promise.allSettled(peers.map((peer) => this.askPeer(peer, entries)));
+    const takenOver = outcomes.reduce((sum, outcome) => sum + (outcome.status === 'fulfilled' ? outcome.value : 0), 0);
+    const failed = outcomes.filter((outcome) => outcome.status === 'rejected').length;
+    for (const [, asked] of toAsk) asked.answered = true;
+    this.log.debug({ instances: toAsk.length, peers: peers.length, takenOver, failed }, 'lease check answered');
+    answered();
+  }
+
+  /** Asks one peer in batches; applies what it took over. Returns how many it took over. */
+  private async askPeer(peer: PeerDescriptor, entries: Array<[string, string]>): Promise<number> {
+    const { transport, inbox, reportContact } = this.components;
+    let applied = 0;
+    for (let start = 0; start < entries.length; start += this.init.batchMaxEntries) {
+      const request = { from: this.init.selfId, entries: entries.slice(start, start + this.init.batchMaxEntries) };
+      const answer = await callPeer(transport, peer, 'lease-check', request, { timeoutMs: this.init.callTimeoutMs });
+      reportContact(peer.id);
+      if (answer.records.length > 0) applied += inbox.apply(peer.id, answer.records, 'repair').applied;
+    }
+    return applied;
+  }
+}

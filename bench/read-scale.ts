@@ -22,6 +22,7 @@ import { connect, type Socket } from 'node:net';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { request } from 'undici';
 import { RealCluster } from '../test/support/real-cluster.js';
@@ -39,6 +40,13 @@ export interface DiscoverPoint {
   ratio: number;
   /** The lowest and highest of the rounds' ratios (absent from results written before they were kept). */
   ratioRange?: [number, number];
+  /**
+   * The stack's ceiling: a bare fastify server (the framework the registry must use, none of
+   * its work) sending the same bytes, and its ratio to the bare node:http server, in rounds of
+   * their own (absent from results written before it was measured).
+   */
+  fastifyPerSecond?: number;
+  fastifyRatio?: number;
 }
 
 export interface FullFetchPoint {
@@ -161,6 +169,18 @@ async function startBare(file: string, pinned: boolean): Promise<ServerProcess> 
   return startServer({ name: 'bare-bytes', command: process.execPath, args: ['-e', code, String(port), file], pinned, healthPath: '/', port });
 }
 
+/**
+ * The stack's ceiling: a bare fastify server, the framework the registry is built on and
+ * nothing of the registry's, answering every path with the bytes of `file`.
+ */
+async function startBareFastify(file: string, pinned: boolean): Promise<ServerProcess> {
+  const port = await freePort();
+  const fastifyPath = createRequire(import.meta.url).resolve('fastify');
+  const code = `const app=require(process.argv[3])({logger:false});const body=require('node:fs').readFileSync(process.argv[2]);` +
+    `app.get('/*',(q,r)=>{r.type('application/json; charset=utf-8').send(body)});app.listen({port:Number(process.argv[1]),host:'127.0.0.1'})`;
+  return startServer({ name: 'bare-fastify-bytes', command: process.execPath, args: ['-e', code, String(port), file, fastifyPath], pinned, healthPath: '/', port });
+}
+
 async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<DiscoverPoint[]> {
   await registerMany(peer.url, ['discover-100'], 100, 'd');
   const points: DiscoverPoint[] = [];
@@ -170,11 +190,14 @@ async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<Di
     const file = join(tmpdir(), `read-scale-${process.pid}-${instances}.json`);
     writeFileSync(file, Buffer.from(body));
     const bare = await startBare(file, pinned);
+    const fastify = await startBareFastify(file, pinned);
     try {
       const rounds = quick ? 2 : 6;
       const roundMs = quick ? 1_500 : 3_000;
       pinLoadGenerator(pinned);
       const rates = await alternatingRates(peer.url, bare.url, path, rounds, roundMs);
+      // The same rounds with bare fastify in the peer's place: how near 1 the stack itself gets.
+      const ceiling = await alternatingRates(fastify.url, bare.url, path, rounds, roundMs);
       pinLoadGenerator(false);
       const point: DiscoverPoint = {
         instances,
@@ -183,11 +206,14 @@ async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<Di
         barePerSecond: round(rates.barePerSecond, 0),
         ratio: round(rates.ratio, 2),
         ratioRange: [round(Math.min(...rates.ratios), 2), round(Math.max(...rates.ratios), 2)],
+        fastifyPerSecond: round(ceiling.peerPerSecond, 0),
+        fastifyRatio: round(ceiling.ratio, 2),
       };
       progress(`discover ${instances}: ${JSON.stringify(point)}`);
       points.push(point);
     } finally {
       await bare.stop();
+      await fastify.stop();
     }
   }
   return points;
@@ -512,7 +538,9 @@ export function readScaleRows(result: ReadScaleResult): Record<string, string>[]
     rows.push({
       figure: `discover of a ${d.instances.toLocaleString('en-US')}-instance service (${Math.round(d.bytes / 1024)} KB), 16 in flight`,
       value: `${d.peerPerSecond.toLocaleString('en-US')}/s`,
-      reference: `bare node:http sending the same bytes ${d.barePerSecond.toLocaleString('en-US')}/s`,
+      reference:
+        `bare node:http sending the same bytes ${d.barePerSecond.toLocaleString('en-US')}/s` +
+        (d.fastifyRatio === undefined ? '' : `; bare fastify (the stack's ceiling) ${d.fastifyPerSecond!.toLocaleString('en-US')}/s, ${d.fastifyRatio}x`),
       ratio: d.ratioRange ? `${d.ratio}x (rounds ${d.ratioRange[0]}-${d.ratioRange[1]})` : `${d.ratio}x`,
       target: `>= ${t.discoverRatio}x`,
       met: yes(d.ratio >= t.discoverRatio),

@@ -3,6 +3,7 @@ import { renderAscii, renderSvg, type Panel } from '../../../bench/chart.js';
 import { linearFit } from '../../../bench/memory.js';
 import type { ClusterPoint } from '../../../bench/replication.js';
 import { median } from '../../../bench/single-peer.js';
+import { readScaleRows, type DiscoverPoint, type ReadScaleResult } from '../../../bench/read-scale.js';
 import { renderResultsPage, type BenchResults, type ChaosRunSummary, type ChaosSweepSummary } from '../../../bench/report.js';
 
 const route = (peer: number, reference: number, target: number) => ({
@@ -243,5 +244,21 @@ describe('charts', () => {
     expect(svg.match(/<circle/g)).toHaveLength(4);
     expect(svg).toContain('stroke-dasharray="5,4"');
     expect(svg).toContain('target 100');
+  });
+});
+
+describe('the read-scale rows', () => {
+  const discover = { instances: 100, bytes: 47_104, peerPerSecond: 8_850, barePerSecond: 13_391, ratio: 0.66, ratioRange: [0.6, 0.7] as [number, number] };
+  const result = (point: DiscoverPoint): ReadScaleResult => ({ instances: 100_000, pinned: true, discover: [point], fullFetch: { cold: {} as ReadScaleResult['fullFetch']['cold'], points: [] }, sse: [], crossPeer: { writes: 60, received: 60, p50Ms: 1, p99Ms: 2 } });
+
+  it('shows the bare fastify ceiling next to the bare node:http reference when it was measured', () => {
+    const [row] = readScaleRows(result({ ...discover, fastifyPerSecond: 10_900, fastifyRatio: 0.81 }));
+    expect(row!.reference).toBe("bare node:http sending the same bytes 13,391/s; bare fastify (the stack's ceiling) 10,900/s, 0.81x");
+    expect(row!.met).toBe('**NO**');
+  });
+
+  it('shows the bare node:http reference alone for results written before the ceiling was measured', () => {
+    const [row] = readScaleRows(result(discover));
+    expect(row!.reference).toBe('bare node:http sending the same bytes 13,391/s');
   });
 });

@@ -80,7 +80,11 @@ export class LeaseCheck implements ExpiryCheck {
       toAsk.push([key, asked]);
     }
     this.asked = next;
-    if (toAsk.length > 0) void this.ask(toAsk, peers, answered);
+    if (toAsk.length > 0) {
+      // Never an unhandled rejection (it would stop the peer): what fails here is logged, and
+      // the instances are cleared by the give-up bound at a later run.
+      this.ask(toAsk, peers, answered).catch((error: unknown) => this.log.error({ error: (error as Error).message }, 'lease check failed'));
+    }
     return cleared;
   }
 

@@ -7,6 +7,7 @@ import type { LeaseCheckRequest } from '../../../src/transport/peer-calls.js';
 import { PeerCallError, type PeerDescriptor, type PeerTransport } from '../../../src/transport/transport.js';
 import { settle } from '../../support/fake-clock.js';
 import { createTestNode } from '../../support/node.js';
+import { recordingLogger } from '../../support/recording-logger.js';
 import { record, stored } from '../../support/records.js';
 
 const peerB: PeerDescriptor = { id: 'peer-b', url: 'http://127.0.0.1:8762', region: 'local', zone: '' };
@@ -125,5 +126,22 @@ describe('the lease-check peer method', () => {
     const answer = await node.peerApi.handle('lease-check', { from: 'peer-b', entries: [[instanceKeyString(entry.record), entry.record.version]] });
     expect(answer).toEqual({ records: [] });
     expect(node.registry.find(entry.record)?.record.version).toBe(entry.record.version);
+  });
+});
+
+describe('LeaseCheck when applying the answers fails', () => {
+  it('logs the failure rather than leaving an unhandled rejection (which would stop the peer), and still clears the instance', async () => {
+    const logger = recordingLogger();
+    const transport = { call: async () => ({ records: [{ broken: true }] }) } as unknown as PeerTransport;
+    const inbox = { apply: () => { throw new Error('disk full'); } } as unknown as Inbox;
+    const check = new LeaseCheck(
+      { transport, inbox, logger, livePeers: () => [peerB], reportContact: () => undefined },
+      { selfId: 'peer-a', callTimeoutMs: 1_000, batchMaxEntries: 100 },
+    );
+    const entries = [expired('i-1')];
+    check.clear(entries, 10_000, () => { throw new Error('reaper run failed'); });
+    await settle();
+    expect(check.clear(entries, 10_250, () => undefined)).toEqual(entries);
+    expect(logger.lines.some((line) => line.msg === 'lease check failed')).toBe(true);
   });
 });

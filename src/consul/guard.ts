@@ -26,6 +26,13 @@ const NOT_READY = 'this peer is still starting (loading its data dir, syncing wi
  */
 export function installConsulGuard(app: FastifyInstance, access: ConsulAccess, node: Pick<RegistryNode, 'ready'>): void {
   app.decorateRequest('consulNamespace', null);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method !== 'HEAD' && consulDefinitionOf(method, route.url) === undefined) {
+        app.log.error({ method, route: route.url }, 'Consul route has no definition: every request to it is refused (add it to src/consul/route-definitions.ts)');
+      }
+    }
+  });
   app.addHook('onRequest', (request, _reply, done) => {
     try {
       admit(request, access, node);

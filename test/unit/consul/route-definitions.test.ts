@@ -44,6 +44,20 @@ describe('the Consul routes are registered from their definitions', () => {
     expect(refused.statusCode).toBe(403);
     expect(refused.headers['content-type']).toMatch(/^text\/plain/);
   });
+
+  it('refuses a route added without a definition (403, plain text), and never runs its handler', async () => {
+    t = await createTestConsul();
+    let ran = false;
+    t.app.get('/v1/undeclared', async () => {
+      ran = true;
+      return 'ran';
+    });
+    const answer = await t.app.inject({ url: '/v1/undeclared' });
+    expect(answer.statusCode).toBe(403);
+    expect(answer.headers['content-type']).toMatch(/^text\/plain/);
+    expect(answer.body).toMatch(/has no access policy/);
+    expect(ran).toBe(false);
+  });
 });
 
 describe('the Consul readiness gate', () => {

@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../clock/clock.js';
 import type { RegistryConfig } from '../config/load.js';
 import type { Scope } from '../config/security.js';
-import { RateLimiter } from '../security/rate-limit.js';
+import { ClientRateLimits } from '../http/access/rate-limit.js';
+import { RegistryError } from '../errors.js';
 import { ANONYMOUS, hasNamespace, hasScope, presentedToken, TokenTable, type Principal } from '../security/tokens.js';
 import { badRequest, ConsulError } from './errors.js';
 
@@ -19,16 +20,14 @@ import { badRequest, ConsulError } from './errors.js';
 export class ConsulAccess {
   private readonly tokens: TokenTable;
   private readonly namespaces: readonly string[];
-  private readonly limiter: RateLimiter;
+  private readonly rates: ClientRateLimits;
 
   constructor(config: RegistryConfig, clock: Clock) {
     this.tokens = new TokenTable(config.security.tokens);
     this.namespaces = config.protocols.consul.namespaces;
-    this.limiter = new RateLimiter(clock, {
-      ratePerSecond: config.limits.rateLimitPerSecond,
-      burst: config.limits.rateLimitBurst,
-      maxClients: config.limits.rateLimitClientsMax,
-    });
+    // The same limits as /v1's (the same tables and settings, loopback callers counted apart
+    // under `limits.rateLimitLoopbackPerSecond`), though in a table of this listener's own.
+    this.rates = new ClientRateLimits(clock, config.limits);
   }
 
   /** The token a request presents, if any. */
@@ -48,18 +47,18 @@ export class ConsulAccess {
       const token = this.tokenOf(request);
       principal = token === undefined ? undefined : this.tokens.authenticate(token);
       if (token !== undefined && principal === undefined) {
-        this.rateLimit(`address:${request.ip}`);
+        this.rateLimit(request.ip);
         throw new ConsulError(403, 'ACL not found');
       }
     }
-    this.rateLimit(principal && principal !== ANONYMOUS ? `token:${principal.name}` : `address:${request.ip}`);
+    this.rateLimit(request.ip, principal && principal !== ANONYMOUS ? principal.name : undefined);
     if (!principal) throw new ConsulError(403, 'Permission denied: this registry needs a token (X-Consul-Token or Authorization: Bearer)');
     return principal;
   }
 
   /** A route open to any client (Consul's status routes need no ACL): only the rate limit applies. */
   open(request: FastifyRequest): void {
-    this.rateLimit(`address:${request.ip}`);
+    this.rateLimit(request.ip);
   }
 
   /** The namespace a request reads or writes, once its principal may use it with `scope`. */
@@ -82,11 +81,9 @@ export class ConsulAccess {
     return named;
   }
 
-  private rateLimit(client: string): void {
-    const decision = this.limiter.take(client);
-    if (!decision.allowed) {
-      const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1_000));
-      throw new ConsulError(429, `rate limit exceeded; retry in ${seconds} s`, seconds);
-    }
+  /** Counts a request (by its valid token, else its address): a 429 in plain text with /v1's message when over. */
+  private rateLimit(address: string, tokenName?: string): void {
+    const refusal: RegistryError | undefined = this.rates.check(address, tokenName);
+    if (refusal) throw new ConsulError(429, refusal.message, refusal.retryAfterSeconds ?? 1);
   }
 }

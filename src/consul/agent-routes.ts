@@ -1,21 +1,22 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RegistryNode } from '../node.js';
 import { serviceIdentity } from '../registry/types.js';
 import { andThen } from '../app/durable-write.js';
-import type { ConsulAccess } from './access.js';
+import { serve } from '../http/route-definition.js';
 import type { CheckChange } from './check-update.js';
 import { serviceEncoding } from './encodings.js';
 import { badRequest, ConsulError } from './errors.js';
 import { CHECK_STATUSES, checksOf, type CheckStatus } from './fields.js';
+import { namespaceOf } from './guard.js';
 import { findByCheckId, findByServiceId, keyOf } from './lookup.js';
 import { agentService, consulInstance, type ConsulInstance } from './payloads.js';
 import { refuseFilterExpression } from './query.js';
+import { CONSUL_ROUTES } from './route-definitions.js';
 import { field, parseConsulRegistration } from './register-body.js';
 import { unknownCheck, type ConsulWrites } from './writes.js';
 
 export interface AgentRouteOptions {
   node: RegistryNode;
-  access: ConsulAccess;
   writes: ConsulWrites;
 }
 
@@ -33,12 +34,12 @@ function unknownService(id: string): ConsulError {
  * 0.7 (Debian's) still sends.
  */
 export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptions): Promise<void> {
-  const { node, access, writes } = options;
+  const { node, writes } = options;
   const { limits, cluster } = node.config;
   const localDatacenter = node.config.self.region;
 
-  app.put('/v1/agent/service/register', (request, reply) => {
-    const namespace = access.authorize(request, 'write');
+  serve(app, CONSUL_ROUTES.register, (request, reply) => {
+    const namespace = namespaceOf(request);
     const body = request.body;
     const id = typeof body === 'object' && body !== null ? field(body as Record<string, unknown>, 'ID') ?? field(body as Record<string, unknown>, 'Name') : undefined;
     const previous = typeof id === 'string' ? findByServiceId(node, namespace, id) : undefined;
@@ -56,14 +57,15 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   });
 
   const deregister = (request: FastifyRequest) => {
-    const namespace = access.authorize(request, 'write');
+    const namespace = namespaceOf(request);
     const id = (request.params as { id: string }).id;
     const entry = findByServiceId(node, namespace, id);
     if (!entry) throw unknownService(id);
     return andThen(writes.deregister(keyOf(entry)), () => null);
   };
-  app.put('/v1/agent/service/deregister/:id', (request, reply) => andThen(deregister(request), () => reply.code(200).send()));
-  app.get('/v1/agent/service/deregister/:id', (request, reply) => andThen(deregister(request), () => reply.code(200).send()));
+  for (const definition of [CONSUL_ROUTES.deregister, CONSUL_ROUTES.deregisterGet]) {
+    serve(app, definition, (request, reply) => andThen(deregister(request), () => reply.code(200).send()));
+  }
 
   /** The agent's services: the served instances of the namespace whose lease this peer holds. */
   const ownInstances = (namespace: string) => {
@@ -77,23 +79,23 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
     return out;
   };
 
-  app.get('/v1/agent/services', async (request, reply) => {
-    const namespace = access.authorize(request, 'read');
+  serve(app, CONSUL_ROUTES.agentServices, async (request, reply) => {
+    const namespace = namespaceOf(request);
     refuseFilterExpression(request.query as Query);
     const services: Record<string, unknown> = {};
     for (const instance of ownInstances(namespace)) services[instance.id] = agentService(instance);
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(services));
   });
 
-  app.get('/v1/agent/checks', async (request, reply) => {
-    const namespace = access.authorize(request, 'read');
+  serve(app, CONSUL_ROUTES.agentChecks, async (request, reply) => {
+    const namespace = namespaceOf(request);
     const checks: Record<string, unknown> = {};
     for (const instance of ownInstances(namespace)) for (const check of instance.checks) checks[check.CheckID] = check;
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(checks));
   });
 
-  app.get('/v1/agent/service/:id', async (request, reply) => {
-    const namespace = access.authorize(request, 'read');
+  serve(app, CONSUL_ROUTES.agentService, async (request, reply) => {
+    const namespace = namespaceOf(request);
     const id = (request.params as { id: string }).id;
     const entry = findByServiceId(node, namespace, id);
     if (!entry) throw unknownService(id);
@@ -105,24 +107,28 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   });
 
   const checkUpdate = (request: FastifyRequest, change: CheckChange) => {
-    const namespace = access.authorize(request, 'write');
+    const namespace = namespaceOf(request);
     const checkId = (request.params as { check_id: string }).check_id;
     const entry = findByCheckId(node, writes, namespace, checkId);
     if (!entry) throw unknownCheck(checkId);
     return writes.updateCheck(keyOf(entry), checkId, change);
   };
 
-  for (const [verb, status] of [['pass', 'passing'], ['warn', 'warning'], ['fail', 'critical']] as const) {
-    const handler = (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
+  const verbs = [
+    ['passing', [CONSUL_ROUTES.checkPass, CONSUL_ROUTES.checkPassGet]],
+    ['warning', [CONSUL_ROUTES.checkWarn, CONSUL_ROUTES.checkWarnGet]],
+    ['critical', [CONSUL_ROUTES.checkFail, CONSUL_ROUTES.checkFailGet]],
+  ] as const;
+  for (const [status, definitions] of verbs) {
+    const handler = (request: FastifyRequest, reply: FastifyReply) => {
       const note = (request.query as Query).note;
       if (note !== undefined && typeof note !== 'string') throw badRequest('note: must be given once');
       return andThen(checkUpdate(request, { status, output: note }), () => reply.code(200).send());
     };
-    app.put(`/v1/agent/check/${verb}/:check_id`, handler);
-    app.get(`/v1/agent/check/${verb}/:check_id`, handler);
+    for (const definition of definitions) serve(app, definition, handler);
   }
 
-  app.put('/v1/agent/check/update/:check_id', (request, reply) => {
+  serve(app, CONSUL_ROUTES.checkUpdate, (request, reply) => {
     const body = request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Request decode failed: the body must be {"Status": ..., "Output": ...}');
     const status = field(body as Record<string, unknown>, 'Status');

@@ -7,6 +7,8 @@ import { ConsulAccess } from './access.js';
 import { agentRoutes } from './agent-routes.js';
 import { BlockingQueries } from './blocking.js';
 import { badRequest, installConsulErrors } from './errors.js';
+import { installConsulGuard } from './guard.js';
+import { consulOpenApiRoute, installConsulOpenApi } from './openapi.js';
 import { readRoutes } from './read-routes.js';
 import { statusRoutes } from './status-routes.js';
 import { ConsulWrites } from './writes.js';
@@ -67,8 +69,12 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   const writes = new ConsulWrites(node, applicationOf(node).writes);
   // Blocking queries would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => blocking.close());
-  await app.register(agentRoutes, { node, access, writes });
-  await app.register(readRoutes, { node, access, blocking, settings });
-  await app.register(statusRoutes, { node, access, port: options.port ?? settings.port ?? 8500 });
+  // Access, readiness gating and docs come from each route's definition (route-definitions.ts).
+  installConsulGuard(app, access, node);
+  await installConsulOpenApi(app);
+  await app.register(agentRoutes, { node, writes });
+  await app.register(readRoutes, { node, blocking, settings });
+  await app.register(statusRoutes, { node, port: options.port ?? settings.port ?? 8500 });
+  consulOpenApiRoute(app);
   return { app, writes, blocking };
 }

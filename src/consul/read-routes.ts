@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { serve, type RouteDefinition } from '../http/route-definition.js';
 import type { RegistryNode } from '../node.js';
-import type { ConsulAccess } from './access.js';
 import type { BlockingQueries } from './blocking.js';
+import { namespaceOf } from './guard.js';
+import { CONSUL_ROUTES } from './route-definitions.js';
 import { catalogBody, checksBody, healthBody, serviceEncoding, type ServiceEncoding } from './encodings.js';
 import {
   catalogIndex,
@@ -16,7 +18,6 @@ import {
 
 export interface ReadRouteOptions {
   node: RegistryNode;
-  access: ConsulAccess;
   blocking: BlockingQueries;
   settings: BlockingSettings;
 }
@@ -29,15 +30,15 @@ type Query = Record<string, unknown>;
  * queries wait on one service (or, for the service list, on the namespace).
  */
 export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions): Promise<void> {
-  const { node, access, blocking, settings } = options;
+  const { node, blocking, settings } = options;
   const context = { node, blocking, settings };
   const localDatacenter = node.config.self.region;
   const regionOfZone = node.regionOfZone;
 
   /** A service read: authorize, block if asked, then answer the body `encode` makes from the encoding. */
-  const serviceRead = (path: string, withPassing: boolean, encode: typeof healthBody) =>
-    app.get(path, async (request, reply) => {
-      const namespace = access.authorize(request, 'read');
+  const serviceRead = (definition: RouteDefinition, withPassing: boolean, encode: typeof healthBody) =>
+    serve(app, definition, async (request, reply) => {
+      const namespace = namespaceOf(request);
       const service = serviceName((request.params as { name: string }).name);
       const filter = instanceFilter(node, request.query as Query, withPassing);
       await holdBlockingQuery(request, reply, context, namespace, service, () => serviceIndex(node, namespace, service));
@@ -45,12 +46,12 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
       return consulHeaders(reply, serviceIndex(node, namespace, service)).send(encode(encoding, filter, regionOfZone));
     });
 
-  serviceRead('/v1/catalog/service/:name', false, catalogBody);
-  serviceRead('/v1/health/service/:name', true, healthBody);
-  serviceRead('/v1/health/checks/:name', false, checksBody);
+  serviceRead(CONSUL_ROUTES.catalogService, false, catalogBody);
+  serviceRead(CONSUL_ROUTES.healthService, true, healthBody);
+  serviceRead(CONSUL_ROUTES.healthChecks, false, checksBody);
 
-  app.get('/v1/catalog/services', async (request, reply) => {
-    const namespace = access.authorize(request, 'read');
+  serve(app, CONSUL_ROUTES.catalogServices, async (request, reply) => {
+    const namespace = namespaceOf(request);
     const filter = instanceFilter(node, request.query as Query, false);
     await holdBlockingQuery(request, reply, context, namespace, null, () => catalogIndex(node));
     const services: Record<string, string[]> = {};
@@ -66,8 +67,7 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
     return consulHeaders(reply, catalogIndex(node)).send(JSON.stringify(services));
   });
 
-  app.get('/v1/catalog/datacenters', async (request, reply) => {
-    access.open(request);
+  serve(app, CONSUL_ROUTES.catalogDatacenters, async (_request, reply) => {
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(knownDatacenters(node)));
   });
 }

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
+import { serve } from '../http/route-definition.js';
 import type { RegistryNode } from '../node.js';
-import type { ConsulAccess } from './access.js';
+import { CONSUL_ROUTES } from './route-definitions.js';
 
 /** The Consul version the agent routes claim: one whose API the routes here follow. */
 export const CLAIMED_CONSUL_VERSION = '1.16.0';
 
 export interface StatusRouteOptions {
   node: RegistryNode;
-  access: ConsulAccess;
   /** The port this listener serves on (what `status/leader` and `status/peers` name). */
   port: number;
 }
@@ -31,24 +31,21 @@ function hostOf(url: string): string {
  *   id, `Server: true`, a Consul version whose API this follows) and `Member`.
  */
 export async function statusRoutes(app: FastifyInstance, options: StatusRouteOptions): Promise<void> {
-  const { node, access, port } = options;
+  const { node, port } = options;
   const self = node.config.self;
   const address = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`);
   const json = (value: unknown) => JSON.stringify(value);
 
-  app.get('/v1/status/leader', async (request, reply) => {
-    access.open(request);
+  serve(app, CONSUL_ROUTES.statusLeader, async (_request, reply) => {
     return reply.type('application/json; charset=utf-8').send(json(address(hostOf(self.url))));
   });
 
-  app.get('/v1/status/peers', async (request, reply) => {
-    access.open(request);
+  serve(app, CONSUL_ROUTES.statusPeers, async (_request, reply) => {
     const hosts = [hostOf(self.url), ...node.membership.list().filter((member) => member.state !== 'down').map((member) => hostOf(member.descriptor.url))];
     return reply.type('application/json; charset=utf-8').send(json([...new Set(hosts.map(address))]));
   });
 
-  app.get('/v1/agent/self', async (request, reply) => {
-    access.authorize(request, 'read');
+  serve(app, CONSUL_ROUTES.agentSelf, async (_request, reply) => {
     const host = hostOf(self.url);
     return reply.type('application/json; charset=utf-8').send(
       json({

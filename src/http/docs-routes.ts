@@ -20,26 +20,32 @@ function packageVersion(): string {
  */
 export async function installOpenApi(app: FastifyInstance, eurekaPrefixes: readonly string[]): Promise<void> {
   attachRouteDocs(app);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'peer-registry',
-        version: packageVersion(),
-        description:
-          'A peer-to-peer, AP, Eureka-compatible service registry. Every peer serves this whole API. Requests are validated by the registry itself: errors are `{code, message}` bodies (docs/errors.md), and the message names the field at fault.',
-      },
-      tags: [
-        { name: 'instances', description: 'Register, heartbeat, change status, cancel (docs/api.md).' },
-        { name: 'services', description: 'Reads, long polls and watch streams.' },
-        { name: 'operations', description: 'Probes, the cluster view, metrics.' },
-        { name: 'admin', description: "Operator switches, this peer's only." },
-        { name: 'peer', description: 'How peers talk to each other (docs/replication.md).' },
-        { name: 'dashboard', description: 'The web dashboard (docs/dashboard.md).' },
-        ...eurekaPrefixes.map((prefix) => ({ name: `Eureka ${prefix}`, description: 'The Eureka-compatible API (docs/eureka.md).' })),
-      ],
-    },
+  await registerOpenApi(app, {
+    title: 'peer-registry',
+    description:
+      'A peer-to-peer, AP, Eureka-compatible service registry. Every peer serves this whole API. Requests are validated by the registry itself: errors are `{code, message}` bodies (docs/errors.md), and the message names the field at fault.',
+    tags: [
+      { name: 'instances', description: 'Register, heartbeat, change status, cancel (docs/api.md).' },
+      { name: 'services', description: 'Reads, long polls and watch streams.' },
+      { name: 'operations', description: 'Probes, the cluster view, metrics.' },
+      { name: 'admin', description: "Operator switches, this peer's only." },
+      { name: 'peer', description: 'How peers talk to each other (docs/replication.md).' },
+      { name: 'dashboard', description: 'The web dashboard (docs/dashboard.md).' },
+      ...eurekaPrefixes.map((prefix) => ({ name: `Eureka ${prefix}`, description: 'The Eureka-compatible API (docs/eureka.md).' })),
+    ],
   });
+}
+
+/**
+ * @fastify/swagger on `app`, as an OpenAPI 3.1 description with this package's version: for the
+ * HTTP API and for a listener of its own (the Consul API's), each with its title and tags.
+ */
+export async function registerOpenApi(
+  app: FastifyInstance,
+  description: { title: string; description: string; tags: { name: string; description: string }[] },
+): Promise<void> {
+  const { title, tags } = description;
+  await app.register(swagger, { openapi: { openapi: '3.1.0', info: { title, version: packageVersion(), description: description.description }, tags } });
 }
 
 /**

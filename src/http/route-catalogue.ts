@@ -6,7 +6,7 @@ import { METRICS_ROUTES } from './metrics-routes.js';
 import { DOCS_ROUTES } from './openapi/page-routes.js';
 import { OPS_ROUTES } from './ops-routes.js';
 import { PEER_ROUTES } from './peer-routes.js';
-import { routeKey, type RouteDefinition } from './route-definition.js';
+import { definitionLookup, type RouteDefinition } from './route-definition.js';
 import { UI_ROUTES } from './ui-routes.js';
 import { WATCH_ROUTES } from './watch-routes.js';
 
@@ -29,9 +29,5 @@ export const HTTP_ROUTES: readonly RouteDefinition[] = [
   ...DOCS_ROUTES,
 ];
 
-const byKey = new Map(HTTP_ROUTES.map((definition) => [routeKey(definition.method, definition.url), definition]));
-
 /** The definition of a route by method and pattern (HEAD routes share their GET's), or undefined. */
-export function definitionOf(method: string, url: string): RouteDefinition | undefined {
-  return byKey.get(routeKey(method === 'HEAD' ? 'GET' : method, url));
-}
+export const definitionOf: (method: string, url: string) => RouteDefinition | undefined = definitionLookup(HTTP_ROUTES);

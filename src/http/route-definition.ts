@@ -55,6 +55,15 @@ export function routeKey(method: string, url: string): string {
   return `${method} ${url}`;
 }
 
+/**
+ * A lookup of definitions by method and pattern (HEAD routes share their GET's), for a
+ * listener's access check, readiness gate and route docs; undefined for a route with none.
+ */
+export function definitionLookup(definitions: readonly RouteDefinition[]): (method: string, url: string) => RouteDefinition | undefined {
+  const byKey = new Map(definitions.map((definition) => [routeKey(definition.method, definition.url), definition]));
+  return (method, url) => byKey.get(routeKey(method === 'HEAD' ? 'GET' : method, url));
+}
+
 /** A group's definitions under a prefix (a plugin registered with `{ prefix }` adds it to every url). */
 export function underPrefix(prefix: string, group: RouteGroup, tags: string[]): RouteDefinition[] {
   return Object.values(group).map((definition) => ({

@@ -2,7 +2,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
 import { bodyValidator } from '../body-schema.js';
 import { definitionOf } from '../route-catalogue.js';
-import type { RouteDoc } from '../route-definition.js';
+import type { RouteDefinition, RouteDoc } from '../route-definition.js';
 
 export type { RouteDoc } from '../route-definition.js';
 
@@ -28,12 +28,16 @@ const plainJson = () => (data: unknown) => JSON.stringify(data);
  * other part, and every other route, gets a validator that accepts everything, the domain
  * validators naming the field and its rule. And each route gets the plain JSON serializer: a
  * response schema would make fastify serialize through it and drop any field it does not list.
+ * `lookup` is the listener's catalogue: the HTTP API's by default, the Consul listener's its own.
  */
-export function attachRouteDocs(app: FastifyInstance): void {
+export function attachRouteDocs(
+  app: FastifyInstance,
+  lookup: (method: string, url: string) => RouteDefinition | undefined = definitionOf,
+): void {
   app.addHook('onRoute', (route: RouteOptions) => {
     if (route.schema?.hide) return;
     const methods = [route.method].flat();
-    const definition = methods.map((method) => definitionOf(method, route.url)).find((found) => found?.doc);
+    const definition = methods.map((method) => lookup(method, route.url)).find((found) => found?.doc);
     const doc = definition?.doc;
     if (!doc) return;
     route.schema = { ...doc, ...route.schema };

@@ -8,8 +8,10 @@ import { dirname, join } from 'node:path';
  * into the page cache takes microseconds and keeps the order of writes simple). Every fsync is
  * asynchronous, on libuv's thread pool: one can take seconds on a busy disk, and the event loop
  * must go on answering heartbeats and probes meanwhile; concurrent requests share one (group
- * commit). So are the other steps of a segment roll (create, close): the log calls no blocking
- * fsync, open or close at run time. Reads, and the snapshot's create and appends, stay blocking.
+ * commit). So are the other steps of a segment roll (create, close): opening, rolling and
+ * closing the log call no blocking fs function. What stays blocking is quick on any disk that
+ * is not failing: appends, reads at start, the lock file, and a snapshot's create, appends
+ * (in chunks) and rename.
  */
 export interface Disk {
   /** Creates the directory and its parents (no error when it exists). */

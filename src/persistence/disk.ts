@@ -1,12 +1,17 @@
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /**
  * The file operations persistence needs, as an interface: production uses the real file
  * system (`nodeDisk`); tests use a simulated disk that can fill up, turn read-only, fail an
  * fsync, or "lose power" (drop everything not fsynced). Appends are synchronous (a write()
- * into the page cache takes microseconds and keeps the order of writes simple); fsyncs that a
- * request waits for are asynchronous, so concurrent requests share them (group commit).
+ * into the page cache takes microseconds and keeps the order of writes simple). Every fsync is
+ * asynchronous, on libuv's thread pool: one can take seconds on a busy disk, and the event loop
+ * must go on answering heartbeats and probes meanwhile; concurrent requests share one (group
+ * commit). So are the other steps of a segment roll (create, close): opening, rolling and
+ * closing the log call no blocking fs function. What stays blocking is quick on any disk that
+ * is not failing: appends, reads at start, the lock file, and a snapshot's create, appends
+ * (in chunks) and rename.
  */
 export interface Disk {
   /** Creates the directory and its parents (no error when it exists). */
@@ -22,19 +27,25 @@ export interface Disk {
   append(fd: number, data: Buffer): void;
   /** Cuts the file back to `sizeBytes` (undoing a partial append). */
   truncate(fd: number, sizeBytes: number): void;
-  /** fdatasync, off the event loop. */
+  /** fdatasync, on the thread pool. */
   sync(fd: number): Promise<void>;
-  /** fdatasync, blocking (segment rolls and shutdown only). */
-  syncNow(fd: number): void;
+  /**
+   * Creates a new file holding `firstBytes`, fdatasyncs it, then fsyncs its directory, all on
+   * the thread pool: after a power loss the file is there with those bytes, or not at all.
+   * Fails when the file exists; a failure removes what it created (best effort).
+   */
+  createDurably(path: string, firstBytes: Buffer): Promise<number>;
   close(fd: number): void;
+  /** close(2) on the thread pool (some file systems write back at close). */
+  closeFile(fd: number): Promise<void>;
   /** Atomically replaces `to` with `from`. */
   rename(from: string, to: string): void;
   /** Creates `to` as a second name of `from`; fails when `to` exists (atomic create-with-content). */
   link(from: string, to: string): void;
   /** Removes a file; no error when it is already gone. */
   remove(path: string): void;
-  /** fsyncs a directory so that files created, renamed or removed in it stay so after a power loss. */
-  syncDir(dir: string): void;
+  /** fsyncs a directory, on the thread pool, so that files created, renamed or removed in it stay so after a power loss. */
+  syncDirectory(dir: string): Promise<void>;
   /** Sets a file's modification time to now (the lock's liveness signal). */
   touch(path: string): void;
 }
@@ -59,12 +70,23 @@ export const nodeDisk: Disk = {
     while (written < data.length) written += fs.writeSync(fd, data, written, data.length - written);
   },
   truncate: (fd, sizeBytes) => fs.ftruncateSync(fd, sizeBytes),
-  sync: (fd) =>
-    new Promise((resolve, reject) => {
-      fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()));
-    }),
-  syncNow: (fd) => fs.fdatasyncSync(fd),
+  sync: (fd) => onPool<void>((done) => fs.fdatasync(fd, done)),
+  async createDurably(path, firstBytes) {
+    const fd = await onPool<number>((done) => fs.open(path, 'wx', done));
+    try {
+      await writeAll(fd, firstBytes);
+      await onPool<void>((done) => fs.fdatasync(fd, done));
+      await syncDirectory(dirname(path));
+      return fd;
+    } catch (error) {
+      // A file without its first bytes would read as damage at the next start.
+      await onPool<void>((done) => fs.close(fd, done)).catch(() => undefined);
+      await onPool<void>((done) => fs.unlink(path, done)).catch(() => undefined);
+      throw error;
+    }
+  },
   close: (fd) => fs.closeSync(fd),
+  closeFile: (fd) => onPool<void>((done) => fs.close(fd, done)),
   rename: (from, to) => fs.renameSync(from, to),
   link: (from, to) => fs.linkSync(from, to),
   remove(path) {
@@ -74,19 +96,35 @@ export const nodeDisk: Disk = {
       if (errorCode(error) !== 'ENOENT') throw error;
     }
   },
-  syncDir(dir) {
-    const fd = fs.openSync(dir, 'r');
-    try {
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  },
+  syncDirectory: (dir) => syncDirectory(dir),
   touch(path) {
     const now = new Date();
     fs.utimesSync(path, now, now);
   },
 };
+
+/** Runs one fs callback-style call (on libuv's thread pool) as a promise. */
+function onPool<T>(call: (done: (error: NodeJS.ErrnoException | null, value?: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    call((error, value) => (error ? reject(error) : resolve(value as T)));
+  });
+}
+
+async function writeAll(fd: number, data: Buffer): Promise<void> {
+  let written = 0;
+  while (written < data.length) {
+    written += await onPool<number>((done) => fs.write(fd, data, written, data.length - written, null, done));
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const fd = await onPool<number>((done) => fs.open(dir, 'r', done));
+  try {
+    await onPool<void>((done) => fs.fsync(fd, done));
+  } finally {
+    await onPool<void>((done) => fs.close(fd, done));
+  }
+}
 
 /** `ENOSPC`, `EROFS`, ... of a Node.js system error, or undefined. */
 export function errorCode(error: unknown): string | undefined {

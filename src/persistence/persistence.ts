@@ -132,7 +132,8 @@ export class Persistence implements Durability {
     );
     if (takenOver) this.logger.warn({ dataDir: dir, why: takenOver }, 'data dir lock taken over');
     try {
-      this.load();
+      await this.load();
+      if (this.state !== 'opening') return; // closed while the first segment was being created
       if (this.damaged.length > 0) {
         await this.snapshotNow('damage found at start').catch((error: unknown) => {
           throw new DataDirError(dir, `cannot write a snapshot: ${describeDiskError(error)}`);
@@ -181,7 +182,7 @@ export class Persistence implements Durability {
     return this.snapshotting;
   }
 
-  private load(): void {
+  private async load(): Promise<void> {
     const { disk, store, hlc, clock, registry } = this.components;
     const dir = this.init.dataDir;
     const startedAtMs = clock.nowMs();
@@ -207,14 +208,17 @@ export class Persistence implements Durability {
       tombstoneTtlMs: this.init.tombstoneTtlMs,
     });
     this.maxSeq = nextSeq(recovery.usedSeqs);
+    // Logging starts in the same tick as the restore, before the first segment exists: a write
+    // that comes in while it is being created (a replicated one) waits in the log and goes to it.
+    this.unsubscribe = store.onChange((change) => this.onStoreChange(change));
+    this.lastSnapshot = { atMs: clock.nowMs(), bytes: this.log.bytesAppended, records: this.log.mark() };
     try {
-      this.log.open(this.maxSeq);
+      // Not blocking: the HTTP server already listens (peer.ts), and answers probes and 503s meanwhile.
+      await this.log.open(this.maxSeq);
     } catch (error) {
       throw new DataDirError(dir, `cannot write to the data dir: ${describeDiskError(error)}`);
     }
     this.removeEmptySegments(recovery.files);
-    this.unsubscribe = store.onChange((change) => this.onStoreChange(change));
-    this.lastSnapshot = { atMs: clock.nowMs(), bytes: this.log.bytesAppended, records: this.log.mark() };
     this.logger.info(
       {
         dataDir: dir,
@@ -302,7 +306,7 @@ export class Persistence implements Durability {
     const records = Array.from(store.entries(), (entry) => entry.record);
     const written = await writeSnapshot(disk, this.init.dataDir, { seq, peerId: this.init.peerId, createdAtMs: startedAtMs }, records);
     this.setAsideDamaged();
-    this.removeObsoleteFiles();
+    await this.removeObsoleteFiles();
     this.logger.info(
       { dataDir: this.init.dataDir, file: written.name, records: written.records, bytes: written.sizeBytes, reason, ms: clock.nowMs() - startedAtMs },
       'snapshot written',
@@ -323,7 +327,7 @@ export class Persistence implements Durability {
     }
   }
 
-  private removeObsoleteFiles(): void {
+  private async removeObsoleteFiles(): Promise<void> {
     const { disk } = this.components;
     const dir = this.init.dataDir;
     try {
@@ -337,7 +341,7 @@ export class Persistence implements Durability {
       const obsolete = planCleanup(snapshots, segments);
       for (const seq of obsolete.segments) disk.remove(pathIn(dir, segmentFileName(seq)));
       for (const seq of obsolete.snapshots) disk.remove(pathIn(dir, snapshotFileName(seq)));
-      if (obsolete.segments.length + obsolete.snapshots.length > 0) disk.syncDir(dir);
+      if (obsolete.segments.length + obsolete.snapshots.length > 0) await disk.syncDirectory(dir);
     } catch (error) {
       this.logger.warn({ err: error, dataDir: dir }, 'cannot remove obsolete log segments or snapshots');
     }

@@ -32,6 +32,11 @@ export const RESOLVED = Promise.resolve();
  * loop, and each releases every waiter whose records were written when it started (group
  * commit). Counters are in records appended since the log was created:
  * `appended` >= `written` >= `durable`.
+ *
+ * Opening, rolling and closing a segment run on libuv's thread pool too (the fsyncs they need
+ * can take seconds on a busy disk): while one runs there is no segment to write to, so what
+ * is appended meanwhile waits in `pending`, in order, and goes to the next segment; no fsync
+ * starts meanwhile either (`switching`).
  */
 export class SegmentLog {
   private fd = -1;
@@ -45,6 +50,10 @@ export class SegmentLog {
   private durable = 0;
   private totalBytes = 0;
   private syncing: Promise<void> | null = null;
+  /** Set while a segment is being opened, rolled or closed: nothing is written or fsynced meanwhile. */
+  private switching: Promise<void> | null = null;
+  /** Switches waiting for an fsync to end: no further fsync starts meanwhile (the switch fsyncs what was written). */
+  private switchesWaiting = 0;
   /** Released when their records are durable under the policy (written, or fsynced for `always`). */
   private waiters: Waiter[] = [];
   private readonly waitsForSync: boolean;
@@ -76,31 +85,20 @@ export class SegmentLog {
     return this.failure !== null;
   }
 
-  /** Creates segment `seq` (header fsynced, directory entry fsynced) and appends to it from now on. Throws. */
-  open(seq: number): void {
-    const path = pathIn(this.init.dir, segmentFileName(seq));
-    const fd = this.disk.create(path);
-    try {
-      const start = encodeFileStart({ type: 'segment', format: FORMAT_VERSION, seq, peerId: this.init.peerId, createdAtMs: this.init.nowMs() });
-      this.disk.append(fd, start);
-      this.disk.syncNow(fd);
-      this.disk.syncDir(this.init.dir);
-      this.fd = fd;
-      this.seq = seq;
-      this.segmentBytes = start.length;
-    } catch (error) {
-      // A segment without a whole header would read as damage at the next start: remove it.
-      try {
-        this.disk.close(fd);
-        this.disk.remove(path);
-      } catch {
-        // The disk refuses even that; recovery reports the file and cuts it.
-      }
-      throw error;
-    }
+  /**
+   * Creates the first segment, `seq` (header fsynced, directory entry fsynced), off the event
+   * loop: a peer opens it after its HTTP server listens, while it answers probes and 503s.
+   * What is appended before it resolves waits and goes to it. Rejects with the disk error.
+   */
+  open(seq: number): Promise<void> {
+    if (this.fd >= 0 || this.switching !== null) return Promise.reject(new Error('the log is already open'));
+    const end = this.startSwitch();
+    return this.startSegment(seq)
+      .finally(end)
+      .then(() => this.scheduleFlush());
   }
 
-  /** Queues a record; it reaches the file in this turn's check phase, or at a roll or close. */
+  /** Queues a record; it reaches the file in this turn's check phase, or once a roll in progress is done. */
   append(record: InstanceRecord): void {
     this.appended += 1;
     if (this.failure !== null) return;
@@ -108,10 +106,13 @@ export class SegmentLog {
     this.pending.push(frame);
     this.pendingBytes += frame.length;
     this.totalBytes += frame.length;
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flushQueued());
-    }
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled || (this.pending.length === 0 && this.waiters.length === 0)) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flushQueued());
   }
 
   /** The scheduled flush: writes what the turn queued, then releases or fsyncs for its waiters. */
@@ -122,9 +123,13 @@ export class SegmentLog {
     else this.release(this.written);
   }
 
-  /** Writes what is queued to the file, in one write(). */
+  /** Writes what is queued to the file, in one write(); keeps it queued while segments are switched. */
   flush(): void {
-    if (this.pending.length === 0 || this.failure !== null) return;
+    if (this.switching === null) this.writePending();
+  }
+
+  private writePending(): void {
+    if (this.pending.length === 0 || this.failure !== null || this.fd < 0) return;
     const data = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
     const count = this.pending.length;
     this.pending = [];
@@ -156,7 +161,7 @@ export class SegmentLog {
     if ((this.waitsForSync ? this.durable : this.written) >= target) return RESOLVED;
     return new Promise((resolve, reject) => {
       this.waiters.push({ target, resolve, reject });
-      // Written already but not fsynced (a roll flushed it): only the fsync is missing.
+      // Written already (in an earlier turn) but not fsynced: only the fsync is missing.
       if (this.waitsForSync && this.written >= target) this.startSync();
     });
   }
@@ -169,24 +174,24 @@ export class SegmentLog {
   }
 
   /**
-   * Closes the current segment (flushed and fsynced) and opens segment `seq`; what is appended
-   * from the moment this resolves goes to the new one. Throws (and fails the log) on a disk error.
+   * Closes the current segment (fsynced) and opens segment `seq`, without blocking the event
+   * loop. Every record written before resolves once fsynced; what is appended from the moment
+   * this is called (queued ones included) goes to the new segment, in order, once it is open.
+   * Throws (and fails the log) on a disk error.
    */
   async roll(seq: number): Promise<void> {
-    await this.idle();
-    this.flush();
-    if (this.failure !== null) throw this.failure;
+    const end = await this.afterIdle();
     try {
-      this.disk.syncNow(this.fd);
-      this.markDurable(this.written);
-      this.release(this.written);
-      this.disk.close(this.fd);
-      this.fd = -1;
-      this.open(seq);
+      if (this.failure !== null) throw this.failure;
+      await this.finishSegment();
+      await this.startSegment(seq);
     } catch (error) {
       this.fail(error, 'sync');
       throw error;
+    } finally {
+      end();
     }
+    this.scheduleFlush();
   }
 
   /**
@@ -195,16 +200,15 @@ export class SegmentLog {
    * snapshot. Throws when the disk still refuses.
    */
   async reopen(seq: number): Promise<void> {
-    await this.idle();
-    if (this.fd >= 0) {
-      try {
-        this.disk.close(this.fd);
-      } catch {
-        // The descriptor is gone either way.
-      }
+    const end = await this.afterIdle();
+    try {
+      const fd = this.fd;
       this.fd = -1;
+      if (fd >= 0) await this.disk.closeFile(fd).catch(() => undefined); // the descriptor is gone either way
+      await this.startSegment(seq);
+    } finally {
+      end();
     }
-    this.open(seq);
     this.pending = [];
     this.pendingBytes = 0;
     this.written = this.appended;
@@ -217,31 +221,75 @@ export class SegmentLog {
     this.fail(error, 'append');
   }
 
-  /** Flushes, fsyncs and closes the segment. Throws the disk error, if any. */
+  /** Flushes, fsyncs and closes the segment; refuses every append after it. Throws the disk error, if any. */
   async close(): Promise<void> {
-    await this.idle();
-    this.flush();
-    const fd = this.fd;
-    this.fd = -1;
-    if (fd < 0) return;
+    const end = await this.afterIdle();
     try {
+      this.writePending();
+      if (this.fd < 0) return;
       if (this.failure === null) {
-        this.disk.syncNow(fd);
-        this.markDurable(this.written);
-        this.release(this.written);
+        await this.finishSegment();
+      } else {
+        const fd = this.fd;
+        this.fd = -1;
+        await this.disk.closeFile(fd);
       }
     } finally {
-      this.disk.close(fd);
-      this.rejectWaiters(new Error('the log was closed'));
+      const closed = new Error('the log was closed');
+      this.failure ??= closed;
+      this.rejectWaiters(closed);
+      end();
     }
   }
 
-  private async idle(): Promise<void> {
-    while (this.syncing) await this.syncing.catch(() => undefined);
+  /**
+   * Waits until no fsync or segment switch is in flight, then marks a switch under way: in the
+   * same synchronous step as the last check, so that no fsync can start in between (it would
+   * run on a descriptor being closed). Returns the function that ends the switch.
+   */
+  private async afterIdle(): Promise<() => void> {
+    this.switchesWaiting += 1;
+    try {
+      for (;;) {
+        const busy = this.syncing ?? this.switching;
+        if (busy === null) return this.startSwitch();
+        await busy.catch(() => undefined);
+      }
+    } finally {
+      this.switchesWaiting -= 1;
+    }
+  }
+
+  private startSwitch(): () => void {
+    let end!: () => void;
+    this.switching = new Promise<void>((resolve) => (end = resolve));
+    return () => {
+      this.switching = null;
+      end();
+    };
+  }
+
+  /** Fsyncs what was written to the current segment (unless it is already), releases its waiters, closes it. */
+  private async finishSegment(): Promise<void> {
+    const fd = this.fd;
+    if (fd < 0) return;
+    if (this.durable < this.written) await this.disk.sync(fd);
+    this.markDurable(this.written);
+    this.release(this.written);
+    this.fd = -1;
+    await this.disk.closeFile(fd);
+  }
+
+  /** Creates segment `seq` with its header, both fsynced with the directory entry, and writes to it from now on. */
+  private async startSegment(seq: number): Promise<void> {
+    const start = encodeFileStart({ type: 'segment', format: FORMAT_VERSION, seq, peerId: this.init.peerId, createdAtMs: this.init.nowMs() });
+    this.fd = await this.disk.createDurably(pathIn(this.init.dir, segmentFileName(seq)), start);
+    this.seq = seq;
+    this.segmentBytes = start.length;
   }
 
   private startSync(): void {
-    if (this.syncing || this.failure !== null || this.fd < 0) return;
+    if (this.syncing || this.switching || this.switchesWaiting > 0 || this.failure !== null || this.fd < 0) return;
     const target = this.written;
     if (this.durable >= target) {
       this.markDurable(target);

@@ -54,9 +54,9 @@ export async function writeSnapshot(
     sizeBytes += trailer.length;
     await disk.sync(fd);
     open = false;
-    disk.close(fd);
+    await disk.closeFile(fd);
     disk.rename(temp, pathIn(dir, name));
-    disk.syncDir(dir);
+    await disk.syncDirectory(dir);
     return { name, records: records.length, sizeBytes };
   } catch (error) {
     if (open) {

@@ -23,8 +23,13 @@ function systemError(code: string, op: string, path: string): NodeJS.ErrnoExcept
  *   only written, or a rename whose directory was not fsynced, is gone);
  * - `capacityBytes`: appends past it write what fits, then fail with ENOSPC (a torn write);
  * - `readOnly`: every change fails with EROFS; `syncFault`: fsyncs fail with that code;
- * - `holdSyncs`: asynchronous fsyncs wait until `releaseSyncs()` (to see group commit).
- * Paths are plain strings; directories exist once made.
+ * - `holdSyncs`: fsyncs of `sync()` wait until `releaseSyncs()` (to see group commit);
+ * - `holdFileOps`: `createDurably`, `closeFile` and `syncDirectory` wait, with nothing done
+ *   yet, until `releaseFileOps()` (to stop a segment roll between its steps). Not held, they
+ *   take effect at the call and settle a turn later, as a thread-pool callback does.
+ * `createDurably` is one step: its directory fsync comes after its fdatasync, so a power loss
+ * finds the file with its first bytes or not at all. Paths are plain strings; directories exist
+ * once made.
  */
 export class SimDisk implements Disk {
   private readonly dirs = new Set<string>();
@@ -33,10 +38,12 @@ export class SimDisk implements Disk {
   private readonly fds = new Map<number, { path: string; inode: Inode }>();
   private nextFd = 3;
   private heldSyncs: (() => void)[] = [];
+  private heldFileOps: (() => void)[] = [];
   capacityBytes = Number.POSITIVE_INFINITY;
   readOnly = false;
   syncFault: Fault | null = null;
   holdSyncs = false;
+  holdFileOps = false;
   /** Paths whose reads fail with EIO (a bad sector). */
   readonly unreadable = new Set<string>();
   /** Fsyncs of files (async and blocking) so far. */
@@ -57,11 +64,14 @@ export class SimDisk implements Disk {
     this.durableEntries = new Map(survivors);
     this.fds.clear();
     this.heldSyncs = [];
+    this.heldFileOps = [];
   }
 
-  /** Simulates a crash of the process only: open files are closed, the page cache survives. */
+  /** Simulates a crash of the process only: open files are closed, the page cache survives; held operations never happen. */
   processCrash(): void {
     this.fds.clear();
+    this.heldSyncs = [];
+    this.heldFileOps = [];
   }
 
   releaseSyncs(): void {
@@ -72,6 +82,16 @@ export class SimDisk implements Disk {
 
   get pendingSyncs(): number {
     return this.heldSyncs.length;
+  }
+
+  /** Runs the `count` oldest held file operations (all by default). */
+  releaseFileOps(count = Number.POSITIVE_INFINITY): void {
+    const held = this.heldFileOps.splice(0, count);
+    for (const release of held) release();
+  }
+
+  get pendingFileOps(): number {
+    return this.heldFileOps.length;
   }
 
   usedBytes(): number {
@@ -162,16 +182,32 @@ export class SimDisk implements Disk {
     });
   }
 
-  syncNow(fd: number): void {
-    const file = this.file(fd, 'fdatasync');
-    if (this.syncFault) throw systemError(this.syncFault, 'fdatasync', file.path);
-    this.syncCount += 1;
-    file.inode.durableData = Buffer.from(file.inode.data);
+  createDurably(path: string, firstBytes: Buffer): Promise<number> {
+    return this.fileOp(() => {
+      const fd = this.create(path);
+      try {
+        this.append(fd, firstBytes);
+        const file = this.file(fd, 'fdatasync');
+        if (this.syncFault) throw systemError(this.syncFault, 'fdatasync', path);
+        this.syncCount += 1;
+        file.inode.durableData = Buffer.from(file.inode.data);
+        this.syncDir(dirname(path));
+        return fd;
+      } catch (error) {
+        this.fds.delete(fd);
+        this.entries.delete(path);
+        throw error;
+      }
+    });
   }
 
   close(fd: number): void {
     this.file(fd, 'close');
     this.fds.delete(fd);
+  }
+
+  closeFile(fd: number): Promise<void> {
+    return this.fileOp(() => this.close(fd));
   }
 
   rename(from: string, to: string): void {
@@ -196,6 +232,11 @@ export class SimDisk implements Disk {
     this.entries.delete(path);
   }
 
+  syncDirectory(dir: string): Promise<void> {
+    return this.fileOp(() => this.syncDir(dir));
+  }
+
+  /** The directory fsync, done at once (tests call it to play a write-back the peer did not ask for). */
   syncDir(dir: string): void {
     if (this.syncFault) throw systemError(this.syncFault, 'fsync', dir);
     for (const path of [...this.durableEntries.keys()]) if (dirname(path) === dir) this.durableEntries.delete(path);
@@ -207,6 +248,22 @@ export class SimDisk implements Disk {
     if (!inode) throw systemError('ENOENT', 'utimes', path);
     this.refuseIfReadOnly('utimes', path);
     inode.mtimeMs = this.nowMs();
+  }
+
+  /** An operation libuv would run on its thread pool: held, or done now and settled a turn later. */
+  private fileOp<T>(op: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const run = (): (() => void) => {
+        try {
+          const value = op();
+          return () => resolve(value);
+        } catch (error) {
+          return () => reject(error);
+        }
+      };
+      if (this.holdFileOps) this.heldFileOps.push(() => run()());
+      else setImmediate(run());
+    });
   }
 
   private file(fd: number, op: string): { path: string; inode: Inode } {

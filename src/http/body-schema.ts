@@ -1,5 +1,8 @@
 import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
+// The schema engine's compiler, not typebox/compile's: the same check and findings (that one
+// wraps these), without the value operations (clean, convert, create, codecs...) it loads too,
+// about 150 modules and 4 MB of RSS more (310 against 164) that a body check never uses.
+import { Compile } from 'typebox/schema';
 import { invalid, type RegistryError } from '../errors.js';
 
 /**
@@ -78,6 +81,8 @@ export function bodyValidator(schema: TSchema): BodyValidator {
   const compiled = Compile(schema);
   return (sent: unknown) => {
     const data = sent === undefined ? null : sent;
-    return compiled.Check(data) ? true : { error: errorOf(schema, [...compiled.Errors(data)] as ValidationFinding[]) };
+    if (compiled.Check(data)) return true;
+    const [, findings] = compiled.Errors(data);
+    return { error: errorOf(schema, findings as ValidationFinding[]) };
   };
 }

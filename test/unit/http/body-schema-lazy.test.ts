@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestServer, type TestServer } from '../../support/server.js';
 
-// Records when typebox's compiler is first imported; the module itself is the real one.
+// Records when typebox's schema compiler is first imported; the module itself is the real one.
 const compiler = vi.hoisted(() => ({ loaded: false }));
-vi.mock('typebox/compile', async (importOriginal) => {
+vi.mock('typebox/schema', async (importOriginal) => {
   compiler.loaded = true;
   return importOriginal();
 });
 
-describe("typebox's compiler (some 300 modules, about 8 MB of RSS)", () => {
+describe("typebox's schema compiler (some 160 modules, about 4 MB of RSS)", () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await createTestServer();
@@ -28,9 +28,9 @@ describe("typebox's compiler (some 300 modules, about 8 MB of RSS)", () => {
     expect(compiler.loaded).toBe(true);
     expect(refused.statusCode).toBe(400);
     expect(refused.json()).toEqual({ code: 'REG_ERR_VALIDATION', message: 'status: must be one of UP, DOWN, STARTING, OUT_OF_SERVICE' });
-    const [changed, again] = await Promise.all(
-      ['DOWN', 'nope'].map((status) => server.app.inject({ method: 'PUT', url: '/v1/services/orders/instances/x/status', payload: { status } })),
-    );
+    // Later bodies, two at once, go through the same compiled check.
+    const status = (value: string) => server.app.inject({ method: 'PUT', url: '/v1/services/orders/instances/x/status', payload: { status: value } });
+    const [changed, again] = await Promise.all([status('DOWN'), status('nope')]);
     expect(changed.statusCode).toBe(200);
     expect(again.statusCode).toBe(400);
   });

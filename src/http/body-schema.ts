@@ -1,6 +1,8 @@
-import type { FastifySchemaCompiler } from 'fastify';
 import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
+// The schema engine's compiler, not typebox/compile's: the same check and findings (that one
+// wraps these), without the value operations (clean, convert, create, codecs...) it loads too,
+// about 150 modules and 4 MB of RSS more (310 against 164) that a body check never uses.
+import { Compile } from 'typebox/schema';
 import { invalid, type RegistryError } from '../errors.js';
 
 /**
@@ -67,12 +69,20 @@ export function errorOf(schema: SchemaNode, findings: readonly ValidationFinding
   return invalid(fieldOf(rest?.instancePath ?? ''), messageOf(schema, rest?.keyword ?? '') ?? rest?.message ?? 'is invalid');
 }
 
+/** A compiled body schema: true when the body fits, else the error to answer it with. */
+export type BodyValidator = ((data: unknown) => true | { error: RegistryError });
+
 /**
- * Compiles a route's body schema into fastify's validator (typebox's compiler: no coercion, no
+ * Compiles a route's body schema into a validator (typebox's compiler: no coercion, no
  * removed or defaulted fields, so a body reaches the route exactly as sent, and one that does
  * not fit is refused with the error `errorOf` picks). A missing body is checked as `null`.
  */
-export function bodyValidator(schema: TSchema): ReturnType<FastifySchemaCompiler<TSchema>> {
+export function bodyValidator(schema: TSchema): BodyValidator {
   const compiled = Compile(schema);
-  return (data: unknown) => (compiled.Check(data) ? true : { error: errorOf(schema, [...compiled.Errors(data)] as ValidationFinding[]) });
+  return (sent: unknown) => {
+    const data = sent === undefined ? null : sent;
+    if (compiled.Check(data)) return true;
+    const [, findings] = compiled.Errors(data);
+    return { error: errorOf(schema, findings as ValidationFinding[]) };
+  };
 }

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { destination as fileDestination, pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
-import { prettyFactory } from 'pino-pretty';
+import type { prettyFactory } from 'pino-pretty';
 import type { LogLevel } from '../config/load.js';
 import { redactSecrets } from './redact.js';
 
@@ -17,8 +18,16 @@ function prettyOptions(colorize: boolean) {
  * pipe that the launcher shows on a terminal.
  */
 export function prettyLineFormatter(colorize: boolean): (jsonLine: string) => string {
-  return prettyFactory(prettyOptions(colorize));
+  const pretty = loadModule('pino-pretty') as { prettyFactory: typeof prettyFactory };
+  return pretty.prettyFactory(prettyOptions(colorize));
 }
+
+/**
+ * pino-pretty (30 modules and their dependencies, some 3 MB of RSS) is loaded on the first
+ * line formatted for people, not at start: a peer whose output goes to a pipe, a file or a
+ * log collector never formats one. It is CommonJS, so it loads synchronously through require.
+ */
+const loadModule = createRequire(import.meta.url);
 
 /**
  * The production logger. On a terminal (standard output is a TTY: someone ran `npm start`),

@@ -1,6 +1,6 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
-import { bodyValidator } from '../body-schema.js';
+import { bodyValidator } from '../../schema/body-schema.js';
 import { definitionOf } from '../route-catalogue.js';
 import type { RouteDoc } from '../route-definition.js';
 

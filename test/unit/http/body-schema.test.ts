@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyValidator } from '../../../src/http/body-schema.js';
+import { bodyValidator } from '../../../src/schema/body-schema.js';
 import { GuardModes, StatusBody } from '../../../src/http/openapi/schemas.js';
 import { createTestServer, type TestServer } from '../../support/server.js';
 

@@ -140,8 +140,9 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
         log.error({ method, route: route.url }, 'route has no access policy: every request to it is refused (add it to src/http/access-policy.ts)');
       }
     });
-    if (peers.enabled && classes.includes('peer')) route.preValidation = [...hookList(route.preValidation), verifyBodilessPeerCall];
-    if (clients.enabled && classes.some(isNamespaceBound)) route.preValidation = [...hookList(route.preValidation), checkNamespaces];
+    // First in the list: a route's own preValidation hooks (a 415 for a body it cannot read) come after the guard.
+    if (peers.enabled && classes.includes('peer')) route.preValidation = [verifyBodilessPeerCall, ...hookList(route.preValidation)];
+    if (clients.enabled && classes.some(isNamespaceBound)) route.preValidation = [checkNamespaces, ...hookList(route.preValidation)];
   });
 
   app.addHook('onRequest', (request, reply, done) => {

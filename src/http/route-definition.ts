@@ -8,6 +8,7 @@ import type {
   RawServerDefault,
   RouteGenericInterface,
   RouteHandlerMethod,
+  preValidationHookHandler,
 } from 'fastify';
 import type { TSchema } from 'typebox';
 
@@ -94,11 +95,16 @@ type Handler<D extends RouteDefinition> = RouteHandlerMethod<
   TypeBoxTypeProvider
 >;
 
+/** What only a running server knows of a route: a body limit; a check of the raw body before it is validated. */
+export interface ServeOptions {
+  bodyLimit?: number;
+  preValidation?: preValidationHookHandler;
+}
+
 /**
- * Registers a route from its definition; `options` holds what only a running server knows (a
- * body limit). The schema itself is attached by the `onRoute` hook (openapi/route-docs.ts),
+ * Registers a route from its definition; `options` holds what only a running server knows. The schema itself is attached by the `onRoute` hook (openapi/route-docs.ts),
  * from the same definition, for every route alike.
  */
-export function serve<D extends RouteDefinition>(app: FastifyInstance, definition: D, handler: Handler<D>, options: { bodyLimit?: number } = {}): void {
+export function serve<D extends RouteDefinition>(app: FastifyInstance, definition: D, handler: Handler<D>, options: ServeOptions = {}): void {
   app.withTypeProvider<TypeBoxTypeProvider>().route<RouteGenericInterface, ContextConfigDefault, CheckedSchema<D>>({ method: definition.method, url: definition.url, handler, ...options });
 }

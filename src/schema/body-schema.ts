@@ -103,8 +103,11 @@ function errorWithin(root: SchemaNode, node: SchemaNode, at: { instancePath: str
     const summary = onField.findLast((finding) => finding.instancePath === childPath && SUMMARY_KEYWORDS.has(finding.keyword));
     const outermost = summary ?? (onField[0] as ValidationFinding);
     const value = valueAt(data, outermost.instancePath);
-    const message = nodesOn(root, outermost.schemaPath).map((each) => messageOf(each, outermost.keyword, value)).find(Boolean);
-    return invalid(fieldOf(outermost.instancePath), message ?? outermost.message);
+    const nodes = nodesOn(root, outermost.schemaPath);
+    const message = nodes.map((each) => messageOf(each, outermost.keyword, value)).find(Boolean);
+    // A node within the field may name the field its findings are reported under (a part of a form).
+    const named = nodes.slice(0, nodes.indexOf(property) + 1).find((each) => each.errorField !== undefined)?.errorField;
+    return invalid(named ?? fieldOf(outermost.instancePath), message ?? outermost.message);
   }
   const rest = own[0];
   return rest ? invalid(field, messageOf(node, rest.keyword) ?? rest.message) : undefined;

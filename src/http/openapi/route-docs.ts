@@ -15,7 +15,7 @@ export function routeDocFor(method: string, url: string): RouteDoc | undefined {
   return definitionOf(method, url)?.doc;
 }
 
-/** Accepts any input: the domain validators (src/registry/validate.ts) judge it. */
+/** Accepts any input: path and query parameters are judged by the routes' parsers (src/registry/validate.ts). */
 const acceptAll = () => true;
 /** What fastify does without a response schema: plain JSON.stringify, every field kept. */
 const plainJson = () => (data: unknown) => JSON.stringify(data);

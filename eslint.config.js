@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 
 /** Core folders, bottom up; each may import only the folders listed before it (and itself). */
 const layers = [
-  ['clock', 'errors.ts', 'log'],
+  ['clock', 'errors.ts', 'log', 'schema'],
   ['registry'],
   ['lease'],
   ['membership', 'transport'],

@@ -1,23 +1,18 @@
 import { invalid } from '../errors.js';
 import { parseEurekaAttributes, type EurekaAttributes } from './attributes.js';
 import type { InstanceStatus } from '../registry/types.js';
-import {
-  isHost,
-  parseInstanceId,
-  parseMetadata,
-  parseName,
-  parsePort,
-  type InputLimits,
-  type LeaseBounds,
-} from '../registry/validate.js';
+import { checkMetadataLimits, isHost, parseInstanceId, parsePort, type InputLimits, type LeaseBounds } from '../registry/validate.js';
+import { parseBody } from '../schema/body-schema.js';
+import { eurekaInstanceChecker, type EurekaInstanceBody } from './instance-schema.js';
 import { toEurekaStatus, type RegistrationRequest } from './status-rules.js';
 
 /**
  * Reads a Eureka register body (`{"instance": {...}}`, from JSON or XML) into our record's
- * data. Real clients are sloppy, so this is lenient about shapes (a port as a number, a string
- * or `{"$": 8080, "@enabled": "true"}`; booleans and numbers as strings; a missing `@class`
- * or `lastDirtyTimestamp`) and strict about what we cannot do without (app, host name, IP
- * address, data centre, a usable id and port), answering 400 naming the field.
+ * data. Its shape is its schema's (instance-schema.ts: lenient where clients are sloppy, strict
+ * about app, host name, IP address and data centre); this reads the lenient forms (a port as a
+ * number, a string or `{"$": 8080, "@enabled": "true"}`; booleans and numbers as strings; a
+ * missing `@class` or `lastDirtyTimestamp`) and applies the rules across fields (the id, the
+ * host, the port range, the lease), answering 400 naming the field.
  */
 
 export const DEFAULT_DATA_CENTER_CLASS = 'com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo';
@@ -74,15 +69,13 @@ function asBoolean(value: unknown): boolean | undefined {
   return undefined;
 }
 
-/** `port` / `securePort`: `8080`, `"8080"` or `{"$": 8080, "@enabled": true}`. */
+/** `port` / `securePort` in one of the forms its schema takes: the number, in the port range, and whether it is enabled. */
 function readPort(field: string, value: unknown, fallback: number, enabledByDefault: boolean): { port: number; enabled: boolean } {
   if (value === undefined || value === null) return { port: fallback, enabled: enabledByDefault };
   const raw = isObject(value) ? value.$ : value;
-  const number = asInteger(raw);
-  if (number === undefined) throw invalid(field, 'must be a port number, or {"$": port, "@enabled": true|false}');
   const enabled = isObject(value) && value['@enabled'] !== undefined ? asBoolean(value['@enabled']) : enabledByDefault;
-  if (enabled === undefined) throw invalid(`${field}.@enabled`, 'must be true or false');
-  return { port: parsePort(field, number), enabled };
+  // An integer past 2^53 fits the schema's form but is no port.
+  return { port: parsePort(field, asInteger(raw) ?? 0), enabled: enabled ?? enabledByDefault };
 }
 
 /** The instance's own status: UP when absent; UNKNOWN is refused (we never store it). */
@@ -101,16 +94,12 @@ function readOverride(value: unknown): InstanceStatus | null {
   return status === 'UNKNOWN' ? null : status;
 }
 
-/** A string map; numbers and booleans become strings, `@class` (a Java type hint) is dropped. */
-function readStringMap(field: string, value: unknown): Record<string, string> {
-  if (value === undefined || value === null || value === '') return {};
-  if (!isObject(value)) throw invalid(field, 'must be an object of string values');
+/** A string map of the form its schema takes; numbers and booleans become strings, `@class` (a Java type hint) is dropped. */
+function readStringMap(value: unknown): Record<string, string> {
+  if (!isObject(value)) return {};
   const out: [string, string][] = [];
   for (const [key, item] of Object.entries(value)) {
-    if (key === '@class') continue;
-    const text = item === '' ? '' : asText(item);
-    if (text === undefined) throw invalid(`${field}.${key}`, 'must be a string');
-    out.push([key, text]);
+    if (key !== '@class') out.push([key, asText(item) ?? '']);
   }
   return Object.fromEntries(out) as Record<string, string>;
 }
@@ -132,38 +121,33 @@ function readLease(value: unknown, bounds: LeaseBounds): { leaseDurationMs: numb
   };
 }
 
-function readDataCenter(value: unknown): EurekaAttributes['dataCenterInfo'] {
-  if (!isObject(value)) throw invalid('instance.dataCenterInfo', 'is required: {"@class": ..., "name": "MyOwn"}');
+function readDataCenter(value: Json): EurekaAttributes['dataCenterInfo'] {
   const name = asText(value.name) ?? 'MyOwn';
   const className = asText(value['@class']) ?? (name === 'Amazon' ? AMAZON_DATA_CENTER_CLASS : DEFAULT_DATA_CENTER_CLASS);
-  return { className, name, metadata: readStringMap('instance.dataCenterInfo.metadata', value.metadata) };
+  return { className, name, metadata: readStringMap(value.metadata) };
 }
 
-/** Eureka's id rule: `instanceId`, else an Amazon instance's `instance-id`, else the host name. */
+/** Eureka's id rule: `instanceId` (its form checked by the schema), else an Amazon instance's `instance-id`, else the host name. */
 function readInstanceId(instance: Json, hostName: string, dataCenter: EurekaAttributes['dataCenterInfo']): string {
   const explicit = asText(instance.instanceId);
-  if (explicit !== undefined) return parseInstanceId('instance.instanceId', explicit);
+  if (explicit !== undefined) return explicit;
   const amazonId = dataCenter.name === 'Amazon' ? dataCenter.metadata['instance-id'] : undefined;
   if (amazonId) return parseInstanceId('instance.dataCenterInfo.metadata.instance-id', amazonId);
   return parseInstanceId('instance.hostName', hostName);
 }
 
-function required(field: string, value: unknown): string {
-  const text = asText(value);
-  if (text === undefined) throw invalid(field, 'is required');
-  return text;
+/** Parses a register body of unknown shape (checked by its schema first); throws `REG_ERR_VALIDATION` naming the field. */
+export function parseEurekaInstance(body: unknown, context: InstanceInputContext): ParsedInstance {
+  return readEurekaInstance(parseBody(eurekaInstanceChecker, body), context);
 }
 
-/** Parses a register body; throws `REG_ERR_VALIDATION` naming the field. */
-export function parseEurekaInstance(body: unknown, context: InstanceInputContext): ParsedInstance {
-  if (!isObject(body) || !isObject(body.instance)) {
-    throw invalid('instance', 'is required: the body is {"instance": {...}} (JSON) or <instance>...</instance> (XML)');
-  }
-  const instance = body.instance;
-  const app = parseName('instance.app', required('instance.app', instance.app).toUpperCase());
-  const hostName = required('instance.hostName', instance.hostName);
-  const ipAddr = required('instance.ipAddr', instance.ipAddr);
-  const dataCenterInfo = readDataCenter(instance.dataCenterInfo);
+/** Reads a register body that fits its schema (the route's validator or `parseEurekaInstance` checked it). */
+export function readEurekaInstance(body: EurekaInstanceBody, context: InstanceInputContext): ParsedInstance {
+  const instance = body.instance as Json;
+  const app = String(body.instance.app).toUpperCase();
+  const hostName = String(body.instance.hostName);
+  const ipAddr = String(body.instance.ipAddr);
+  const dataCenterInfo = readDataCenter(body.instance.dataCenterInfo as Json);
   const instanceId = readInstanceId(instance, hostName, dataCenterInfo);
   const host = isHost(hostName) ? hostName : isHost(ipAddr) ? ipAddr : undefined;
   if (host === undefined) throw invalid('instance.hostName', 'must be a host name or an IP address (or ipAddr must be one)');
@@ -172,7 +156,7 @@ export function parseEurekaInstance(body: unknown, context: InstanceInputContext
   const reportedStatus = readStatus(instance.status);
   const overriddenStatus = readOverride(instance.overriddenStatus ?? instance.overriddenstatus);
   const { leaseDurationMs, renewalIntervalSecs } = readLease(instance.leaseInfo, context.bounds);
-  const metadata = parseMetadata('instance.metadata', readStringMap('instance.metadata', instance.metadata), context.limits);
+  const metadata = checkMetadataLimits('instance.metadata', readStringMap(instance.metadata), context.limits);
   const zone = metadata.zone ?? dataCenterInfo.metadata['availability-zone'] ?? '';
   const lastDirty = asInteger(instance.lastDirtyTimestamp);
   const optional = (value: unknown) => asText(value) ?? null;

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { EurekaInstanceBody } from './instance-schema.js';
 import { responses, text } from '../http/openapi/schemas.js';
 import { underPrefix, type RouteDefinition, type RouteGroup } from '../http/route-definition.js';
 
@@ -48,11 +49,12 @@ export const EUREKA_ROUTES = {
     method: 'POST',
     url: '/apps/:app',
     ...write,
+    validateBody: true,
     doc: {
       summary: 'Register an instance (answers 204)',
       tags: [EUREKA],
       params: AppParams,
-      body: Type.Object({ instance: Type.Object({}, { description: 'A Eureka instance (docs/eureka.md); JSON or XML.' }) }),
+      body: EurekaInstanceBody,
       response: responses({ 204: Type.Null({ description: 'Registered.' }) }, [400, 413, 415]),
     },
   },

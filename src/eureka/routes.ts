@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import { invalid, RegistryError } from '../errors.js';
 import type { Application } from '../app/application.js';
 import { whenDurable } from '../app/durable-write.js';
@@ -15,7 +15,7 @@ import {
   vipDocument,
   type ReadContext,
 } from './documents.js';
-import { parseEurekaInstance } from './instance-input.js';
+import { readEurekaInstance } from './instance-input.js';
 import { toXml } from './xml.js';
 import { EUREKA_PREFIXES, EUREKA_ROUTES } from './route-definitions.js';
 import { serve } from '../http/route-definition.js';
@@ -50,6 +50,12 @@ const DELTA_MAX_AGE_MS = 1_000;
 export { EUREKA_PREFIXES } from './route-definitions.js';
 
 const VIP_MAX_LENGTH = 1_024;
+
+/** A register body of another content type is a 415, before the schema would call it a 400. */
+const refuseUnsupportedBody: preValidationHookHandler = (request, _reply, done) => {
+  if (request.body === UNSUPPORTED_BODY) return done(new RegistryError('REG_ERR_UNSUPPORTED_MEDIA_TYPE', 'body: send application/json or application/xml'));
+  done();
+};
 
 /** What the Eureka API needs: the application layer, the clock (status rules, delta window) and its settings. */
 export interface EurekaApiOptions {
@@ -150,29 +156,32 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     return body ? sendBody(reply, body, format) : sendNotFound(reply);
   });
 
-  serve(app, EUREKA_ROUTES.register, async (request, reply) => {
-    const appName = appOf(request);
-    if (request.body === UNSUPPORTED_BODY) {
-      throw new RegistryError('REG_ERR_UNSUPPORTED_MEDIA_TYPE', 'body: send application/json or application/xml');
-    }
-    const parsed = parseEurekaInstance(request.body, { limits, bounds: cluster });
-    if (parsed.app !== appName) {
-      throw new RegistryError('REG_ERR_EUREKA_APP_MISMATCH', `instance.app: the body says ${parsed.app} but the URL says ${appName}`);
-    }
-    // Synchronous inside the write: read, decide, write (nothing can change in between).
-    const registered = writes.step((registry) => {
-      const key = registrationKey(store, namespace, appName, parsed.instanceId);
-      const current = registry.find(key);
-      const plan = planRegistration(
-        parsed,
-        current && { data: eurekaView(current.record.data), leaseDurationMs: current.record.leaseDurationMs },
-        clock.nowMs(),
-      );
-      registry.register({ ...key, data: toCoreData(plan.data), leaseDurationMs: plan.leaseDurationMs });
-    });
-    // 204, not 200: Eureka clients take anything else for a failed registration.
-    return whenDurable(registered, () => reply.code(204).send());
-  });
+  serve(
+    app,
+    EUREKA_ROUTES.register,
+    async (request, reply) => {
+      const appName = appOf(request);
+      // The body is checked by its schema (EurekaInstanceBody) before this runs.
+      const parsed = readEurekaInstance(request.body, { limits, bounds: cluster });
+      if (parsed.app !== appName) {
+        throw new RegistryError('REG_ERR_EUREKA_APP_MISMATCH', `instance.app: the body says ${parsed.app} but the URL says ${appName}`);
+      }
+      // Synchronous inside the write: read, decide, write (nothing can change in between).
+      const registered = writes.step((registry) => {
+        const key = registrationKey(store, namespace, appName, parsed.instanceId);
+        const current = registry.find(key);
+        const plan = planRegistration(
+          parsed,
+          current && { data: eurekaView(current.record.data), leaseDurationMs: current.record.leaseDurationMs },
+          clock.nowMs(),
+        );
+        registry.register({ ...key, data: toCoreData(plan.data), leaseDurationMs: plan.leaseDurationMs });
+      });
+      // 204, not 200: Eureka clients take anything else for a failed registration.
+      return whenDurable(registered, () => reply.code(204).send());
+    },
+    { preValidation: refuseUnsupportedBody },
+  );
 
   serve(app, EUREKA_ROUTES.instance, async (request, reply) => {
     const { app: appName, id } = instanceOf(request);

@@ -1,5 +1,5 @@
 import type { TLSSocket } from 'node:tls';
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler, preParsingHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler, preValidationHookHandler } from 'fastify';
 import type { Clock } from '../clock/clock.js';
 import type { RegistryConfig } from '../config/load.js';
 import { RegistryError } from '../errors.js';
@@ -43,7 +43,9 @@ export interface AccessGuardComponents {
  *   scope (401/403), rate limit (429), or the peer signature's headers, time and nonce;
  * - `preParsing`: a signed peer request's body is hashed as its raw bytes arrive (before
  *   any gunzip) and verified when the last byte is in, before it is parsed;
- * - `preHandler`: the namespaces the request names (query and body) against the token.
+ * - `preValidation`: a bodiless peer call's signature, and the namespaces the request names
+ *   (query and body) against the token, once the body is parsed and before it is validated
+ *   against the route's schema: a request for another namespace gets its 403, not a 400.
  * Nothing a refused request carries is ever applied: every check runs before the handler.
  * Hooks are callback-style (no promise per request), and the body and namespace checks are
  * attached only to the routes that need them.
@@ -103,20 +105,20 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
   /** A signed peer request's body is hashed as it arrives and verified before it is parsed. */
   const verifyBodyAsItArrives: preParsingHookHandler = (request, _reply, payload, done) => {
     const pending = request.access?.peer;
-    // Fastify reads a body only when one is announced; a bodiless call is verified in preHandler.
+    // Fastify reads a body only when one is announced; a bodiless call is verified in preValidation.
     if (!pending || !announcesBody(request.headers)) return done(null, payload);
     done(null, verifiedAsItArrives(payload, (bodySha256) => (pending.verified ? undefined : verifyPeer(request, bodySha256))));
   };
 
   /** A bodiless peer request never went through the verifier: verify it as an empty body. */
-  const verifyBodilessPeerCall: preHandlerHookHandler = (request, _reply, done) => {
+  const verifyBodilessPeerCall: preValidationHookHandler = (request, _reply, done) => {
     const pending = request.access?.peer;
     if (pending && !pending.verified) return done(verifyPeer(request, EMPTY_BODY_SHA256));
     done();
   };
 
   /** The namespaces a client request names (query and body) against its token. */
-  const checkNamespaces: preHandlerHookHandler = (request, _reply, done) => {
+  const checkNamespaces: preValidationHookHandler = (request, _reply, done) => {
     const state = request.access;
     const principal = state?.principal;
     if (!state || !principal || !isNamespaceBound(state.access)) return done();
@@ -138,8 +140,9 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
         log.error({ method, route: route.url }, 'route has no access policy: every request to it is refused (add it to src/http/access-policy.ts)');
       }
     });
-    if (peers.enabled && classes.includes('peer')) route.preHandler = [...hookList(route.preHandler), verifyBodilessPeerCall];
-    if (clients.enabled && classes.some(isNamespaceBound)) route.preHandler = [...hookList(route.preHandler), checkNamespaces];
+    // First in the list: a route's own preValidation hooks (a 415 for a body it cannot read) come after the guard.
+    if (peers.enabled && classes.includes('peer')) route.preValidation = [verifyBodilessPeerCall, ...hookList(route.preValidation)];
+    if (clients.enabled && classes.some(isNamespaceBound)) route.preValidation = [checkNamespaces, ...hookList(route.preValidation)];
   });
 
   app.addHook('onRequest', (request, reply, done) => {

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { Static } from 'typebox';
 import type { RegistryNode } from '../node.js';
 import { EvictionGuards, GuardModes, responses } from './openapi/schemas.js';
 import { serve, type RouteGroup } from './route-definition.js';
@@ -39,7 +38,7 @@ export async function adminRoutes(app: FastifyInstance, options: { node: Pick<Re
 
   serve(app, ADMIN_ROUTES.setEvictionGuards, async (request) => {
     // The body is checked by its schema (GuardModes) before this runs.
-    const { selfPreservation, partitionGuard } = request.body as Static<typeof GuardModes>;
+    const { selfPreservation, partitionGuard } = request.body;
     node.safety.setModes({ ...(selfPreservation ? { selfPreservation } : {}), ...(partitionGuard ? { partitionGuard } : {}) });
     // Decide again at once, so the answer (and the next read) reflects the switch.
     node.reaper.runOnce();

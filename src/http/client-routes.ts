@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Static } from 'typebox';
 import {
   Cancelled,
   Instance,
@@ -30,7 +29,7 @@ import {
   parseInstanceId,
   parseName,
   parseNamespace,
-  parseRegistration,
+  registrationOf,
 } from '../registry/validate.js';
 import { toInstanceView, toRenewedView } from '../registry/view.js';
 
@@ -60,6 +59,7 @@ export const CLIENT_ROUTES = {
     url: '/v1/instances',
     access: 'write',
     gatedUntilReady: true,
+    validateBody: true,
     doc: {
       summary: 'Register an instance, or register it again',
       description: 'Answers 201 for a new instance, 200 for a re-registration; the answer says how often to heartbeat.',
@@ -169,9 +169,10 @@ export async function clientRoutes(
   // The write routes are not async: without a data dir (or with nothing to wait for) they
   // answer in the same tick; `whenDurable` waits for the durability barrier only when there is one.
   serve(app, CLIENT_ROUTES.register, (request, reply) => {
-    const body = request.body as Record<string, unknown> | undefined;
+    // The body is checked by its schema (RegisterBody) before this runs.
+    const { body } = request;
     const queryNamespace = (request.query as Query).namespace;
-    const bodyNamespace = typeof body === 'object' && body !== null ? body.namespace : undefined;
+    const bodyNamespace = body.namespace;
     if (queryNamespace !== undefined && bodyNamespace !== undefined && queryNamespace !== bodyNamespace) {
       throw new RegistryError(
         'REG_ERR_NAMESPACE_MISMATCH',
@@ -179,7 +180,7 @@ export async function clientRoutes(
       );
     }
     const namespace = parseNamespace(queryNamespace ?? bodyNamespace);
-    const input = parseRegistration(body, namespace, limits, cluster);
+    const input = registrationOf(body, namespace, limits, cluster);
     return whenDurable(writes.register(input), ({ entry, created }) => {
       reply.code(created ? 201 : 200);
       return withInterval(entry);
@@ -194,7 +195,7 @@ export async function clientRoutes(
   serve(app, CLIENT_ROUTES.status, async (request) => {
     const key = instanceKey(request);
     // The body is checked by its schema (StatusBody) before this runs.
-    const { status } = request.body as Static<typeof StatusBody>;
+    const { status } = request.body;
     return whenDurable(writes.update(key, { status }), (entry) => toInstanceView(entry, view()));
   });
 

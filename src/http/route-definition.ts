@@ -1,4 +1,16 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  ContextConfigDefault,
+  FastifyInstance,
+  FastifySchema,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+  RouteGenericInterface,
+  RouteHandlerMethod,
+  preValidationHookHandler,
+} from 'fastify';
+import type { TSchema } from 'typebox';
 
 /**
  * Who may call a route:
@@ -40,9 +52,10 @@ export interface RouteDefinition {
   /** Absent only for the routes a plugin adds and hides itself (the API description's own page). */
   doc?: RouteDoc;
   /**
-   * The request's body is checked against `doc.body` before the handler runs, and a body that
-   * does not fit is answered 400 as the hand validators would (errors.ts maps the schema's
-   * findings to `{code, message}`). Off: the schema only documents the body.
+   * The request's body is checked against `doc.body` before the handler runs (after the access
+   * guard's namespace check), a body that does not fit is answered 400 as the hand validators
+   * would (src/schema/body-schema.ts maps the schema's findings to `{code, message}`), and the
+   * handler's `request.body` is typed by the schema (`serve`). Off: the schema only documents the body.
    */
   validateBody?: boolean;
 }
@@ -73,9 +86,34 @@ export function underPrefix(prefix: string, group: RouteGroup, tags: string[]): 
   }));
 }
 
-type Handler = (request: FastifyRequest, reply: FastifyReply) => unknown;
+/** The part of a definition's schema its handler may rely on: the body, when the definition validates it. */
+type CheckedSchema<D extends RouteDefinition> = D extends { validateBody: true; doc: { body: infer Body extends TSchema } } ? { body: Body } : FastifySchema;
 
-/** Registers a route from its definition; `options` holds what only a running server knows (a body limit). */
-export function serve(app: FastifyInstance, definition: RouteDefinition, handler: Handler, options: { bodyLimit?: number } = {}): void {
-  app.route({ method: definition.method, url: definition.url, handler, ...options });
+/**
+ * A definition's handler: `request.body` typed by the definition's schema (through the typebox
+ * type provider) when the definition validates it, `unknown` otherwise. Path and query stay
+ * untyped: no schema checks them (their parsers in the routes do).
+ */
+type Handler<D extends RouteDefinition> = RouteHandlerMethod<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  RouteGenericInterface,
+  ContextConfigDefault,
+  CheckedSchema<D>,
+  TypeBoxTypeProvider
+>;
+
+/** What only a running server knows of a route: a body limit; a check of the raw body before it is validated. */
+export interface ServeOptions {
+  bodyLimit?: number;
+  preValidation?: preValidationHookHandler;
+}
+
+/**
+ * Registers a route from its definition; `options` holds what only a running server knows. The schema itself is attached by the `onRoute` hook (openapi/route-docs.ts),
+ * from the same definition, for every route alike.
+ */
+export function serve<D extends RouteDefinition>(app: FastifyInstance, definition: D, handler: Handler<D>, options: ServeOptions = {}): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().route<RouteGenericInterface, ContextConfigDefault, CheckedSchema<D>>({ method: definition.method, url: definition.url, handler, ...options });
 }

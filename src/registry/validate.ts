@@ -1,5 +1,16 @@
 import { isIP } from 'node:net';
 import { invalid } from '../errors.js';
+import { parseBody } from '../schema/body-schema.js';
+import {
+  INSTANCE_ID_MAX_LENGTH,
+  INSTANCE_ID_PATTERN,
+  instanceIdMessages,
+  NAME_MAX_LENGTH,
+  NAME_PATTERN,
+  nameMessages,
+  registrationChecker,
+  type RegistrationBody,
+} from './registration-schema.js';
 import { DEFAULT_GROUP, instanceStatuses, type InstanceData, type InstanceKey, type InstanceStatus } from './types.js';
 
 /** Limits on what a client may store; see `limits` in the configuration reference. */
@@ -22,40 +33,28 @@ export interface RegistrationInput extends InstanceKey {
   leaseDurationMs: number;
 }
 
-export const DEFAULT_NAMESPACE = 'default';
-const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
-const NAME_MAX_LENGTH = 128;
-const INSTANCE_ID_MAX_LENGTH = 256;
-const ZONE_MAX_LENGTH = 64;
-const MAX_WEIGHT = 1_000_000;
-const HOSTNAME_LABEL = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
-// Control characters, '/', '?', '#' and whitespace cannot appear in an instance id: it is a URL path segment.
-const INSTANCE_ID_FORBIDDEN = /[\u0000-\u0020\u007f/?#%\\]/;
+export { RegistrationBody } from './registration-schema.js';
 
-const REGISTER_FIELDS = new Set([
-  'namespace',
-  'service',
-  'instanceId',
-  'host',
-  'port',
-  'securePort',
-  'status',
-  'weight',
-  'zone',
-  'metadata',
-  'leaseDurationMs',
-  'group',
-]);
+export const DEFAULT_NAMESPACE = 'default';
+const HOSTNAME_LABEL = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
+const NAME = new RegExp(NAME_PATTERN);
+const INSTANCE_ID = new RegExp(INSTANCE_ID_PATTERN);
+
+/**
+ * A name or id from a path or query (the register body's are checked by its schema, with the
+ * same rules and words: registration-schema.ts).
+ */
+function parseText(field: string, value: unknown, maxLength: number, pattern: RegExp, messages: typeof nameMessages): string {
+  if (value === undefined || value === null || value === '') throw invalid(field, messages.required);
+  if (typeof value !== 'string') throw invalid(field, messages.type);
+  if (value.length > maxLength) throw invalid(field, messages.maxLength);
+  if (!pattern.test(value)) throw invalid(field, messages.pattern);
+  return value;
+}
 
 /** A service or namespace name: letters, digits, `.`, `_`, `:` and `-`, at most 128 characters. */
 export function parseName(field: string, value: unknown): string {
-  if (value === undefined || value === null || value === '') throw invalid(field, 'is required');
-  if (typeof value !== 'string') throw invalid(field, 'must be a string');
-  if (value.length > NAME_MAX_LENGTH) throw invalid(field, `must be at most ${NAME_MAX_LENGTH} characters`);
-  if (!NAME_PATTERN.test(value)) {
-    throw invalid(field, 'must start with a letter or digit and hold only letters, digits, ".", "_", ":" and "-"');
-  }
-  return value;
+  return parseText(field, value, NAME_MAX_LENGTH, NAME, nameMessages);
 }
 
 /** A group filter from a query string; absent means every group. */
@@ -68,14 +67,9 @@ export function parseNamespace(value: unknown): string {
   return value === undefined ? DEFAULT_NAMESPACE : parseName('namespace', value);
 }
 
+/** An instance id: at most 256 characters, none of them whitespace, a control character or `/ ? # % \\`. */
 export function parseInstanceId(field: string, value: unknown): string {
-  if (value === undefined || value === null || value === '') throw invalid(field, 'is required');
-  if (typeof value !== 'string') throw invalid(field, 'must be a string');
-  if (value.length > INSTANCE_ID_MAX_LENGTH) throw invalid(field, `must be at most ${INSTANCE_ID_MAX_LENGTH} characters`);
-  if (INSTANCE_ID_FORBIDDEN.test(value)) {
-    throw invalid(field, 'must not contain spaces, control characters or any of / ? # % \\');
-  }
-  return value;
+  return parseText(field, value, INSTANCE_ID_MAX_LENGTH, INSTANCE_ID, instanceIdMessages);
 }
 
 /** True for a DNS host name (RFC 1123) or an IPv4 or IPv6 address. */
@@ -103,22 +97,34 @@ export function parseStatus(field: string, value: unknown): InstanceStatus {
   return value as InstanceStatus;
 }
 
-/** A flat map of string keys to string values, within the configured limits. */
+/**
+ * The configured limits on a metadata map whose shape is already checked (string keys, not
+ * empty, to string values): key count, key and value lengths.
+ */
+export function checkMetadataLimits(field: string, metadata: Record<string, string>, limits: InputLimits): Record<string, string> {
+  const keys = Object.keys(metadata);
+  if (keys.length > limits.metadataMaxKeys) throw invalid(field, `must have at most ${limits.metadataMaxKeys} keys`);
+  for (const key of keys) {
+    if (key.length > limits.metadataKeyMaxLength) {
+      throw invalid(`${field}.${key.slice(0, 32)}`, `key must be at most ${limits.metadataKeyMaxLength} characters`);
+    }
+    if ((metadata[key] as string).length > limits.metadataValueMaxLength) {
+      throw invalid(`${field}.${key}`, `must be at most ${limits.metadataValueMaxLength} characters`);
+    }
+  }
+  return metadata;
+}
+
+/** A flat map of string keys to string values, within the configured limits (a value of unknown shape). */
 export function parseMetadata(field: string, value: unknown, limits: InputLimits): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw invalid(field, 'must be an object of string values');
   const entries = Object.entries(value as Record<string, unknown>);
-  if (entries.length > limits.metadataMaxKeys) throw invalid(field, `must have at most ${limits.metadataMaxKeys} keys`);
   for (const [key, item] of entries) {
     if (key.length === 0) throw invalid(field, 'keys must not be empty');
-    if (key.length > limits.metadataKeyMaxLength) {
-      throw invalid(`${field}.${key.slice(0, 32)}`, `key must be at most ${limits.metadataKeyMaxLength} characters`);
-    }
     if (typeof item !== 'string') throw invalid(`${field}.${key}`, 'must be a string');
-    if (item.length > limits.metadataValueMaxLength) {
-      throw invalid(`${field}.${key}`, `must be at most ${limits.metadataValueMaxLength} characters`);
-    }
   }
+  checkMetadataLimits(field, value as Record<string, string>, limits);
   // A plain object (a JSON body's) is kept as it came: it is a fresh object the request owns,
   // and the smallest form V8 has for it (a copy made by fromEntries spills its fifth key out of
   // the object: about 3 MB more per 100,000 instances). Anything else is copied into a plain
@@ -127,67 +133,48 @@ export function parseMetadata(field: string, value: unknown, limits: InputLimits
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
-export function parseLeaseDuration(field: string, value: unknown, bounds: LeaseBounds): number {
+/** The lease a register asks for (its shape checked by the schema): within the cluster's bounds, or the default. */
+function leaseWithinBounds(value: number | null | undefined, bounds: LeaseBounds): number {
   if (value === undefined || value === null) return bounds.leaseDurationMs;
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw invalid(field, 'must be an integer (milliseconds)');
   if (value < bounds.minLeaseDurationMs || value > bounds.maxLeaseDurationMs) {
-    throw invalid(field, `must be between ${bounds.minLeaseDurationMs} and ${bounds.maxLeaseDurationMs}`);
+    throw invalid('leaseDurationMs', `must be between ${bounds.minLeaseDurationMs} and ${bounds.maxLeaseDurationMs}`);
   }
-  return value;
-}
-
-function parseWeight(value: unknown): number {
-  if (value === undefined || value === null) return 1;
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid('weight', 'must be a number');
-  if (value < 0 || value > MAX_WEIGHT) throw invalid('weight', `must be between 0 and ${MAX_WEIGHT}`);
-  return value;
-}
-
-function parseZone(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  if (typeof value !== 'string') throw invalid('zone', 'must be a string');
-  if (value.length > ZONE_MAX_LENGTH) throw invalid('zone', `must be at most ${ZONE_MAX_LENGTH} characters`);
   return value;
 }
 
 /**
- * Validates a register body (`POST /v1/instances`). `queryNamespace` is the `?namespace=` of
- * the request, if any; the body may repeat it but not contradict it (checked by the caller).
+ * Validates a register body (`POST /v1/instances`, and the native form the Consul adapter
+ * builds): its shape by its schema (registration-schema.ts), then `registrationOf`.
+ * `namespace` is the request's, settled by the caller (the body may repeat the query's
+ * `?namespace=` but not contradict it).
  */
-export function parseRegistration(
-  body: unknown,
-  namespace: string,
-  limits: InputLimits,
-  bounds: LeaseBounds,
-): RegistrationInput {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalid('body', 'must be a JSON object');
-  }
-  const input = body as Record<string, unknown>;
-  for (const field of Object.keys(input)) {
-    if (!REGISTER_FIELDS.has(field)) throw invalid(field, 'is not a known field');
-  }
-  const service = parseName('service', input.service);
-  if (input.host === undefined || input.host === '') throw invalid('host', 'is required');
-  if (typeof input.host !== 'string' || !isHost(input.host)) throw invalid('host', 'must be a host name or an IP address');
-  const host = input.host;
-  if (input.port === undefined) throw invalid('port', 'is required');
-  const port = parsePort('port', input.port);
-  const securePort = input.securePort === undefined || input.securePort === null ? null : parsePort('securePort', input.securePort);
-  const instanceId = input.instanceId === undefined ? `${host}:${port}` : parseInstanceId('instanceId', input.instanceId);
-  const group = input.group === undefined || input.group === null ? DEFAULT_GROUP : parseName('group', input.group);
+export function parseRegistration(body: unknown, namespace: string, limits: InputLimits, bounds: LeaseBounds): RegistrationInput {
+  return registrationOf(parseBody(registrationChecker, body), namespace, limits, bounds);
+}
+
+/**
+ * A register body that fits its schema (the route's validator or `parseRegistration` checked
+ * it) as the registry's input: defaults filled in, and the rules no schema holds (a host name
+ * or IP address, the configured metadata limits and lease bounds) applied.
+ */
+export function registrationOf(body: RegistrationBody, namespace: string, limits: InputLimits, bounds: LeaseBounds): RegistrationInput {
+  const { host, port } = body;
+  if (!isHost(host)) throw invalid('host', 'must be a host name or an IP address');
+  const group = body.group ?? DEFAULT_GROUP;
   const data: InstanceData = {
     host,
     port,
-    securePort,
-    status: input.status === undefined ? 'UP' : parseStatus('status', input.status),
-    weight: parseWeight(input.weight),
-    zone: parseZone(input.zone),
-    metadata: parseMetadata('metadata', input.metadata, limits),
+    securePort: body.securePort ?? null,
+    status: body.status ?? 'UP',
+    weight: body.weight ?? 1,
+    zone: body.zone ?? '',
+    // Kept as it came (see parseMetadata): a fresh plain object the request owns.
+    metadata: body.metadata ? checkMetadataLimits('metadata', body.metadata, limits) : {},
   };
   // Only another group is stored (set here rather than spread in: this runs for every register).
   if (group !== DEFAULT_GROUP) data.group = group;
-  return { namespace, service, instanceId, data, leaseDurationMs: parseLeaseDuration('leaseDurationMs', input.leaseDurationMs, bounds) };
+  const instanceId = body.instanceId ?? `${host}:${port}`;
+  return { namespace, service: body.service, instanceId, data, leaseDurationMs: leaseWithinBounds(body.leaseDurationMs, bounds) };
 }
 
 const DURATION = /^(\d{1,9})(ms|s|m)?$/;

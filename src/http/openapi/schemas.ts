@@ -1,21 +1,17 @@
 import { Type, type TSchema } from 'typebox';
-import { instanceStatuses } from '../../registry/types.js';
+import { Name, Status } from '../../registry/registration-schema.js';
 import { errorCatalogue } from '../../errors.js';
 
 /**
  * JSON schemas of the native API's payloads, for the OpenAPI description, and for the bodies
  * of the routes whose definition says `validateBody` (their `errorMessage`s keep the answers
- * the hand validators gave: body-schema.ts). The register body is described only: the core's
- * `parseRegistration` (src/registry/validate.ts) judges it, for this API and Consul's alike.
- * They describe what docs/api.md describes.
+ * the hand validators gave: src/schema/body-schema.ts). The register body's schema is the
+ * core's (src/registry/registration-schema.ts): `parseRegistration` checks through it too,
+ * for the Consul adapter. They describe what docs/api.md describes.
  */
 
-export const Status = Type.Union(
-  instanceStatuses.map((status) => Type.Literal(status)),
-  { description: 'Instance status.' },
-);
-
-const Name = (description: string) => Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$', description });
+export { RegistrationBody as RegisterBody } from '../../registry/registration-schema.js';
+export { Status } from '../../registry/registration-schema.js';
 
 export const NamespaceQuery = Type.Object({
   namespace: Type.Optional(Name('Namespace (default `default`).')),
@@ -59,26 +55,9 @@ export const InstanceWithInterval = Type.Intersect([
   Type.Object({ heartbeatIntervalMs: Type.Integer({ description: 'How often the client should heartbeat.' }) }),
 ]);
 
-export const RegisterBody = Type.Object(
-  {
-    service: Name('Service name.'),
-    host: Type.String({ description: 'Host name (RFC 1123) or IPv4/IPv6 address.' }),
-    port: Type.Integer({ minimum: 1, maximum: 65535 }),
-    instanceId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Default `host:port`.' })),
-    securePort: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.Null()])),
-    status: Type.Optional(Status),
-    weight: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000, description: 'Default 1.' })),
-    zone: Type.Optional(Type.String({ maxLength: 64 })),
-    metadata: Type.Optional(Metadata),
-    leaseDurationMs: Type.Optional(Type.Integer({ description: 'Within `cluster.minLeaseDurationMs`..`cluster.maxLeaseDurationMs`.' })),
-    namespace: Type.Optional(Name('Namespace; must agree with `?namespace=` when both are given.')),
-  },
-  { additionalProperties: false },
-);
-
 /** A status change's body, checked by this schema (other fields are ignored, as they always were). */
 export const StatusBody = Type.Object(
-  { status: Type.Union(Status.anyOf, { description: 'Instance status.', errorMessage: `must be one of ${instanceStatuses.join(', ')}` }) },
+  { status: Status },
   { errorMessage: { type: 'must be a JSON object {"status": ...}' } },
 );
 

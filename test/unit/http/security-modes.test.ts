@@ -58,6 +58,21 @@ describe('namespaces of a request', () => {
     expect((await server.app.inject({ url: '/v1/services?namespace=team-a', headers: bearer(TOKENS.reader) })).statusCode).toBe(200);
   });
 
+  it('refuses another namespace with 403 before the body is validated (a bad body does not turn it into a 400)', async () => {
+    server = await createTestServer({ file: securedFile() });
+    const asleep = (namespace: string) =>
+      server!.app.inject({ method: 'PUT', url: `/v1/services/orders/instances/x/status?namespace=${namespace}`, headers: bearer(TOKENS.writer), payload: { status: 'ASLEEP' } });
+    const badStatus = await asleep('team-b');
+    expect(badStatus.statusCode).toBe(403);
+    expect(badStatus.json().message).toBe('token writer may not use namespace team-b');
+    const badRegister = await register(bearer(TOKENS.writer), { namespace: 'team-b', port: 'eighty' });
+    expect(badRegister.statusCode).toBe(403);
+    // In its own namespace the same bodies are refused as invalid.
+    const ownStatus = await asleep('team-a');
+    expect(ownStatus.statusCode).toBe(400);
+    expect((await register(bearer(TOKENS.writer), { port: 'eighty' })).statusCode).toBe(400);
+  });
+
   it('checks the watch stream namespace before the stream starts', async () => {
     server = await createTestServer({ file: securedFile() });
     const refused = await server.app.inject({ url: '/v1/watch?namespace=team-b&services=orders', headers: bearer(TOKENS.reader) });

@@ -1,7 +1,5 @@
-import { setLogger } from '@grpc/grpc-js';
 import type { ListenerDeps, ProtocolListener } from '../protocol-listeners.js';
-import { XdsProtos } from './protos.js';
-import { XdsServer } from './server.js';
+import type { XdsServer } from './server.js';
 
 /** The xDS listener as started: its server (tests read its port and figures). */
 export interface XdsListener extends ProtocolListener {
@@ -15,6 +13,9 @@ export interface XdsListener extends ProtocolListener {
 export async function startXdsListener(deps: ListenerDeps): Promise<XdsListener | null> {
   const settings = deps.config.protocols.xds;
   if (settings.port === null) return null;
+  // Loaded only when xDS is on: grpc-js, protobufjs and the protos are about 110 modules and
+  // several MB of RSS that a peer without an xDS port would carry for nothing.
+  const [{ setLogger }, { XdsProtos }, { XdsServer }] = await Promise.all([import('@grpc/grpc-js'), import('./protos.js'), import('./server.js')]);
   const logger = deps.logger.child({ component: 'xds' });
   // grpc-js writes its own errors to stderr; they go to the peer's log instead.
   setLogger({ error: (...args: unknown[]) => logger.warn({ grpc: args.map(String).join(' ') }, 'grpc') });

@@ -8,13 +8,10 @@ import { runChaos } from '../../chaos/run.js';
 // (convergence, presence, no eviction, cancels, availability). Fixed seed; on failure the
 // message is the seed and the failing history. `npm run chaos` runs the wider and longer forms.
 //
-// Scope: network faults only, 3 peers. Runs that also SIGKILL and restart peers, and long runs
-// with 5 peers, fail today on the no-eviction property, for reasons in the product recorded
-// with their seeds in bench/RESULTS.md (findings): a peer restarted without its data takes its
-// former instances back from the start-up snapshot and evicts them, although their clients
-// failed over elsewhere; and a peer owning less than `partitionGuardRatio` of the registry,
-// held down for longer than a grace lease, has its instances hidden elsewhere while their
-// clients heartbeat it. Widen this run (`kills: 'both'`, 5 peers) once those are settled.
+// Scope: network faults only, 3 peers, to fit CI's time. The forms that also SIGKILL and restart
+// peers (with and without their data dir), with 3 and 5 peers over 90 s, run in
+// `npm run chaos -- --sweep N`, whose summaries are in bench/RESULTS.md (40 seeds and more of
+// each on the final code, issue 22).
 const SEED = 20_261_129;
 
 describe('chaos (short run)', () => {

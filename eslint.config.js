@@ -97,7 +97,7 @@ export default tseslint.config(
   // protocol's routes write through it and answer with `whenDurable`, never around it.
   // (src/consul writes through it too, in ConsulWrites, whose results its routes chain with andThen.)
   {
-    files: ['src/http/**/*.ts', 'src/eureka/**/*.ts', 'src/prometheus/**/*.ts'],
+    files: ['src/http/**/*.ts', 'src/native/**/*.ts', 'src/eureka/**/*.ts', 'src/prometheus/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -24,7 +24,7 @@ export interface MemoryResult {
   targetInstances: number;
   /**
    * After the last step, every service is listed once on both servers (the peer keeps JSON
-   * parts of what it lists, within a byte budget: src/http/instance-json.ts), and RSS is read
+   * parts of what it lists, within a byte budget: src/native/instance-json.ts), and RSS is read
    * again: the figure with the instances loaded and read. Absent in results of older runs.
    */
   listed?: MemoryPoint;

@@ -10,7 +10,7 @@ import { checksOf } from './fields.js';
 
 /**
  * The Consul API's writes: the same registry operations and durability barrier as `/v1`
- * (client-routes.ts): register, cancel, heartbeat and update through the application layer
+ * (src/native/routes.ts): register, cancel, heartbeat and update through the application layer
  * (src/app/writes.ts), so no answer acknowledges a write the data dir does not hold. It also
  * remembers, per TTL check written or renewed here, when that was: the TTL sweep marks a check
  * critical when its TTL passes without an update.

@@ -1,14 +1,13 @@
 import { eurekaRouteDefinitions } from '../eureka/route-definitions.js';
 import { PROMETHEUS_ROUTES } from '../prometheus/routes.js';
 import { ADMIN_ROUTES } from './admin-routes.js';
-import { CLIENT_ROUTES } from './client-routes.js';
+import { CLIENT_ROUTES, WATCH_ROUTES } from '../native/route-definitions.js';
 import { METRICS_ROUTES } from './metrics-routes.js';
 import { DOCS_ROUTES } from './openapi/page-routes.js';
 import { OPS_ROUTES } from './ops-routes.js';
 import { PEER_ROUTES } from './peer-routes.js';
 import { definitionLookup, type RouteDefinition } from './route-definition.js';
 import { UI_ROUTES } from './ui-routes.js';
-import { WATCH_ROUTES } from './watch-routes.js';
 
 /**
  * Every route of the HTTP API, as registered (the Eureka routes under each prefix). The access

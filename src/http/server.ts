@@ -3,7 +3,7 @@ import { applicationOf } from '../app/application.js';
 import type { RegistryNode } from '../node.js';
 import { installAccessGuard } from './access-guard.js';
 import { adminRoutes } from './admin-routes.js';
-import { clientRoutes } from './client-routes.js';
+import { clientRoutes } from '../native/routes.js';
 import { EUREKA_PREFIXES, eurekaApi } from '../eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
 import { installReadinessGate } from './readiness-gate.js';
@@ -14,7 +14,7 @@ import { uiRoutes } from './ui-routes.js';
 import { opsRoutes } from './ops-routes.js';
 import { peerRoutes } from './peer-routes.js';
 import { prometheusSdRoutes } from '../prometheus/routes.js';
-import { watchRoutes } from './watch-routes.js';
+import { watchRoutes } from '../native/watch-routes.js';
 
 export interface ServerOptions {
   node: RegistryNode;

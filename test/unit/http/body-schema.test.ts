@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyValidator } from '../../../src/schema/body-schema.js';
 import { EurekaInstanceBody } from '../../../src/eureka/instance-schema.js';
-import { GuardModes, RegisterBody, StatusBody } from '../../../src/http/openapi/schemas.js';
+import { GuardModes } from '../../../src/http/openapi/schemas.js';
+import { RegisterBody, StatusBody } from '../../../src/native/schemas.js';
 import { createTestServer, type TestServer } from '../../support/server.js';
 
 /** The `{code, message}` a schema answers a body with, or 'ok'. */

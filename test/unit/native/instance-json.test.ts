@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatVersion } from '../../../src/clock/hlc.js';
-import { InstanceJsonCache } from '../../../src/http/instance-json.js';
+import { InstanceJsonCache } from '../../../src/native/instance-json.js';
 import { InstanceStore } from '../../../src/registry/store.js';
 import type { InstanceData, InstanceStatus, StoredInstance } from '../../../src/registry/types.js';
 import { parseRegistration } from '../../../src/registry/validate.js';
@@ -155,7 +155,7 @@ describe('instance JSON from cached parts', () => {
 describe('listingBytes: shared from the second read of a view', () => {
   it('builds the first read alone, then keeps one buffer for every later reader of the same view', async () => {
     const { createTestNode } = await import('../../support/node.js');
-    const { InstanceJsonCache, listingBytes } = await import('../../../src/http/instance-json.js');
+    const { InstanceJsonCache, listingBytes } = await import('../../../src/native/instance-json.js');
     const { node } = await createTestNode();
     node.registry.register({
       namespace: 'default',

@@ -4,8 +4,8 @@ import type { RegistryReads } from '../app/reads.js';
 import type { Clock } from '../clock/clock.js';
 import type { RegistryConfig } from '../config/load.js';
 import { parseGroupFilter, parseName, parseNamespace } from '../registry/validate.js';
-import { responses, text, WatchQuery } from './openapi/schemas.js';
-import { serve, type RouteGroup } from './route-definition.js';
+import { serve } from '../http/route-definition.js';
+import { WATCH_ROUTES } from './route-definitions.js';
 
 /** Most services one watch stream may name. */
 const MAX_WATCHED_SERVICES = 100;
@@ -18,22 +18,6 @@ function parseServices(value: unknown): string[] | null {
   if (names.length > MAX_WATCHED_SERVICES) throw invalid('services', `must name at most ${MAX_WATCHED_SERVICES} services`);
   return names.map((name) => parseName('services', name));
 }
-
-export const WATCH_ROUTES = {
-  watch: {
-    method: 'GET',
-    url: '/v1/watch',
-    access: 'read',
-    gatedUntilReady: true,
-    doc: {
-      summary: 'Server-sent events: a snapshot per service, then deltas',
-      description: 'Events `snapshot`, `delta` (added, changed, removed) and `dropped`; a keep-alive comment on an idle stream.',
-      tags: ['services'],
-      querystring: WatchQuery,
-      response: responses({ 200: text('text/event-stream') }, [400, 429]),
-    },
-  },
-} satisfies RouteGroup;
 
 /**
  * `GET /v1/watch?services=a,b&namespace=ns`: server-sent events. First one `snapshot` event

@@ -1,14 +1,22 @@
 import type { RegistryConfig } from './config/load.js';
+import type { ConsulNode } from './consul/app.js';
 import { startConsulListener } from './consul/listener.js';
 import { startDns } from './dns/listener.js';
 import type { ServerTls } from './http/server.js';
 import type { Logger } from './log/logger.js';
-import type { RegistryNode } from './node.js';
 import { startXdsListener } from './xds/listener.js';
+
+/**
+ * What the listeners read of the peer, never the whole node: the read layer (DNS, xDS), the
+ * membership (DNS zones, Consul's datacenters and `status/peers`), the clock (xDS pushes, the
+ * Consul TTL sweep), and what the Consul API reads besides (ConsulNode: its application layer's
+ * sources, the start-up sync's readiness, chance and the logger). A peer's RegistryNode is one.
+ */
+export type ListenerNode = ConsulNode;
 
 /** What a protocol listener (DNS, xDS, Consul) is started with. */
 export interface ListenerDeps {
-  node: RegistryNode;
+  node: ListenerNode;
   config: RegistryConfig;
   logger: Logger;
   /** The peer's certificate when it serves TLS. */

@@ -12,8 +12,11 @@ export interface Application {
   reads: RegistryReads;
 }
 
+/** What the application layer is built from: the registry, the durability barrier, the read layer and the watches. */
+export type ApplicationSource = Pick<RegistryNode, 'registry' | 'durability' | 'views' | 'watch' | 'regionOfZone'>;
+
 /** The application layer of one peer. */
-export function applicationOf(node: Pick<RegistryNode, 'registry' | 'durability' | 'views' | 'watch' | 'regionOfZone'>): Application {
+export function applicationOf(node: ApplicationSource): Application {
   return {
     writes: new RegistryWrites({ registry: node.registry, durability: node.durability }),
     reads: new RegistryReads({ registry: node.registry, views: node.views, watch: node.watch, regionOfZone: node.regionOfZone }),

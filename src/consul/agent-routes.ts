@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RegistryNode } from '../node.js';
+import type { RegistryConfig } from '../config/load.js';
 import { serviceIdentity } from '../registry/types.js';
 import { andThen } from '../app/durable-write.js';
 import { serve } from '../http/route-definition.js';
@@ -8,7 +8,7 @@ import { serviceEncoding } from './encodings.js';
 import { badRequest, ConsulError } from './errors.js';
 import { CHECK_STATUSES, checksOf, type CheckStatus } from './fields.js';
 import { namespaceOf } from './guard.js';
-import { findByCheckId, findByServiceId, keyOf } from './lookup.js';
+import { findByCheckId, findByServiceId, keyOf, type InstanceFinder } from './lookup.js';
 import { agentService, consulInstance, type ConsulInstance } from './payloads.js';
 import { refuseFilterExpression } from './query.js';
 import { CONSUL_ROUTES } from './route-definitions.js';
@@ -16,7 +16,9 @@ import { field, parseConsulRegistration } from './register-body.js';
 import { unknownCheck, type ConsulWrites } from './writes.js';
 
 export interface AgentRouteOptions {
-  node: RegistryNode;
+  config: Pick<RegistryConfig, 'limits' | 'cluster' | 'self'>;
+  /** The application layer's reads (instances and the read layer's views). */
+  reads: InstanceFinder;
   writes: ConsulWrites;
 }
 
@@ -34,19 +36,19 @@ function unknownService(id: string): ConsulError {
  * 0.7 (Debian's) still sends.
  */
 export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptions): Promise<void> {
-  const { node, writes } = options;
-  const { limits, cluster } = node.config;
-  const localDatacenter = node.config.self.region;
+  const { config, reads, writes } = options;
+  const { limits, cluster } = config;
+  const localDatacenter = config.self.region;
 
   serve(app, CONSUL_ROUTES.register, (request, reply) => {
     const namespace = namespaceOf(request);
     const body = request.body;
     const id = typeof body === 'object' && body !== null ? field(body as Record<string, unknown>, 'ID') ?? field(body as Record<string, unknown>, 'Name') : undefined;
-    const previous = typeof id === 'string' ? findByServiceId(node, namespace, id) : undefined;
+    const previous = typeof id === 'string' ? findByServiceId(reads, namespace, id) : undefined;
     const { input } = parseConsulRegistration(body, {
       namespace,
       clientAddress: request.ip,
-      zone: node.config.self.zone,
+      zone: config.self.zone,
       limits,
       bounds: cluster,
       previousChecks: previous ? checksOf(previous.record.data.metadata) : [],
@@ -59,7 +61,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   const deregister = (request: FastifyRequest) => {
     const namespace = namespaceOf(request);
     const id = (request.params as { id: string }).id;
-    const entry = findByServiceId(node, namespace, id);
+    const entry = findByServiceId(reads, namespace, id);
     if (!entry) throw unknownService(id);
     return andThen(writes.deregister(keyOf(entry)), () => null);
   };
@@ -70,10 +72,10 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   /** The agent's services: the served instances of the namespace whose lease this peer holds. */
   const ownInstances = (namespace: string) => {
     const out: ConsulInstance[] = [];
-    for (const service of node.views.servicesOf(namespace)) {
-      const encoding = serviceEncoding(node.views, namespace, service, localDatacenter);
+    for (const service of reads.views.servicesOf(namespace)) {
+      const encoding = serviceEncoding(reads.views, namespace, service, localDatacenter);
       encoding.view.served.forEach((entry, i) => {
-        if (entry.record.owner === node.config.self.id) out.push(encoding.instances[i]!.instance);
+        if (entry.record.owner === config.self.id) out.push(encoding.instances[i]!.instance);
       });
     }
     return out;
@@ -97,9 +99,9 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   serve(app, CONSUL_ROUTES.agentService, async (request, reply) => {
     const namespace = namespaceOf(request);
     const id = (request.params as { id: string }).id;
-    const entry = findByServiceId(node, namespace, id);
+    const entry = findByServiceId(reads, namespace, id);
     if (!entry) throw unknownService(id);
-    const view = node.views.get(namespace, entry.record.service);
+    const view = reads.views.get(namespace, entry.record.service);
     const index = view.served.indexOf(entry);
     if (index < 0) throw unknownService(id);
     const instance = consulInstance(entry, view.instances[index]!, localDatacenter);
@@ -109,7 +111,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   const checkUpdate = (request: FastifyRequest, change: CheckChange) => {
     const namespace = namespaceOf(request);
     const checkId = (request.params as { check_id: string }).check_id;
-    const entry = findByCheckId(node, writes, namespace, checkId);
+    const entry = findByCheckId(reads, writes, namespace, checkId);
     if (!entry) throw unknownCheck(checkId);
     return writes.updateCheck(keyOf(entry), checkId, change);
   };

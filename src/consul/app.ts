@@ -1,8 +1,9 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { applicationOf } from '../app/application.js';
+import { applicationOf, type ApplicationSource } from '../app/application.js';
 import type { ServerTls } from '../http/server.js';
 import type { Logger } from '../log/logger.js';
-import type { RegistryNode } from '../node.js';
+import type { RegistryConfig } from '../config/load.js';
+import type { NodeComponents, RegistryNode } from '../node.js';
 import { ConsulAccess } from './access.js';
 import { agentRoutes } from './agent-routes.js';
 import { BlockingQueries } from './blocking.js';
@@ -10,11 +11,21 @@ import { badRequest, installConsulErrors } from './errors.js';
 import { installConsulGuard } from './guard.js';
 import { consulOpenApiRoute, installConsulOpenApi } from './openapi.js';
 import { readRoutes } from './read-routes.js';
+import type { ConsulPeer } from './query.js';
 import { statusRoutes } from './status-routes.js';
 import { ConsulWrites } from './writes.js';
 
+/**
+ * What the Consul API reads of its peer, never the whole node: the settings, the clock, chance
+ * and logger, its identity and members (datacenters, `status/peers`), whether the start-up
+ * sync is done (readiness gating), and what its application layer is built from.
+ */
+export type ConsulNode = ApplicationSource &
+  ConsulPeer &
+  Pick<RegistryNode, 'ready'> & { readonly config: RegistryConfig; readonly components: Pick<NodeComponents, 'clock' | 'rng' | 'logger'> };
+
 export interface ConsulAppOptions {
-  node: RegistryNode;
+  node: ConsulNode;
   /** The port it will listen on (what `status/leader` answers); the configured one by default. */
   port?: number;
   logger?: Logger;
@@ -66,15 +77,16 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
   const access = new ConsulAccess(node.config, node.components.clock);
   const blocking = new BlockingQueries({ views: node.views, clock: node.components.clock, rng: node.components.rng }, { maxWaiters: settings.blockingQueriesMax });
-  const writes = new ConsulWrites(node, applicationOf(node).writes);
+  const application = applicationOf(node);
+  const writes = new ConsulWrites(node, application.writes, application.reads);
   // Blocking queries would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => blocking.close());
   // Access, readiness gating and docs come from each route's definition (route-definitions.ts).
   installConsulGuard(app, access, node);
   await installConsulOpenApi(app);
-  await app.register(agentRoutes, { node, writes });
-  await app.register(readRoutes, { node, blocking, settings });
-  await app.register(statusRoutes, { node, port: options.port ?? settings.port ?? 8500 });
+  await app.register(agentRoutes, { config: node.config, reads: application.reads, writes });
+  await app.register(readRoutes, { peer: node, reads: application.reads, blocking, settings });
+  await app.register(statusRoutes, { peer: node, port: options.port ?? settings.port ?? 8500 });
   consulOpenApiRoute(app);
   return { app, writes, blocking };
 }

@@ -1,4 +1,4 @@
-import type { RegistryNode } from '../node.js';
+import type { RegistryReads } from '../app/reads.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import { findCheck } from './check-update.js';
 import type { ConsulWrites } from './writes.js';
@@ -9,11 +9,13 @@ import type { ConsulWrites } from './writes.js';
  * within a namespace: a service ID is looked up in each service of the namespace (a map
  * lookup per service, no scan of instances), a check ID first where this peer remembers it,
  * then through its default form `service:<ID>` (or `service:<ID>:<n>`), and only then by a
- * scan of the namespace's served instances.
+ * scan of the namespace's served instances. They read through the application layer's reads.
  */
-export function findByServiceId(node: RegistryNode, namespace: string, instanceId: string): StoredInstance | undefined {
-  for (const service of node.views.servicesOf(namespace)) {
-    const entry = node.registry.find({ namespace, service, instanceId });
+export type InstanceFinder = Pick<RegistryReads, 'find' | 'views'>;
+
+export function findByServiceId(reads: InstanceFinder, namespace: string, instanceId: string): StoredInstance | undefined {
+  for (const service of reads.views.servicesOf(namespace)) {
+    const entry = reads.find({ namespace, service, instanceId });
     if (entry && !entry.hidden) return entry;
   }
   return undefined;
@@ -24,23 +26,23 @@ export function keyOf(entry: StoredInstance): InstanceKey {
   return { namespace, service, instanceId };
 }
 
-export function findByCheckId(node: RegistryNode, writes: ConsulWrites, namespace: string, checkId: string): StoredInstance | undefined {
+export function findByCheckId(reads: InstanceFinder, writes: ConsulWrites, namespace: string, checkId: string): StoredInstance | undefined {
   const holds = (entry: StoredInstance | undefined): entry is StoredInstance => entry !== undefined && !entry.hidden && findCheck(entry.record.data, checkId) !== undefined;
   const remembered = writes.ownerOfCheck(checkId);
   if (remembered && remembered.namespace === namespace) {
-    const entry = node.registry.find(remembered);
+    const entry = reads.find(remembered);
     if (holds(entry)) return entry;
   }
   if (checkId.startsWith('service:')) {
     const rest = checkId.slice('service:'.length);
     const suffix = /^(.+):\d+$/.exec(rest);
     for (const candidate of suffix ? [rest, suffix[1]!] : [rest]) {
-      const entry = findByServiceId(node, namespace, candidate);
+      const entry = findByServiceId(reads, namespace, candidate);
       if (holds(entry)) return entry;
     }
   }
-  for (const service of node.views.servicesOf(namespace)) {
-    for (const entry of node.views.get(namespace, service).served) if (holds(entry)) return entry;
+  for (const service of reads.views.servicesOf(namespace)) {
+    for (const entry of reads.views.get(namespace, service).served) if (holds(entry)) return entry;
   }
   return undefined;
 }

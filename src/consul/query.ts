@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RegistryNode } from '../node.js';
+import type { RegistryConfig } from '../config/load.js';
+import type { Membership } from '../membership/membership.js';
+import type { ServiceViews } from '../views/service-views.js';
 import { parseName } from '../registry/validate.js';
 import type { BlockingQueries } from './blocking.js';
 import { goDurationMs } from './duration.js';
@@ -29,14 +31,20 @@ export function serviceName(value: unknown): string {
   }
 }
 
+/** This peer as Consul's agent: its own identity (region, zone, URL) and its members; no more of the node. */
+export interface ConsulPeer {
+  readonly config: Pick<RegistryConfig, 'self'>;
+  readonly membership: Pick<Membership, 'list'>;
+}
+
 /** Every region this peer knows of: its own and its peers'. Consul's datacenters are our regions. */
-export function knownDatacenters(node: RegistryNode): string[] {
+export function knownDatacenters(node: ConsulPeer): string[] {
   const regions = new Set([node.config.self.region, ...node.membership.list().map((member) => member.descriptor.region)]);
   return [...regions].sort();
 }
 
 /** `tag` (repeatable), `dc` and `near` as an instance filter; `passing` when the route takes it. */
-export function instanceFilter(node: RegistryNode, query: Query, withPassing: boolean): InstanceFilter {
+export function instanceFilter(node: ConsulPeer, query: Query, withPassing: boolean): InstanceFilter {
   refuseFilterExpression(query);
   const tags = [query.tag ?? []].flat().filter((tag): tag is string => typeof tag === 'string');
   const dcValue = query.dc;
@@ -91,7 +99,7 @@ function parseWait(value: unknown, settings: BlockingSettings): number {
 export async function holdBlockingQuery(
   request: FastifyRequest,
   reply: FastifyReply,
-  context: { node: RegistryNode; blocking: BlockingQueries; settings: BlockingSettings },
+  context: { views: Pick<ServiceViews, 'revision'>; blocking: BlockingQueries; settings: BlockingSettings },
   namespace: string,
   service: string | null,
   currentIndex: () => number,
@@ -100,20 +108,20 @@ export async function holdBlockingQuery(
   const index = parseIndex(query.index);
   const waitMs = parseWait(query.wait, context.settings);
   if (index === undefined || index === 0) return;
-  if (currentIndex() > index || index > Math.max(1, context.node.views.revision)) return;
+  if (currentIndex() > index || index > Math.max(1, context.views.revision)) return;
   const abort = new AbortController();
   reply.raw.on('close', () => abort.abort());
   await context.blocking.wait(namespace, service, index, waitMs, abort.signal);
 }
 
 /** The index of a service: its revision, at least 1 (Consul's clients refuse an index of 0). */
-export function serviceIndex(node: RegistryNode, namespace: string, service: string): number {
-  return Math.max(1, node.views.revisionOf(namespace, service));
+export function serviceIndex(views: Pick<ServiceViews, 'revisionOf'>, namespace: string, service: string): number {
+  return Math.max(1, views.revisionOf(namespace, service));
 }
 
 /** The index of the whole catalog: the store's revision, at least 1. */
-export function catalogIndex(node: RegistryNode): number {
-  return Math.max(1, node.views.revision);
+export function catalogIndex(views: Pick<ServiceViews, 'revision'>): number {
+  return Math.max(1, views.revision);
 }
 
 /**

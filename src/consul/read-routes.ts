@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { serve, type RouteDefinition } from '../http/route-definition.js';
-import type { RegistryNode } from '../node.js';
+import type { RegistryReads } from '../app/reads.js';
 import type { BlockingQueries } from './blocking.js';
 import { namespaceOf } from './guard.js';
 import { CONSUL_ROUTES } from './route-definitions.js';
@@ -14,10 +14,12 @@ import {
   serviceIndex,
   serviceName,
   type BlockingSettings,
+  type ConsulPeer,
 } from './query.js';
 
 export interface ReadRouteOptions {
-  node: RegistryNode;
+  peer: ConsulPeer;
+  reads: Pick<RegistryReads, 'views' | 'regionOfZone'>;
   blocking: BlockingQueries;
   settings: BlockingSettings;
 }
@@ -25,25 +27,26 @@ export interface ReadRouteOptions {
 type Query = Record<string, unknown>;
 
 /**
- * Consul's catalog and health reads, answered from the read layer (`node.views`): each
+ * Consul's catalog and health reads, answered from the read layer (`reads.views`): each
  * service's Consul encoding is built once per change and shared (encodings.ts); blocking
  * queries wait on one service (or, for the service list, on the namespace).
  */
 export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions): Promise<void> {
-  const { node, blocking, settings } = options;
-  const context = { node, blocking, settings };
-  const localDatacenter = node.config.self.region;
-  const regionOfZone = node.regionOfZone;
+  const { peer, reads, blocking, settings } = options;
+  const { views } = reads;
+  const context = { views, blocking, settings };
+  const localDatacenter = peer.config.self.region;
+  const regionOfZone = (zone: string) => reads.regionOfZone(zone);
 
   /** A service read: authorize, block if asked, then answer the body `encode` makes from the encoding. */
   const serviceRead = (definition: RouteDefinition, withPassing: boolean, encode: typeof healthBody) =>
     serve(app, definition, async (request, reply) => {
       const namespace = namespaceOf(request);
       const service = serviceName((request.params as { name: string }).name);
-      const filter = instanceFilter(node, request.query as Query, withPassing);
-      await holdBlockingQuery(request, reply, context, namespace, service, () => serviceIndex(node, namespace, service));
-      const encoding: ServiceEncoding = serviceEncoding(node.views, namespace, service, localDatacenter);
-      return consulHeaders(reply, serviceIndex(node, namespace, service)).send(encode(encoding, filter, regionOfZone));
+      const filter = instanceFilter(peer, request.query as Query, withPassing);
+      await holdBlockingQuery(request, reply, context, namespace, service, () => serviceIndex(views, namespace, service));
+      const encoding: ServiceEncoding = serviceEncoding(views, namespace, service, localDatacenter);
+      return consulHeaders(reply, serviceIndex(views, namespace, service)).send(encode(encoding, filter, regionOfZone));
     });
 
   serviceRead(CONSUL_ROUTES.catalogService, false, catalogBody);
@@ -52,11 +55,11 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
 
   serve(app, CONSUL_ROUTES.catalogServices, async (request, reply) => {
     const namespace = namespaceOf(request);
-    const filter = instanceFilter(node, request.query as Query, false);
-    await holdBlockingQuery(request, reply, context, namespace, null, () => catalogIndex(node));
+    const filter = instanceFilter(peer, request.query as Query, false);
+    await holdBlockingQuery(request, reply, context, namespace, null, () => catalogIndex(views));
     const services: Record<string, string[]> = {};
-    for (const service of node.views.servicesOf(namespace)) {
-      const encoding = serviceEncoding(node.views, namespace, service, localDatacenter);
+    for (const service of views.servicesOf(namespace)) {
+      const encoding = serviceEncoding(views, namespace, service, localDatacenter);
       if (filter.datacenter === null) {
         if (encoding.instances.length > 0) services[encoding.view.service] = encoding.tags;
         continue;
@@ -64,10 +67,10 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
       const kept = encoding.instances.filter((item) => item.instance.datacenter === filter.datacenter);
       if (kept.length > 0) services[encoding.view.service] = [...new Set(kept.flatMap((item) => item.instance.tags))].sort();
     }
-    return consulHeaders(reply, catalogIndex(node)).send(JSON.stringify(services));
+    return consulHeaders(reply, catalogIndex(views)).send(JSON.stringify(services));
   });
 
   serve(app, CONSUL_ROUTES.catalogDatacenters, async (_request, reply) => {
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(knownDatacenters(node)));
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(knownDatacenters(peer)));
   });
 }

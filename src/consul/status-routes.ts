@@ -1,13 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { serve } from '../http/route-definition.js';
-import type { RegistryNode } from '../node.js';
+import type { ConsulPeer } from './query.js';
 import { CONSUL_ROUTES } from './route-definitions.js';
 
 /** The Consul version the agent routes claim: one whose API the routes here follow. */
 export const CLAIMED_CONSUL_VERSION = '1.16.0';
 
 export interface StatusRouteOptions {
-  node: RegistryNode;
+  /** This peer's identity and members (what `status/peers` lists). */
+  peer: ConsulPeer;
   /** The port this listener serves on (what `status/leader` and `status/peers` name). */
   port: number;
 }
@@ -31,8 +32,8 @@ function hostOf(url: string): string {
  *   id, `Server: true`, a Consul version whose API this follows) and `Member`.
  */
 export async function statusRoutes(app: FastifyInstance, options: StatusRouteOptions): Promise<void> {
-  const { node, port } = options;
-  const self = node.config.self;
+  const { peer, port } = options;
+  const self = peer.config.self;
   const address = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`);
   const json = (value: unknown) => JSON.stringify(value);
 
@@ -41,7 +42,7 @@ export async function statusRoutes(app: FastifyInstance, options: StatusRouteOpt
   });
 
   serve(app, CONSUL_ROUTES.statusPeers, async (_request, reply) => {
-    const hosts = [hostOf(self.url), ...node.membership.list().filter((member) => member.state !== 'down').map((member) => hostOf(member.descriptor.url))];
+    const hosts = [hostOf(self.url), ...peer.membership.list().filter((member) => member.state !== 'down').map((member) => hostOf(member.descriptor.url))];
     return reply.type('application/json; charset=utf-8').send(json([...new Set(hosts.map(address))]));
   });
 

@@ -1,5 +1,7 @@
 import type { Logger } from '../log/logger.js';
-import type { RegistryNode } from '../node.js';
+import type { RegistryReads } from '../app/reads.js';
+import type { RegistryConfig } from '../config/load.js';
+import type { NodeComponents } from '../node.js';
 import { andThen } from '../app/durable-write.js';
 import type { RegistryWrites } from '../app/writes.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
@@ -33,8 +35,9 @@ export class ConsulWrites {
   private readonly log: Logger;
 
   constructor(
-    private readonly node: RegistryNode,
+    private readonly node: { readonly config: Pick<RegistryConfig, 'cluster' | 'self'>; readonly components: Pick<NodeComponents, 'clock' | 'logger'> },
     private readonly writes: RegistryWrites,
+    private readonly reads: Pick<RegistryReads, 'find'>,
   ) {
     this.log = node.components.logger.child({ component: 'consul' });
   }
@@ -72,8 +75,7 @@ export class ConsulWrites {
 
   /** Applies a check update (check-update.ts); 404 when the instance has no such check. */
   updateCheck(key: InstanceKey, checkId: string, change: CheckChange): StoredInstance | Promise<StoredInstance> {
-    const { registry } = this.node;
-    const entry = registry.find(key);
+    const entry = this.reads.find(key);
     const plan = entry ? planCheckUpdate(entry.record.data, checkId, change, this.limits) : null;
     if (!entry || !plan) throw unknownCheck(checkId);
     const nowMs = this.node.components.clock.nowMs();
@@ -108,7 +110,7 @@ export class ConsulWrites {
   sweep(): void {
     const nowMs = this.node.components.clock.nowMs();
     for (const [id, tracked] of [...this.tracked]) {
-      const entry = this.node.registry.find(tracked.key);
+      const entry = this.reads.find(tracked.key);
       const check = entry ? checksOf(entry.record.data.metadata).find((item) => item.id === tracked.checkId) : undefined;
       if (!entry || !check) {
         this.tracked.delete(id);

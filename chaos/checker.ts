@@ -421,6 +421,7 @@ export function lostWithDisk(history: History, op: ClientOp): boolean {
     (fault) => fault.kind === 'partition' && throughout(fault) && fault.sides?.some((side) => side.length === 1 && side[0] === op.peer) === true,
   );
   if (isolated) return true;
+  if (unsentWhenKilled(history, op, killedAtMs)) return true;
   if (killedAtMs - op.doneAtMs > history.settings.replicationAllowanceMs) return false;
   const others = history.peers.filter((peer) => peer !== op.peer);
   return history.faults.some(
@@ -429,6 +430,30 @@ export function lostWithDisk(history: History, op: ClientOp): boolean {
       fault.detail === 'blackhole' &&
       throughout(fault) &&
       others.every((other) => fault.links?.includes(`${op.peer}->${other}`) === true),
+  );
+}
+
+/**
+ * Was the peer killed before its replication batch with this write could leave? A batch is sent
+ * `replicationBatchDelayMs` after the write that opens it; when no other write sent to that peer
+ * run (heartbeats are not replicated) could have been applied within that long before this one,
+ * this one opened it, at the earliest when it was sent. Found reading seed 8675377, 3 peers: peer-c
+ * acknowledged a cancel at +59.983 s (sent at +59.981 s), was killed at +59.984 s and restarted
+ * with an emptied data dir; no fault cut its links, and the cancel was lost.
+ */
+function unsentWhenKilled(history: History, op: ClientOp, killedAtMs: number): boolean {
+  const batchDelayMs = history.settings.replicationBatchDelayMs;
+  if (batchDelayMs === undefined || killedAtMs - op.sentAtMs >= batchDelayMs) return false;
+  // Any other write sent to that peer run (answered or not: it may have been applied) that
+  // could have been applied within a batch delay before this one might have opened the batch.
+  return !history.ops.some(
+    (other) =>
+      other !== op &&
+      other.peer === op.peer &&
+      other.incarnation === op.incarnation &&
+      other.kind !== 'heartbeat' &&
+      other.sentAtMs < op.doneAtMs &&
+      other.doneAtMs > op.sentAtMs - batchDelayMs,
   );
 }
 

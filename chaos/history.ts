@@ -128,6 +128,12 @@ export interface CheckSettings {
    * serve: it is counted, not judged. Absent in older histories (then every side is judged).
    */
   startupAllowanceMs?: number;
+  /**
+   * The peers' `cluster.replicationBatchDelayMs`: a replication batch leaves its peer that long
+   * after the write that opens it. A peer killed sooner than that after a write was sent, with
+   * no other write of its own just before, had sent it nowhere. Absent in older histories.
+   */
+  replicationBatchDelayMs?: number;
 }
 
 export interface History {

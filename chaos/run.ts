@@ -8,6 +8,7 @@
  */
 import { seededRng } from '../src/clock/rng.js';
 import { profiles } from '../src/config/profiles.js';
+import { clusterSettings } from '../src/config/settings.js';
 import { RealCluster } from '../test/support/real-cluster.js';
 import { checkHistory, sameEverywhere, type CheckResult } from './checker.js';
 import type { CheckSettings, FinalRound, History } from './history.js';
@@ -54,6 +55,7 @@ function defaultSettings(peers: number): CheckSettings {
     replicationAllowanceMs: 1_000,
     // Every other peer asked in turn, then starting alone; a second for the process itself.
     startupAllowanceMs: (peers - 1) * PEER_CALL_TIMEOUT_MS + 1_000,
+    replicationBatchDelayMs: profiles.local.overrides.replicationBatchDelayMs ?? clusterSettings.replicationBatchDelayMs.default,
   };
 }
 

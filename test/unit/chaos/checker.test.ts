@@ -314,6 +314,35 @@ describe('the chaos history checker', () => {
       expect(broken(lost(3_935, { startedAtMs: T0 + 3_001 }))).toEqual(['cancel-stays']);
     });
 
+    it('does not hold against the cluster a cancel lost with the disk of a peer killed before its replication batch could leave', () => {
+      // From seed 8675377, 3 peers: peer-c acknowledged a cancel at +59.983 s (sent +59.981 s),
+      // no fault cut its links, it was killed at +59.984 s and restarted with an emptied data
+      // dir; a batch leaves replicationBatchDelayMs (5 ms) after the write that opens it.
+      const lost = (killAfterSentMs: number, options: { batchDelayMs?: number; dataDir?: 'wipe' | 'keep'; earlierWrite?: boolean } = {}): History => {
+        const history = goodHistory();
+        const cancel = { ...op('cancel', 3_000), doneAtMs: T0 + 3_002 };
+        const earlier = options.earlierWrite ? [op('status', 2_997, { key: 'svc/other', status: 'DOWN', version: v(T0 + 2_997) })] : [];
+        history.ops = [...heartbeating(2_100), ...earlier, cancel];
+        history.observations = polls(200, 2_900);
+        history.faults = [];
+        history.settings = { ...history.settings, ...('batchDelayMs' in options ? { replicationBatchDelayMs: options.batchDelayMs } : { replicationBatchDelayMs: 5 }) };
+        history.runs[0] = { ...history.runs[0]!, endedAtMs: T0 + 3_000 + killAfterSentMs, endedBy: 'kill' };
+        history.runs.push({ peer: 'peer-a', incarnation: 2, startedAtMs: T0 + 4_000, readyAtMs: T0 + 4_100, endedAtMs: null, endedBy: null, dataDir: options.dataDir ?? 'wipe' });
+        return history;
+      };
+      const result = checkHistory(lost(3));
+      expect(result.violations).toEqual([]);
+      expect(result.figures.cancelsLostWithDisk).toBe(1);
+      // Killed a batch delay or more after it was sent: the batch may have left.
+      expect(broken(lost(5))).toEqual(['cancel-stays']);
+      // Another write just before may have opened the batch, which may have left already.
+      expect(broken(lost(3, { earlierWrite: true }))).toEqual(['cancel-stays']);
+      // Its data dir kept: the cancel must survive.
+      expect(broken(lost(3, { dataDir: 'keep' }))).toEqual(['cancel-stays']);
+      // An older history, without the peers' batch delay: judged as before.
+      expect(broken(lost(3, { batchDelayMs: undefined }))).toEqual(['cancel-stays']);
+    });
+
     it('counts a 404 from a side whose peer lost its data as an answer', () => {
       const history = goodHistory();
       for (const o of history.ops) if (o.peer === 'peer-b') Object.assign(o, { outcome: 'not-found', httpStatus: 404, version: undefined });

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -12,6 +13,11 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    // One worker more than the cores (vitest's default is one per core): the end-to-end files
+    // spend most of their time waiting on real time (a 60 s chaos run, restarts, long polls),
+    // and with one worker per core CI used about 1.1 of its 2 cores on average (11 min for the
+    // whole .ci/run on 2026-12-01).
+    maxWorkers: availableParallelism() + 1,
     coverage: {
       // `npm test` runs with --coverage: the gate below fails the run when the suite covers less
       // of src/ than it did when the gate was set. End-to-end tests run dist/ in child processes,

@@ -138,7 +138,7 @@ export class Membership implements MembershipView {
   }
 
   othersUp(): boolean {
-    for (const member of this.members.values()) if (member.state === 'up' || member.state === 'suspect') return true;
+    for (const peerId of this.members.keys()) if (this.isUp(peerId)) return true;
     return false;
   }
 

@@ -88,7 +88,7 @@ export class LeaseCheck implements ExpiryCheck {
     return cleared;
   }
 
-  /** How many instances are being asked about and not answered yet (for `/v1/cluster` and tests). */
+  /** How many instances are being asked about and not answered yet (tests; `/v1/cluster` shows the reaper's `checking`). */
   get pending(): number {
     let count = 0;
     for (const asked of this.asked.values()) if (!asked.answered) count += 1;

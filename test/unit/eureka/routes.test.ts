@@ -1,5 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PIECE_BYTES } from '../../../src/http/paced-body.js';
 import { createTestServer, type TestServer } from '../../support/server.js';
 import { DEFAULT_CLASS, javaClientBody, jsClientBody } from './fixtures.js';
 
@@ -416,6 +417,35 @@ describe('wire', () => {
     expect(gunzipSync(zipped.rawPayload).toString()).toBe(plain.body);
     const refused = await app.inject({ url: '/eureka/apps', headers: { ...JSON_ACCEPT, 'accept-encoding': 'gzip;q=0' } });
     expect(refused.headers['content-encoding']).toBeUndefined();
+  });
+
+  it('sends a full fetch in pieces spread over turns of the event loop, not in one turn', async () => {
+    const { app, node } = await setup();
+    for (let i = 0; i < 3_000; i++) {
+      node.registry.register({
+        namespace: 'default',
+        service: `svc-${i % 3}`,
+        instanceId: `i-${i}`,
+        data: { host: '10.0.0.1', port: 8080, securePort: null, status: 'UP', weight: 1, zone: '', metadata: { k: 'v' } },
+        leaseDurationMs: 30_000,
+      });
+    }
+    // A warm-up builds the shared parts: what is counted below is the sending alone.
+    const warm = await app.inject({ url: '/eureka/apps', headers: JSON_ACCEPT });
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      turns += 1;
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const response = await app.inject({ url: '/eureka/apps', headers: JSON_ACCEPT });
+    counting = false;
+    expect(response.body).toBe(warm.body);
+    const pieces = Math.floor(response.rawPayload.length / PIECE_BYTES);
+    expect(pieces).toBeGreaterThanOrEqual(4);
+    // Streamed from its chunks in microtasks, the whole document went out in one turn.
+    expect(turns).toBeGreaterThanOrEqual(pieces);
   });
 
   it.each([

@@ -14,9 +14,10 @@ import { toXml } from './xml.js';
  * A full fetch of a 100,000-instance registry is 80 MB of JSON or 115 MB of XML; built per
  * request, eight clients at once cost eight builds and eight copies, and each build held the
  * event loop for seconds (heartbeats waited). Here every application's part of the document
- * is built once per format from the read layer's stable view of its service, in slices of
- * `SLICE_INSTANCES` instances that yield to the event loop between them, and kept until the
- * service changes (or its served set could have, see src/views/stable-views.ts). A full fetch
+ * is built once per format from the read layer's stable view of its service, in slices of at
+ * most `SLICE_INSTANCES` instances and `SLICE_MAX_MS` that yield to the event loop between
+ * them, and kept until the service changes (or its served set could have, see
+ * src/views/stable-views.ts). A full fetch
  * is a small header (with the apps hash code, from per-application status counts kept
  * alongside), the shared parts, and a trailer, streamed without being concatenated: every
  * concurrent fetch writes the same buffers, so a flood of fetches costs their sockets, not
@@ -31,6 +32,14 @@ import { toXml } from './xml.js';
 
 /** Instances built per slice before the build yields (a slice of 250 takes a few ms). */
 export const SLICE_INSTANCES = 250;
+/**
+ * Longest a slice may hold the event loop before it yields, whatever its count: a cold build
+ * (code not yet optimised, a scavenge in the middle) took 9 to 41 ms for 250 instances
+ * (lag monitor in the peer, bench/read-scale.ts --only=fullfetch), past the 20 ms heartbeat target.
+ */
+export const SLICE_MAX_MS = 4;
+/** How many instances go between two looks at the time. */
+const TIME_CHECK_INSTANCES = 25;
 /** Longest a part is reused for its lease-derived field (`lastRenewalTimestamp`). */
 export const PART_MAX_AGE_MS = 30_000;
 
@@ -51,12 +60,17 @@ function instanceText(entry: StoredInstance, defaults: ViewDefaults, format: For
 async function buildApplication(app: string, entries: readonly StoredInstance[], defaults: ViewDefaults, format: Format): Promise<Chunks> {
   const chunks: Chunks = [];
   let text = format === 'json' ? `{"name":${JSON.stringify(app)},"instance":[` : `<application>${toXml({ name: app })}`;
+  let sliceStartMs = performance.now();
+  let inSlice = 0;
   for (let i = 0; i < entries.length; i++) {
-    if (i > 0 && i % SLICE_INSTANCES === 0) {
+    if (inSlice === SLICE_INSTANCES || (inSlice > 0 && inSlice % TIME_CHECK_INSTANCES === 0 && performance.now() - sliceStartMs >= SLICE_MAX_MS)) {
       chunks.push(Buffer.from(text));
       text = '';
       await yieldToLoop();
+      sliceStartMs = performance.now();
+      inSlice = 0;
     }
+    inSlice += 1;
     if (format === 'json' && i > 0) text += ',';
     text += instanceText(entries[i]!, defaults, format);
   }

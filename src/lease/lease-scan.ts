@@ -128,7 +128,7 @@ export class LeaseScan {
   readonly rule: LeaseRule;
   private readonly services: Iterator<ServiceEntries>;
   private service: ServiceEntries | undefined;
-  private instances: Iterator<StoredInstance> | undefined;
+  private instances: IterableIterator<StoredInstance> | undefined;
   /** Served instances of `service` counted so far. */
   private size = 0;
 
@@ -161,17 +161,10 @@ export class LeaseScan {
         this.instances = next.value.instances.values();
         this.size = 0;
       }
-      const instances = this.instances;
       let size = this.size;
-      let finished = false;
-      while (left > 0) {
-        const next = instances.next();
-        if (next.done) {
-          finished = true;
-          break;
-        }
-        left -= 1;
-        const entry = next.value;
+      let finished = true;
+      // A Map iterator has no `return`: leaving this loop early keeps its place for the next step.
+      for (const entry of this.instances) {
         const record = entry.record;
         if (record.deleted === null) {
           ownership.records += 1;
@@ -192,10 +185,15 @@ export class LeaseScan {
             }
           }
           if (!entry.hidden) size += 1;
-          if (entry.leaseExpiresAtMs > nowMs) continue;
         }
-        const bucket = rule.bucketOf(entry);
-        if (bucket !== null) result[bucket].push(entry);
+        if (entry.leaseExpiresAtMs <= nowMs || record.deleted !== null) {
+          const bucket = rule.bucketOf(entry);
+          if (bucket !== null) result[bucket].push(entry);
+        }
+        if (--left === 0) {
+          finished = false;
+          break;
+        }
       }
       this.size = size;
       if (!finished) return false;

@@ -351,11 +351,17 @@ describe('a change between two slices keeps a candidate from being acted on', ()
 });
 
 describe('sliced runs and the timer', () => {
-  it('a tick during a sliced run starts no second run', async () => {
+  /** Twenty expired instances, and a run two slices in. */
+  async function midRun(): Promise<Harness> {
     const h = await twentyInstances();
     h.fake.jump(LEASE_MS + 1);
     h.stepped.fireTick();
     h.stepped.runSlice();
+    return h;
+  }
+
+  it('a tick during a sliced run starts no second run', async () => {
+    const h = await midRun();
     h.stepped.fireTick();
     h.stepped.fireTick();
     expect(h.stepped.pending).toBe(1);
@@ -364,10 +370,7 @@ describe('sliced runs and the timer', () => {
   });
 
   it('stop() drops a run in progress: nothing of it is done', async () => {
-    const h = await twentyInstances();
-    h.fake.jump(LEASE_MS + 1);
-    h.stepped.fireTick();
-    h.stepped.runSlice();
+    const h = await midRun();
     h.reaper.stop();
     expect(h.stepped.runAll()).toBe(0);
     expect(h.reaper.lastRun).toBeUndefined();
@@ -375,9 +378,7 @@ describe('sliced runs and the timer', () => {
   });
 
   it('runOnce() during a sliced run supersedes it', async () => {
-    const h = await twentyInstances();
-    h.fake.jump(LEASE_MS + 1);
-    h.stepped.fireTick();
+    const h = await midRun();
     expect(h.reaper.runOnce().evicted).toBe(20);
     expect(h.stepped.runAll()).toBe(0);
   });

@@ -150,9 +150,6 @@ export class LeaseScan {
     const { nowMs, selfId, renewalWindowMs, heartbeatIntervalMs } = this.context;
     const ownership = result.ownership;
     let left = maxEntries;
-    // The last foreign owner looked up: records of one owner tend to come in runs.
-    let lastOwner = '';
-    let lastDownSinceMs: number | null = null;
     for (;;) {
       if (!this.instances) {
         const next = this.services.next();
@@ -174,15 +171,9 @@ export class LeaseScan {
               result.ownedInstances += 1;
               result.expectedRenewals += expectedRenewals(entry.ownedSinceMs, nowMs, renewalWindowMs, renewalIntervalMs(record, heartbeatIntervalMs));
             }
-          } else {
-            if (record.owner !== lastOwner) {
-              lastOwner = record.owner;
-              lastDownSinceMs = rule.ownerDownSinceMs(lastOwner);
-            }
-            if (lastDownSinceMs !== null) {
-              ownership.downOwned += 1;
-              if (rule.ownerRegionDown(lastOwner)) ownership.downRegionOwned += 1;
-            }
+          } else if (rule.ownerDownSinceMs(record.owner) !== null) {
+            ownership.downOwned += 1;
+            if (rule.ownerRegionDown(record.owner)) ownership.downRegionOwned += 1;
           }
           if (!entry.hidden) size += 1;
         }

@@ -1,26 +1,22 @@
 import type { Clock, TimerHandle } from '../clock/clock.js';
 import { shuffled, type Rng } from '../clock/rng.js';
 import type { Logger } from '../log/logger.js';
-import { isTombstoneExpired } from '../registry/merge.js';
 import type { Registry } from '../registry/registry.js';
-import { renewalIntervalMs } from '../registry/lease-terms.js';
-import type { ServiceEntries } from '../registry/store.js';
 import { serviceKeyString, type StoredInstance } from '../registry/types.js';
-import { heldAfterRestart, type PeerLiveness } from '../registry/visibility.js';
+import { heldAfterRestart } from '../registry/visibility.js';
 import { planEvictions, runCap } from './eviction-budget.js';
 import type { EvictionSafety, HeldCounts } from './eviction-safety.js';
-import type { OwnershipFigures } from './partition-guard.js';
-import { expectedRenewals, hasRenewed } from './self-preservation.js';
+import { LeaseRule, LeaseScan, scanLeases, stillCandidates, type MembershipView, type ReaperScan, type ScanContext } from './lease-scan.js';
 
-/** What the reaper needs to know about the other peers. */
-export interface MembershipView extends PeerLiveness {
-  /** Since when `peerId` has been down from this peer's point of view; null while it is up. */
-  downSinceMs(peerId: string): number | null;
-  /** Ids of the peers that are up, this one included. */
-  livePeerIds(): string[];
-  /** True when `peerId` is in another region every known peer of which is down. */
-  wholeRegionDown?(peerId: string): boolean;
-}
+export { orphanSweeper, scanLeases, type MembershipView, type ReaperScan, type ScanContext } from './lease-scan.js';
+
+/**
+ * Entries a timer-driven run scans before it yields the event loop (about 1 ms at 100,000
+ * instances): a registry larger than this is scanned in slices, so that a heartbeat never
+ * waits behind more than one slice. Counted in entries, not time, so that a run is the same
+ * under the fake clock.
+ */
+export const REAPER_SLICE_ENTRIES = 10_000;
 
 /**
  * What the owner does before it evicts an instance whose lease ran out: asks the other peers
@@ -54,6 +50,8 @@ export interface ReaperInit {
   /** The configured heartbeat interval (instances may renew at their own; see lease-terms.ts). */
   heartbeatIntervalMs: number;
   renewalWindowMs: number;
+  /** Entries per slice of a timer-driven run; default `REAPER_SLICE_ENTRIES` (tests set it low). */
+  sliceEntries?: number;
 }
 
 /** What one run did; exposed for tests, metrics and `/v1/cluster`. */
@@ -68,108 +66,10 @@ export interface ReaperRun {
   checking: number;
 }
 
-/** The candidates and figures a reaper run found, before anything is done. */
-export interface ReaperScan {
-  /** Instances this peer owns whose lease ran out: evicted and replicated. */
-  expiredOwned: StoredInstance[];
-  /** Foreign instances whose owner is down and whose grace ran out: hidden here only. */
-  expiredForeign: StoredInstance[];
-  /** Hidden instances whose owner stayed down past `orphanTimeoutMs`: evicted for good by the sweeper. */
-  orphans: StoredInstance[];
-  /** Tombstones past their TTL: dropped. */
-  expiredTombstones: StoredInstance[];
-  /** Renewals expected in the renewal window from the instances this peer owns that were renewing. */
-  expectedRenewals: number;
-  /** Owned instances that renewed at least once (`hasRenewed`); the others are not expected to. */
-  ownedInstances: number;
-  /** Records that are not tombstones, and those of them whose owner is down. */
-  ownership: OwnershipFigures;
-  /** Served (not deleted, not hidden) instances per `namespace/service`, and in all. */
-  serviceSizes: Map<string, number>;
-  served: number;
-}
-
-export interface ScanContext {
-  nowMs: number;
-  selfId: string;
-  membership: MembershipView;
-  tombstoneTtlMs: number;
-  orphanTimeoutMs: number;
-  renewalWindowMs: number;
-  heartbeatIntervalMs: number;
-}
-
-/**
- * Sorts every stored instance into what a reaper run has to do with it, and counts. Pure.
- * It runs every second over the whole registry, so it walks the services directly and keeps
- * per-instance work to a few comparisons (100,000 instances take a few milliseconds).
- */
-export function scanLeases(services: Iterable<ServiceEntries>, context: ScanContext): ReaperScan {
-  const { nowMs, selfId, membership, tombstoneTtlMs, orphanTimeoutMs, renewalWindowMs, heartbeatIntervalMs } = context;
-  const scan: ReaperScan = {
-    expiredOwned: [],
-    expiredForeign: [],
-    orphans: [],
-    expiredTombstones: [],
-    expectedRenewals: 0,
-    ownedInstances: 0,
-    ownership: { records: 0, downOwned: 0, downRegionOwned: 0 },
-    serviceSizes: new Map(),
-    served: 0,
-  };
-  const isSweeper = orphanSweeper(membership.livePeerIds()) === selfId;
-  // Owners are few: ask membership once per owner and run.
-  const downSince = new Map<string, number | null>();
-  const wholeRegionDown = new Map<string, boolean>();
-  for (const service of services) {
-    let size = 0;
-    for (const entry of service.instances.values()) {
-      const { record } = entry;
-      if (record.deleted !== null) {
-        if (isTombstoneExpired(record, nowMs, tombstoneTtlMs)) scan.expiredTombstones.push(entry);
-        continue;
-      }
-      const own = record.owner === selfId;
-      let ownerDownSinceMs: number | null = null;
-      scan.ownership.records += 1;
-      if (own) {
-        // Only instances that were renewing are expected to go on (self-preservation.ts).
-        if (hasRenewed(entry)) {
-          scan.ownedInstances += 1;
-          scan.expectedRenewals += expectedRenewals(entry.ownedSinceMs, nowMs, renewalWindowMs, renewalIntervalMs(record, heartbeatIntervalMs));
-        }
-      } else {
-        const owner = record.owner;
-        let known = downSince.get(owner);
-        if (known === undefined) {
-          known = membership.downSinceMs(owner);
-          downSince.set(owner, known);
-          wholeRegionDown.set(owner, known !== null && (membership.wholeRegionDown?.(owner) ?? false));
-        }
-        ownerDownSinceMs = known;
-        if (ownerDownSinceMs !== null) {
-          scan.ownership.downOwned += 1;
-          if (wholeRegionDown.get(owner)) scan.ownership.downRegionOwned += 1;
-        }
-      }
-      if (!entry.hidden) size += 1;
-      if (entry.leaseExpiresAtMs > nowMs) continue;
-      if (own) {
-        scan.expiredOwned.push(entry);
-      } else if (ownerDownSinceMs !== null) {
-        if (!entry.hidden) scan.expiredForeign.push(entry);
-        else if (isSweeper && nowMs - ownerDownSinceMs >= orphanTimeoutMs) scan.orphans.push(entry);
-      }
-    }
-    if (size > 0) scan.serviceSizes.set(serviceKeyString(service.namespace, service.service), size);
-    scan.served += size;
-  }
-  return scan;
-}
-
-/** The one live peer that evicts orphans for good: the lowest id, the same choice on every peer. */
-export function orphanSweeper(livePeerIds: readonly string[]): string | undefined {
-  return [...livePeerIds].sort()[0];
+/** A sliced run: its scan so far, and the timer of its next slice. */
+interface SlicedRun {
+  scan: LeaseScan;
+  next: TimerHandle | undefined;
 }
 
 const serviceOf = (entry: StoredInstance) => serviceKeyString(entry.record.namespace, entry.record.service);
@@ -186,6 +86,9 @@ export class Reaper {
   private readonly log: Logger;
   /** Whether the partition guard held down owners' instances at the last run. */
   private holdingDownOwners = false;
+  /** The timer-driven run in progress, while its scan goes through the registry in slices. */
+  private sliced: SlicedRun | undefined;
+  private readonly sliceEntries: number;
   lastRun: ReaperRun | undefined;
 
   constructor(
@@ -193,28 +96,88 @@ export class Reaper {
     private readonly init: ReaperInit,
   ) {
     this.log = components.logger.child({ component: 'reaper' });
+    this.sliceEntries = Math.max(1, init.sliceEntries ?? REAPER_SLICE_ENTRIES);
   }
 
   start(): void {
-    this.timer ??= this.components.clock.setInterval(() => this.runOnce(), this.init.evictionIntervalMs);
+    this.timer ??= this.components.clock.setInterval(() => this.begin(), this.init.evictionIntervalMs);
   }
 
+  /** Stops the timer and drops a sliced run in progress (nothing of it is applied). */
   stop(): void {
     this.timer?.cancel();
     this.timer = undefined;
+    this.cancelSliced();
   }
 
   /** The peers answered a lease check: what they do not hear is evicted now, not an interval later. */
   private answered(): void {
-    if (this.timer) this.runOnce();
+    if (this.timer) this.begin();
   }
 
-  /** One pass over the registry; synchronous, so nothing changes under it. */
-  runOnce(): ReaperRun {
-    const { clock, registry, membership, rng, safety } = this.components;
+  /**
+   * A timer-driven run: at once when the registry fits in one slice, otherwise in slices of
+   * `sliceEntries`, yielding through the clock between them. While a sliced run is going, a
+   * tick (or a lease check's answer) starts nothing: the run in progress acts when it ends,
+   * and an instance whose check was answered meanwhile is in it (expired before it began).
+   */
+  private begin(): void {
+    if (this.sliced) return;
+    const { clock, registry } = this.components;
+    if (registry.store.size <= this.sliceEntries) {
+      this.runOnce();
+      return;
+    }
+    const run: SlicedRun = { scan: new LeaseScan(registry.store.allServices(), this.context(clock.nowMs())), next: undefined };
+    this.sliced = run;
+    this.slice(run);
+  }
+
+  private slice(run: SlicedRun): void {
+    if (this.sliced !== run) return;
+    run.next = undefined;
+    if (!run.scan.step(this.sliceEntries)) {
+      run.next = this.components.clock.setTimeout(() => this.slice(run), 0);
+      return;
+    }
+    this.sliced = undefined;
+    const { clock, registry } = this.components;
     const nowMs = clock.nowMs();
     registry.flushLogSummary();
-    const scan = scanLeases(registry.store.allServices(), { nowMs, selfId: registry.peerId, membership, ...this.init });
+    // Time has passed and the store may have changed since the slices saw the candidates: each
+    // is acted on only if it is still the stored entry and the rule, asked again now, agrees.
+    // The figures the guards read (expected renewals, owned instances, ownership, service
+    // sizes, served) stay those of the slices: they are rates and ratios over a renewal window
+    // or counts that a few writes move by a few, so a run's few milliseconds of lag change no
+    // decision that the next run, a second later, would not make anyway.
+    const current = (entry: StoredInstance) => registry.store.get(entry.record) === entry;
+    this.finish(stillCandidates(run.scan.result, new LeaseRule(this.context(nowMs)), current), nowMs);
+  }
+
+  private cancelSliced(): void {
+    this.sliced?.next?.cancel();
+    this.sliced = undefined;
+  }
+
+  private context(nowMs: number): ScanContext {
+    return { ...this.init, nowMs, selfId: this.components.registry.peerId, membership: this.components.membership };
+  }
+
+  /**
+   * One whole pass over the registry, synchronous, so nothing changes under it (the admin
+   * routes and tests call it). A sliced run in progress is dropped: this one supersedes it.
+   */
+  runOnce(): ReaperRun {
+    this.cancelSliced();
+    const { clock, registry } = this.components;
+    const nowMs = clock.nowMs();
+    registry.flushLogSummary();
+    return this.finish(scanLeases(registry.store.allServices(), this.context(nowMs)), nowMs);
+  }
+
+  /** Acts on a scan: purges, hides, holds and evicts within the guards; records the run. */
+  private finish(scan: ReaperScan, nowMs: number): ReaperRun {
+    const { registry, membership, rng, safety } = this.components;
     const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
 

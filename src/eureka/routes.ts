@@ -107,6 +107,7 @@ export async function eurekaApi(app: FastifyInstance, options: EurekaApiOptions)
     { views: reads.views, leaseView: () => reads.leaseView() },
     { namespace: config.security.eurekaNamespace, defaults: defaultsOf(config) },
   );
+  app.addHook('onClose', async () => shared.close());
   for (const prefix of options.prefixes ?? EUREKA_PREFIXES) {
     await app.register(eurekaRoutes, { ...options, prefix, recent, shared });
   }

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { PacedBody } from '../http/paced-body.js';
 import type { StoredInstance } from '../registry/types.js';
 import type { LeaseView } from '../registry/visibility.js';
-import type { ServiceViews, StableView } from '../views/service-views.js';
+import { combinedStamp, stampHolds, type ServiceViews, type Stamp, type StableView } from '../views/service-views.js';
 import { appNameOf, toEurekaInstance, type ViewDefaults } from './instance-view.js';
 import { toXml } from './xml.js';
 
@@ -26,8 +26,10 @@ import { toXml } from './xml.js';
  * GZIPInputStream, Node's zlib and browsers read such a stream as one.
  *
  * What may lag: `lastRenewalTimestamp` moves with every heartbeat without a store change; a
- * part shows it as of its build, at most `PART_MAX_AGE_MS` ago (Eureka's own response cache
- * lags everything by 30 s; no client acts on this field).
+ * part shows it as of its build, at most `PART_MAX_AGE_MS` ago, and a kept full fetch adds at
+ * most `DOCUMENT_MAX_AGE_MS`: 30 s in all (Eureka's own response cache lags everything by 30 s;
+ * no client acts on this field). Nothing else lags: a kept full fetch is dropped at the first
+ * store change, and as soon as any view it was built from stops being current.
  */
 
 /** Instances built per slice before the build yields (a slice of 250 takes a few ms). */
@@ -40,8 +42,19 @@ export const SLICE_INSTANCES = 250;
 export const SLICE_MAX_MS = 4;
 /** How many instances go between two looks at the time. */
 const TIME_CHECK_INSTANCES = 25;
-/** Longest a part is reused for its lease-derived field (`lastRenewalTimestamp`). */
-export const PART_MAX_AGE_MS = 30_000;
+/**
+ * Longest an assembled full fetch is reused while nothing it was built from changed: its
+ * parts, the views they came from, the apps hash code and the list of buffers. Assembling it
+ * again takes 0.3 to 3 ms at 100,000 instances, which 32 fetches arriving together paid each,
+ * one after the other, and a heartbeat behind them waited 45 to 95 ms
+ * (bench/read-scale.ts --only=fullfetch, lag monitor in the peer).
+ */
+export const DOCUMENT_MAX_AGE_MS = 1_000;
+/**
+ * Longest a part is reused for its lease-derived field (`lastRenewalTimestamp`); with the
+ * document's own bound, a full fetch shows it as of at most 30 s ago.
+ */
+export const PART_MAX_AGE_MS = 30_000 - DOCUMENT_MAX_AGE_MS;
 
 export type Format = 'json' | 'xml';
 
@@ -105,6 +118,16 @@ interface AppRead {
   views: StableView[];
 }
 
+/** A full fetch kept for the next ones, with what tells when it stops being current. */
+interface KeptDocument {
+  /** The store's revision when its views were taken. */
+  revision: number;
+  /** Every view it was built from, served instances or not, as one stamp (stable-views.ts). */
+  stamp: Stamp;
+  builtAtMs: number;
+  body: DocumentBody;
+}
+
 export interface DocumentBody {
   chunks: Chunks;
   bytes: number;
@@ -124,11 +147,29 @@ const SEPARATOR_GZIP = gzipSync(SEPARATOR);
 export class SharedEurekaDocuments {
   /** Delta bodies of the current change window, by `key|plain` and `key|gzip`. */
   private readonly deltas = new Map<string, { atMs: number; body: Promise<Buffer> }>();
+  /** The last full fetch of each format and encoding (`json|plain`...). */
+  private readonly documents = new Map<string, KeptDocument>();
+  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly components: { views: ServiceViews; leaseView: () => LeaseView },
     private readonly init: { namespace: string; defaults: ViewDefaults },
-  ) {}
+  ) {
+    // A change makes the kept documents stale: let their old parts go at once rather than at
+    // the next full fetch, which may be long in coming (clients fetch deltas).
+    this.unsubscribe = components.views.onChange(() => this.documents.clear());
+  }
+
+  /** Full fetches kept for the next ones (at most one per format and encoding). */
+  get keptDocuments(): number {
+    return this.documents.size;
+  }
+
+  /** Stops following the views (shutdown). */
+  close(): void {
+    this.unsubscribe();
+    this.documents.clear();
+  }
 
   /** Every app with a served instance, sorted by name, from one lease view. */
   private apps(leases: LeaseView, only?: string): AppRead[] {
@@ -142,8 +183,9 @@ export class SharedEurekaDocuments {
    * a flood of changes (100,000 instances take tens of ms), so it yields to the event loop
    * whenever it has held it for `YIELD_AFTER_MS`.
    */
-  private async appsSliced(): Promise<AppRead[]> {
+  private async appsSliced(): Promise<{ apps: AppRead[]; taken: StableView[] }> {
     const byApp = new Map<string, StableView[]>();
+    const taken: StableView[] = [];
     let leases = this.components.leaseView();
     let sliceStartMs = performance.now();
     for (const service of this.components.views.servicesOf(this.init.namespace)) {
@@ -152,19 +194,28 @@ export class SharedEurekaDocuments {
         leases = this.components.leaseView();
         sliceStartMs = performance.now();
       }
-      this.addApp(byApp, service, leases);
+      const view = this.addApp(byApp, service, leases);
+      if (view) taken.push(view);
     }
-    return sortedApps(byApp);
+    return { apps: sortedApps(byApp), taken };
   }
 
-  private addApp(byApp: Map<string, StableView[]>, service: string, leases: LeaseView, only?: string): void {
+  /** Adds the service's view to its app when it serves an instance; the view taken, if any. */
+  private addApp(byApp: Map<string, StableView[]>, service: string, leases: LeaseView, only?: string): StableView | undefined {
     const name = appNameOf(service);
-    if (only !== undefined && name !== only) return;
+    if (only !== undefined && name !== only) return undefined;
     const view = this.components.views.stable(this.init.namespace, service, leases);
-    if (view.served.length === 0) return;
+    if (view.served.length === 0) return view;
     let list = byApp.get(name);
     if (!list) byApp.set(name, (list = []));
     list.push(view);
+    return view;
+  }
+
+  /** Whether a kept full fetch is still what a fresh assembly would give (pure but for the reads). */
+  private stillCurrent(kept: KeptDocument, leases: LeaseView): boolean {
+    const ageMs = leases.nowMs - kept.builtAtMs;
+    return kept.revision === this.components.views.revision && ageMs >= 0 && ageMs < DOCUMENT_MAX_AGE_MS && stampHolds(kept.stamp, leases);
   }
 
   /** The status counts of an app (shared per service). */
@@ -188,9 +239,27 @@ export class SharedEurekaDocuments {
     return views.stableEncoding(view, `eureka-${format}-gzip`, () => gzipChunks(plain()), PART_MAX_AGE_MS);
   }
 
-  /** `GET /eureka/apps`: every app, with the hash code of the whole registry. */
+  /**
+   * `GET /eureka/apps`: every app, with the hash code of the whole registry. Assembled once
+   * and kept for the fetches that follow while the store has not changed, every view it was
+   * built from is still current, and for at most `DOCUMENT_MAX_AGE_MS`.
+   */
   async registry(format: Format, gzipped: boolean): Promise<DocumentBody> {
-    const apps = await this.appsSliced();
+    const key = `${format}|${gzipped ? 'gzip' : 'plain'}`;
+    const kept = this.documents.get(key);
+    const leases = this.components.leaseView();
+    if (kept && this.stillCurrent(kept, leases)) return kept.body;
+    const revision = this.components.views.revision;
+    const { apps, taken } = await this.appsSliced();
+    const body = await this.assemble(apps, format, gzipped);
+    const stamp = combinedStamp(taken.map((view) => this.components.views.stableStamp(view)));
+    // Kept only when nothing changed while it was put together (a cold build yields).
+    if (stamp && this.components.views.revision === revision) this.documents.set(key, { revision, stamp, builtAtMs: leases.nowMs, body });
+    else this.documents.delete(key);
+    return body;
+  }
+
+  private async assemble(apps: AppRead[], format: Format, gzipped: boolean): Promise<DocumentBody> {
     // Parts and counts are taken in one tick, so that the hash code matches the parts.
     const hashCode = hashCodeOf(apps.flatMap((app) => this.counts(app)));
     const head =

@@ -100,6 +100,11 @@ export class ServiceViews {
     return this.stableViews.get(namespace, service, leases);
   }
 
+  /** A stable view's stamp while it is current (see stable-views.ts), for readers that keep what they build from many views. */
+  stableStamp(view: StableView): Stamp | undefined {
+    return this.stableViews.stampOf(view);
+  }
+
   /**
    * The encoding `name` of a stable view, built on first use and shared while the view is
    * current and the encoding younger than `maxAgeMs` (default: no age bound).
@@ -221,4 +226,5 @@ export class ServiceViews {
     for (const listener of this.listeners) listener(event);
   }
 }
-export type { StableView } from './stable-views.js';
+export type { StableView, Stamp } from './stable-views.js';
+export { combinedStamp, stampHolds } from './stable-views.js';

@@ -58,6 +58,30 @@ export function stampHolds(stamp: Stamp, leases: LeaseView): boolean {
   return true;
 }
 
+/**
+ * One stamp for a set of views taken from one lease view (a document built from many services):
+ * it holds while every view's stamp would. Undefined when a view has none (not current) or two
+ * disagree about an owner or a guard (taken across a change): such a set is not kept.
+ */
+export function combinedStamp(stamps: readonly (Stamp | undefined)[]): Stamp | undefined {
+  const first = stamps[0];
+  if (stamps.length === 0) return { suspendOwnedExpiry: false, holdDownOwners: false, owners: [], ownersUp: [], servedUntilMs: Number.POSITIVE_INFINITY };
+  if (!first) return undefined;
+  const up = new Map<string, boolean>();
+  let servedUntilMs = Number.POSITIVE_INFINITY;
+  for (const stamp of stamps) {
+    if (!stamp || stamp.suspendOwnedExpiry !== first.suspendOwnedExpiry || stamp.holdDownOwners !== first.holdDownOwners) return undefined;
+    for (let i = 0; i < stamp.owners.length; i++) {
+      const owner = stamp.owners[i]!;
+      const known = up.get(owner);
+      if (known !== undefined && known !== stamp.ownersUp[i]) return undefined;
+      up.set(owner, stamp.ownersUp[i]!);
+    }
+    servedUntilMs = Math.min(servedUntilMs, stamp.servedUntilMs);
+  }
+  return { ...guardsOf(first), owners: [...up.keys()], ownersUp: [...up.values()], servedUntilMs };
+}
+
 function guardsOf(guards: EvictionGuards): Pick<Stamp, 'suspendOwnedExpiry' | 'holdDownOwners'> {
   return { suspendOwnedExpiry: guards.suspendOwnedExpiry, holdDownOwners: guards.holdDownOwners };
 }
@@ -86,6 +110,12 @@ export class StableViews {
     const value = build(view);
     cached.encodings.set(name, { value, builtAtMs: atMs });
     return value;
+  }
+
+  /** The stamp of a view while it is the current one (what tells when it stops being current); undefined otherwise. */
+  stampOf(view: StableView): Stamp | undefined {
+    const cached = this.cache.get(view.namespace)?.get(serviceIdentity(view.service));
+    return cached?.view === view ? cached.stamp : undefined;
   }
 
   /** Forgets a service's view (the store changed it). */

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SharedEurekaDocuments, SLICE_INSTANCES } from '../../../src/eureka/shared-documents.js';
+import { DOCUMENT_MAX_AGE_MS, SharedEurekaDocuments, SLICE_INSTANCES } from '../../../src/eureka/shared-documents.js';
 import { registryDocument } from '../../../src/eureka/documents.js';
 import { toXml } from '../../../src/eureka/xml.js';
 import { createTestServer, type TestServer } from '../../support/server.js';
@@ -72,5 +72,55 @@ describe('shared Eureka documents', () => {
     expect(gunzipSync(zipped.rawPayload).toString()).toBe(plain.body);
     const delta = await app.inject({ url: '/eureka/apps/delta', headers: { accept: 'application/json', 'accept-encoding': 'gzip' } });
     expect(JSON.parse(gunzipSync(delta.rawPayload).toString()).applications.apps__hashcode).toBe('UP_3_');
+  });
+
+  it('keep the assembled full fetch for the fetches that follow, until anything it came from changes', async () => {
+    const { node, clock, shared, fresh } = await setup();
+    for (let i = 0; i < 3; i++) node.registry.register(reg('orders', `o-${i}`));
+    node.registry.register(reg('billing', 'b-0'));
+    const first = await shared.registry('json', false);
+    // The same body, not one assembled again from the same parts.
+    expect(await shared.registry('json', false)).toBe(first);
+    // Each format and encoding has its own.
+    const xml = await shared.registry('xml', false);
+    expect(xml).not.toBe(first);
+    expect(await shared.registry('xml', false)).toBe(xml);
+    // A change: the next fetch has it.
+    node.registry.register(reg('orders', 'o-9'));
+    const changed = await shared.registry('json', false);
+    expect(changed).not.toBe(first);
+    expect(Buffer.concat(changed.chunks).toString()).toBe(JSON.stringify(fresh()));
+    // Past its age bound it is assembled again, from the same parts.
+    await clock.advance(DOCUMENT_MAX_AGE_MS);
+    const older = await shared.registry('json', false);
+    expect(older).not.toBe(changed);
+    older.chunks.slice(1, -1).forEach((chunk, i) => expect(chunk).toBe(changed.chunks[i + 1]));
+  });
+
+  it('do not keep a full fetch past a lease end that changes what is served, with no store change', async () => {
+    const { node, clock, shared, fresh } = await setup();
+    node.reaper.stop();
+    node.registry.register({ ...reg('orders', 'o-short'), leaseDurationMs: 2_000 });
+    node.registry.register(reg('orders', 'o-long'));
+    await clock.advance(1_500);
+    const before = await shared.registry('json', false);
+    expect(Buffer.concat(before.chunks).toString()).toContain('o-short');
+    const revision = node.store.revision;
+    // Within the document's age bound, past the short lease's end.
+    await clock.advance(DOCUMENT_MAX_AGE_MS - 400);
+    expect(node.store.revision).toBe(revision);
+    const after = await shared.registry('json', false);
+    expect(Buffer.concat(after.chunks).toString()).toBe(JSON.stringify(fresh()));
+    expect(Buffer.concat(after.chunks).toString()).not.toContain('o-short');
+  });
+
+  it('let a kept full fetch go at the first change, not at the next fetch', async () => {
+    const { node, shared } = await setup();
+    node.registry.register(reg('orders', 'o-0'));
+    await shared.registry('json', false);
+    await shared.registry('xml', true);
+    expect(shared.keptDocuments).toBe(2);
+    node.registry.register(reg('orders', 'o-1'));
+    expect(shared.keptDocuments).toBe(0);
   });
 });

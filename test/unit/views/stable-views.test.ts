@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stampHolds } from '../../../src/views/stable-views.js';
+import { combinedStamp, stampHolds } from '../../../src/views/stable-views.js';
 import { createTestNode } from '../../support/node.js';
 
 const reg = (instanceId: string, leaseDurationMs = 30_000) => ({
@@ -58,5 +58,22 @@ describe('stable views', () => {
     expect(stampHolds(stamp, leases(10, true))).toBe(false);
     up.delete('peer-2');
     expect(stampHolds(stamp, leases(10))).toBe(false);
+  });
+
+  it('combines the stamps of many views into one that holds while every one of them would', () => {
+    const stamp = (owners: string[], ownersUp: boolean[], servedUntilMs: number, guard = false) => ({ suspendOwnedExpiry: guard, holdDownOwners: false, owners, ownersUp, servedUntilMs });
+    const combined = combinedStamp([stamp(['peer-2'], [true], 5_000), stamp(['peer-3', 'peer-2'], [false, true], 2_000), stamp([], [], Infinity)]);
+    expect(combined).toEqual({ suspendOwnedExpiry: false, holdDownOwners: false, owners: ['peer-2', 'peer-3'], ownersUp: [true, false], servedUntilMs: 2_000 });
+    const up = new Set(['peer-2']);
+    const leases = (nowMs: number) => ({ nowMs, selfId: 'peer-1', liveness: { isUp: (peer: string) => up.has(peer) }, guards: { suspendOwnedExpiry: false, holdDownOwners: false } });
+    expect(stampHolds(combined!, leases(1_999))).toBe(true);
+    expect(stampHolds(combined!, leases(2_000))).toBe(false);
+    up.add('peer-3');
+    expect(stampHolds(combined!, leases(10))).toBe(false);
+    // Views taken across a change disagree: nothing to keep.
+    expect(combinedStamp([stamp(['peer-2'], [true], 5_000), stamp(['peer-2'], [false], 5_000)])).toBeUndefined();
+    expect(combinedStamp([stamp([], [], 5_000), stamp([], [], 5_000, true)])).toBeUndefined();
+    expect(combinedStamp([stamp([], [], 5_000), undefined])).toBeUndefined();
+    expect(stampHolds(combinedStamp([])!, leases(10))).toBe(true);
   });
 });

@@ -6,11 +6,11 @@ import { Readable } from 'node:stream';
  *
  * A socket write copies into the kernel at once, as much as the socket takes: on loopback, and
  * on any fast link with large buffers, that is several MB per socket before the first write
- * blocks. Streamed with `Readable.from`, a body's chunks follow each other in microtasks, so 32
- * fetches starting together copied some 100 MB in one turn of the event loop and held a
- * heartbeat for 114 ms (bench/read-scale.ts, 32 at once, 100,000 instances); 8 at once held
- * it for 20 to 35 ms, past the 20 ms target. Node's streams have no notion of a budget shared
- * by many streams, and no library adds one, hence this module.
+ * blocks. Streamed with `Readable.from`, a body's chunks follow each other in microtasks, so a
+ * socket is filled in one turn of the event loop: with 8 fetches of 100,000 instances at once
+ * a heartbeat waited 20 to 35 ms, past the 20 ms target, and 7 to 9 ms once paced
+ * (bench/read-scale.ts --only=fullfetch, a lag monitor in the peer). Node's streams have no
+ * notion of a budget shared by many streams, and no library adds one, hence this module.
  *
  * Here every paced body waits for its turn in one queue, and each turn of the event loop hands
  * out at most `bytesPerTurn` in all, in pieces of at most `pieceBytes`, round robin: whatever

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { renewalIntervalMs } from '../../../src/registry/lease-terms.js';
+import { toRenewedView } from '../../../src/registry/view.js';
 import { createTestServer, type TestServer } from '../../support/server.js';
 
 let server: TestServer;
@@ -130,6 +132,28 @@ describe('instance routes', () => {
     expect(unknown.json().code).toBe('REG_ERR_INSTANCE_NOT_FOUND');
     const otherNamespace = await app.inject({ method: 'PUT', url: `${instanceUrl}/heartbeat?namespace=other` });
     expect(otherNamespace.statusCode).toBe(404);
+  });
+
+  it('answers a heartbeat with the bytes of the renewed view, heartbeat after heartbeat and after the record changes', async () => {
+    const { app, node, register, clock } = await setup({ cluster: { heartbeatIntervalMs: 5_000 } });
+    await register({ ...body, metadata: { 'a"quote': 'é\n', version: '2' }, zone: 'a', leaseDurationMs: 12_000 });
+    const key = { namespace: 'default', service: 'orders', instanceId: '10.0.0.5:8080' };
+    const expected = () => {
+      const entry = node.registry.find(key)!;
+      return JSON.stringify(toRenewedView(entry, node.registry.leaseView(), renewalIntervalMs(entry.record, node.config.cluster.heartbeatIntervalMs)));
+    };
+    for (let beat = 0; beat < 3; beat++) {
+      await clock.advance(1_000);
+      const answer = await app.inject({ method: 'PUT', url: `${instanceUrl}/heartbeat` });
+      expect(answer.statusCode).toBe(200);
+      expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(answer.body).toBe(expected());
+    }
+    // A status change writes a new record: the answer follows it.
+    await app.inject({ method: 'PUT', url: `${instanceUrl}/status`, payload: { status: 'DOWN' } });
+    const after = await app.inject({ method: 'PUT', url: `${instanceUrl}/heartbeat` });
+    expect(after.json().status).toBe('DOWN');
+    expect(after.body).toBe(expected());
   });
 
   it('gets one instance, and answers 404 once it is cancelled', async () => {

@@ -35,19 +35,19 @@ import { toXml } from './xml.js';
 /** Instances built per slice before the build yields (a slice of 250 takes a few ms). */
 export const SLICE_INSTANCES = 250;
 /**
- * Longest a slice may hold the event loop before it yields, whatever its count: a cold build
- * (code not yet optimised, a scavenge in the middle) took 9 to 41 ms for 250 instances
- * (lag monitor in the peer, bench/read-scale.ts --only=fullfetch), past the 20 ms heartbeat target.
+ * Longest a slice may hold the event loop before it yields, whatever its count: in a cold
+ * build (code not yet optimised, a scavenge in the middle) a slice of 250 instances took 9 to
+ * 41 ms, past the 20 ms heartbeat target (timed by hand in a peer under
+ * bench/read-scale.ts --only=fullfetch; the stalls show with bench/loop-probe.cjs).
  */
 export const SLICE_MAX_MS = 4;
 /** How many instances go between two looks at the time. */
 const TIME_CHECK_INSTANCES = 25;
 /**
  * Longest an assembled full fetch is reused while nothing it was built from changed: its
- * parts, the views they came from, the apps hash code and the list of buffers. Assembling it
- * again takes 0.3 to 3 ms at 100,000 instances, which 32 fetches arriving together paid each,
- * one after the other, and a heartbeat behind them waited 45 to 95 ms
- * (bench/read-scale.ts --only=fullfetch, lag monitor in the peer).
+ * parts, the views they came from, the apps hash code and the list of buffers. Assembled again
+ * for each of 32 fetches arriving together, one after the other, it held a heartbeat 45 to
+ * 95 ms (heartbeat max of bench/read-scale.ts --only=fullfetch, 32 at once); kept, 8 to 11 ms.
  */
 export const DOCUMENT_MAX_AGE_MS = 1_000;
 /**
@@ -118,10 +118,8 @@ interface AppRead {
   views: StableView[];
 }
 
-/** A full fetch kept for the next ones, with what tells when it stops being current. */
+/** A full fetch kept for the next ones, with what tells when it stops being current (a store change drops it: see the constructor). */
 interface KeptDocument {
-  /** The store's revision when its views were taken. */
-  revision: number;
   /** Every view it was built from, served instances or not, as one stamp (stable-views.ts). */
   stamp: Stamp;
   builtAtMs: number;
@@ -212,10 +210,10 @@ export class SharedEurekaDocuments {
     return view;
   }
 
-  /** Whether a kept full fetch is still what a fresh assembly would give (pure but for the reads). */
+  /** Whether a kept full fetch is still what a fresh assembly would give (store changes drop it before this is asked). */
   private stillCurrent(kept: KeptDocument, leases: LeaseView): boolean {
     const ageMs = leases.nowMs - kept.builtAtMs;
-    return kept.revision === this.components.views.revision && ageMs >= 0 && ageMs < DOCUMENT_MAX_AGE_MS && stampHolds(kept.stamp, leases);
+    return ageMs >= 0 && ageMs < DOCUMENT_MAX_AGE_MS && stampHolds(kept.stamp, leases);
   }
 
   /** The status counts of an app (shared per service). */
@@ -241,8 +239,8 @@ export class SharedEurekaDocuments {
 
   /**
    * `GET /eureka/apps`: every app, with the hash code of the whole registry. Assembled once
-   * and kept for the fetches that follow while the store has not changed, every view it was
-   * built from is still current, and for at most `DOCUMENT_MAX_AGE_MS`.
+   * and kept for the fetches that follow until the store changes (the change listener drops
+   * it), a view it was built from stops being current, or `DOCUMENT_MAX_AGE_MS` has passed.
    */
   async registry(format: Format, gzipped: boolean): Promise<DocumentBody> {
     const key = `${format}|${gzipped ? 'gzip' : 'plain'}`;
@@ -254,7 +252,7 @@ export class SharedEurekaDocuments {
     const body = await this.assemble(apps, format, gzipped);
     const stamp = combinedStamp(taken.map((view) => this.components.views.stableStamp(view)));
     // Kept only when nothing changed while it was put together (a cold build yields).
-    if (stamp && this.components.views.revision === revision) this.documents.set(key, { revision, stamp, builtAtMs: leases.nowMs, body });
+    if (stamp && this.components.views.revision === revision) this.documents.set(key, { stamp, builtAtMs: leases.nowMs, body });
     else this.documents.delete(key);
     return body;
   }

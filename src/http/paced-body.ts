@@ -9,7 +9,8 @@ import { Readable } from 'node:stream';
  * blocks. Streamed with `Readable.from`, a body's chunks follow each other in microtasks, so a
  * socket is filled in one turn of the event loop: with 8 fetches of 100,000 instances at once
  * a heartbeat waited 20 to 35 ms, past the 20 ms target, and 7 to 9 ms once paced
- * (bench/read-scale.ts --only=fullfetch, a lag monitor in the peer). Node's streams have no
+ * (heartbeat p99 of bench/read-scale.ts --only=fullfetch; bench/loop-probe.cjs shows the
+ * stalls from inside the peer). Node's streams have no
  * notion of a budget shared by many streams, and no library adds one, hence this module.
  *
  * Here every paced body waits for its turn in one queue, and each turn of the event loop hands

@@ -211,7 +211,7 @@ export function scanLeases(services: Iterable<ServiceEntries>, context: ScanCont
  * if it is still the store's entry for its key (a write replaces the entry object: register,
  * update, replicated write, takeover, delete) and `rule`, the rule at this time and
  * membership, still puts it in the same bucket (a heartbeat renews the entry in place, an
- * owner may be back). The figures stay those of the slices: see Reaper.finish.
+ * owner may be back). The figures stay those of the slices: see the reaper's `slice`.
  */
 export function stillCandidates(scan: ReaperScan, rule: LeaseRule, isCurrent: (entry: StoredInstance) => boolean): ReaperScan {
   const checked: ReaperScan = { ...scan };

@@ -123,6 +123,15 @@ export class InstanceJsonCache {
     );
   }
 
+  /**
+   * The JSON of `toRenewedView(entry, view, heartbeatIntervalMs)`, a register's or heartbeat's
+   * answer: the view, then `heartbeatIntervalMs` (the field toRenewedView adds last). A
+   * heartbeat keeps its record, so its answer comes from the parts kept for it.
+   */
+  renewedJson(entry: StoredInstance, view: LeaseView, heartbeatIntervalMs: number): string {
+    return `${this.instanceJson(entry, view).slice(0, -1)},"heartbeatIntervalMs":${heartbeatIntervalMs}}`;
+  }
+
   /** The JSON of a list of instances, as JSON.stringify would write the array of their views. */
   instancesJson(entries: readonly StoredInstance[], view: LeaseView): string {
     let out = '[';

@@ -75,13 +75,11 @@ export async function clientRoutes(
   });
 
   /**
-   * A heartbeat's answer, the bytes of JSON.stringify(withInterval(entry)), written from the
-   * record's JSON parts (instance-json.ts): a heartbeat keeps its record, so the fields that
-   * only change with it are serialized once, not once per heartbeat. Serializing the whole
-   * view was 6% of a heartbeat's CPU (bench/cpu-per-request.ts --route heartbeat, profiled).
+   * A heartbeat's answer: the bytes of JSON.stringify(withInterval(entry)), from the record's
+   * cached JSON parts rather than serialized whole each time (that was 6% of a heartbeat's CPU
+   * in a profile of the peer: `bench/loop-probe.cjs` under bench/cpu-per-request.ts --route heartbeat).
    */
-  const renewedJson = (entry: StoredInstance) =>
-    `${listingJson.instanceJson(entry, view()).slice(0, -1)},"heartbeatIntervalMs":${renewalIntervalMs(entry.record, cluster.heartbeatIntervalMs)}}`;
+  const renewedJson = (entry: StoredInstance) => listingJson.renewedJson(entry, view(), renewalIntervalMs(entry.record, cluster.heartbeatIntervalMs));
 
   serve(app, CLIENT_ROUTES.heartbeat, (request, reply) => {
     const key = instanceKey(request);

@@ -1,22 +1,34 @@
 import { describe, expect, it } from 'vitest';
 import { PacedBody, Pacer } from '../../../src/http/paced-body.js';
 
-/** A pacer whose turns the test runs by hand; `step` runs one, then lets the streams react. */
+/** Lets the streams react: they ask for their next piece in a process tick after each push. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A pacer whose turns the test runs by hand. `step` runs one turn and records what it handed
+ * out; `runAll` steps until no turn is scheduled; `turn` is the number of turns run so far.
+ */
 function steppedPacer(bytesPerTurn: number, pieceBytes: number) {
   const turns: (() => void)[] = [];
   const pacer = new Pacer({ bytesPerTurn, pieceBytes, schedule: (turn) => turns.push(turn) });
+  const perTurn: number[] = [];
+  let turn = 0;
   const step = async () => {
+    turn += 1;
     turns.shift()?.();
-    // The streams ask for their next piece in a process tick after each push.
-    await new Promise((resolve) => setImmediate(resolve));
+    perTurn.push(pacer.lastTurnBytes);
+    await settle();
   };
-  return { pacer, step, pending: () => turns.length };
+  const runAll = async (maxTurns = 1_000) => {
+    for (let i = 0; i < maxTurns && turns.length > 0; i++) await step();
+  };
+  return { pacer, step, runAll, perTurn, turn: () => turn };
 }
 
 const bytes = (n: number, fill: number) => Buffer.alloc(n, fill);
 
 /** A flowing reader of `body` that records what arrived, and in which turn. */
-function reader(body: PacedBody, turnOf: () => number) {
+function reader(body: PacedBody, turnOf: () => number = () => 0) {
   const pieces: { turn: number; piece: Buffer }[] = [];
   let ended = false;
   body.on('data', (piece: Buffer) => pieces.push({ turn: turnOf(), piece }));
@@ -24,22 +36,13 @@ function reader(body: PacedBody, turnOf: () => number) {
   return { pieces, ended: () => ended, text: () => Buffer.concat(pieces.map((p) => p.piece)) };
 }
 
-async function runAll(step: () => Promise<void>, pending: () => number, maxTurns = 1_000) {
-  for (let i = 0; i < maxTurns && pending() > 0; i++) await step();
-}
-
 describe('paced bodies', () => {
   it('send every chunk, in order and unchanged, in pieces no larger than the piece size', async () => {
-    const { pacer, step, pending } = steppedPacer(1_000, 300);
+    const { pacer, runAll, turn } = steppedPacer(1_000, 300);
     const chunks = [bytes(700, 1), bytes(10, 2), bytes(0, 3), bytes(300, 4)];
-    const body = new PacedBody(chunks, pacer);
-    let turn = 0;
-    const read = reader(body, () => turn);
-    await new Promise((resolve) => setImmediate(resolve));
-    for (let i = 0; i < 100 && pending() > 0; i++) {
-      turn += 1;
-      await step();
-    }
+    const read = reader(new PacedBody(chunks, pacer), turn);
+    await settle();
+    await runAll(100);
     expect(read.ended()).toBe(true);
     expect(read.text().equals(Buffer.concat(chunks))).toBe(true);
     expect(Math.max(...read.pieces.map((p) => p.piece.length))).toBeLessThanOrEqual(300);
@@ -48,17 +51,10 @@ describe('paced bodies', () => {
   });
 
   it('hand out at most one turn budget (and one piece over it) per turn, across every body', async () => {
-    const { pacer, step, pending } = steppedPacer(1_000, 400);
-    const bodies = Array.from({ length: 6 }, (_, i) => new PacedBody([bytes(2_000, i)], pacer));
-    let turn = 0;
-    const reads = bodies.map((body) => reader(body, () => turn));
-    await new Promise((resolve) => setImmediate(resolve));
-    const perTurn: number[] = [];
-    for (let i = 0; i < 200 && pending() > 0; i++) {
-      turn += 1;
-      await step();
-      perTurn.push(pacer.lastTurnBytes);
-    }
+    const { pacer, runAll, perTurn, turn } = steppedPacer(1_000, 400);
+    const reads = Array.from({ length: 6 }, (_, i) => reader(new PacedBody([bytes(2_000, i)], pacer), turn));
+    await settle();
+    await runAll(200);
     expect(reads.every((read) => read.ended())).toBe(true);
     reads.forEach((read, i) => expect(read.text().equals(bytes(2_000, i))).toBe(true));
     expect(Math.max(...perTurn)).toBeLessThanOrEqual(1_000 + 400 - 1);
@@ -66,15 +62,10 @@ describe('paced bodies', () => {
   });
 
   it('take turns: every body gets a piece before any body gets its second', async () => {
-    const { pacer, step, pending } = steppedPacer(500, 100);
-    const bodies = Array.from({ length: 12 }, (_, i) => new PacedBody([bytes(1_000, i)], pacer));
-    let turn = 0;
-    const reads = bodies.map((body) => reader(body, () => turn));
-    await new Promise((resolve) => setImmediate(resolve));
-    await runAll(async () => {
-      turn += 1;
-      await step();
-    }, pending);
+    const { pacer, runAll, turn } = steppedPacer(500, 100);
+    const reads = Array.from({ length: 12 }, (_, i) => reader(new PacedBody([bytes(1_000, i)], pacer), turn));
+    await settle();
+    await runAll();
     const firstTurns = reads.map((read) => read.pieces[0]!.turn);
     const secondTurns = reads.map((read) => read.pieces[1]!.turn);
     expect(Math.max(...firstTurns)).toBeLessThanOrEqual(Math.min(...secondTurns));
@@ -83,16 +74,15 @@ describe('paced bodies', () => {
   });
 
   it('drops a body destroyed mid-way (a client that went away); the others finish', async () => {
-    const { pacer, step, pending } = steppedPacer(10_000, 100);
+    const { pacer, step, runAll } = steppedPacer(10_000, 100);
     const gone = new PacedBody([bytes(1_000, 1)], pacer);
-    const kept = new PacedBody([bytes(1_000, 2)], pacer);
     gone.on('error', () => {});
-    const goneRead = reader(gone, () => 0);
-    const keptRead = reader(kept, () => 0);
-    await new Promise((resolve) => setImmediate(resolve));
+    const goneRead = reader(gone);
+    const keptRead = reader(new PacedBody([bytes(1_000, 2)], pacer));
+    await settle();
     await step();
     gone.destroy();
-    await runAll(step, pending);
+    await runAll();
     expect(keptRead.ended()).toBe(true);
     expect(keptRead.text().equals(bytes(1_000, 2))).toBe(true);
     expect(goneRead.pieces.length).toBeLessThan(10);
@@ -100,20 +90,19 @@ describe('paced bodies', () => {
   });
 
   it('send nothing to a body whose reader is not reading (backpressure)', async () => {
-    const { pacer, step, pending } = steppedPacer(10_000, 100);
+    const { pacer, step, runAll } = steppedPacer(10_000, 100);
     const paused = new PacedBody([bytes(1_000, 1)], pacer);
-    const flowing = new PacedBody([bytes(1_000, 2)], pacer);
-    const pausedRead = reader(paused, () => 0);
-    reader(flowing, () => 0);
-    await new Promise((resolve) => setImmediate(resolve));
+    const pausedRead = reader(paused);
+    reader(new PacedBody([bytes(1_000, 2)], pacer));
+    await settle();
     await step();
     paused.pause();
     const before = pausedRead.pieces.length;
-    await runAll(step, pending);
+    await runAll();
     expect(pausedRead.pieces.length).toBe(before);
     paused.resume();
-    await new Promise((resolve) => setImmediate(resolve));
-    await runAll(step, pending);
+    await settle();
+    await runAll();
     expect(pausedRead.text().equals(bytes(1_000, 1))).toBe(true);
   });
 });

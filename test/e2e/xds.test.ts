@@ -62,7 +62,7 @@ beforeAll(async () => {
   await writeFile(join(dir, 'bootstrap.json'), JSON.stringify(bootstrap));
   process.env.GRPC_XDS_BOOTSTRAP = join(dir, 'bootstrap.json');
   (require('@grpc/grpc-js-xds') as { register(): void }).register();
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   close();

@@ -58,10 +58,27 @@ export function greeterClient(target: string): { client: Client; hello(deadlineM
   };
 }
 
-/** The port a peer process's xDS listener took (`xds.port: 0`), from its log line; waits for it. */
-export async function xdsPortOf(peer: PeerProcess, timeoutMs = 20_000): Promise<number> {
-  const line = await waitFor(() => peer.logs.find((entry) => entry.msg === 'xds: serving the Aggregated Discovery Service'), timeoutMs, 'the xDS listener to start');
-  return line.port as number;
+/**
+ * The port a peer process's xDS listener took (`xds.port: 0`), from its log line; waits for it.
+ * The listener starts after the start-up sync and first loads grpc-js and the xDS protos (about
+ * 0.5 s on a quiet machine; a clean-clone CI run once waited past 20 s for the second of two
+ * peers), hence the generous bound. A peer that ended, or a wait that runs out, is reported
+ * with the peer's last log lines and stderr, so a failure says what the peer was doing.
+ */
+export async function xdsPortOf(peer: PeerProcess, timeoutMs = 60_000): Promise<number> {
+  const ended = () => peer.child.exitCode !== null || peer.child.signalCode !== null;
+  try {
+    const line = await waitFor(
+      () => peer.logs.find((entry) => entry.msg === 'xds: serving the Aggregated Discovery Service') ?? (ended() && { ended: true }),
+      timeoutMs,
+      'the xDS listener to start',
+    );
+    if ('ended' in line) throw new Error(`the peer ended (code ${peer.child.exitCode}, signal ${peer.child.signalCode}) before its xDS listener started`);
+    return line.port as number;
+  } catch (error) {
+    const lastLines = peer.logs.slice(-8).map((entry) => JSON.stringify(entry)).join('\n');
+    throw new Error(`${(error as Error).message}\nlast log lines:\n${lastLines}\nstderr: ${peer.stderr().slice(-2_000)}`, { cause: error });
+  }
 }
 
 /** An ADS call without a socket, for the unit tests: requests go in as 'data', responses are kept. */

@@ -11,6 +11,10 @@
  * `--reference` measures the bare fastify server of bench/reference-server.ts instead (the
  * reference of the single-peer ratios), so the peer's figures can be set against it.
  *
+ * `--bare-fastify` measures discover on a bare fastify route sending the very bytes the peer
+ * answered for one seeded service (the stack's ceiling of bench/read-scale.ts): what fastify
+ * and the socket cost per request, so that the rest of the peer's figure is the peer's own work.
+ *
  * `--no-config` starts the peer without the config file that switches the rate limit off, for
  * builds older than the rate limit (they do not know the setting).
  *
@@ -19,11 +23,12 @@
  * instances, then per route: a warm-up pass and a measured pass of 60,000 requests, 32 in
  * flight; prints user+system CPU of the peer process (from /proc) per request. Linux only.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Pool } from 'undici';
 import { pool, runBounded, type JsonCall } from './lib.js';
-import { startPeer, startReference, type ServerProcess } from './processes.js';
+import { startBareFastify, startPeer, startReference, type ServerProcess } from './processes.js';
 
 const REQUESTS = 60_000;
 const IN_FLIGHT = 32;
@@ -69,17 +74,28 @@ async function main(): Promise<void> {
   const distArg = process.argv.indexOf('--dist');
   const entry = distArg > 0 ? join(resolve(process.argv[distArg + 1]!), 'main.js') : 'dist/main.js';
   const reference = process.argv.includes('--reference');
-  const server: ServerProcess = reference
-    ? await startReference('cpu-reference', { pinned: false })
-    : await startPeer('cpu-peer', { pinned: false, main: entry, unlimited: !process.argv.includes('--no-config'), logLevel: process.env.LOG_LEVEL ?? 'info' });
-  const target = pool(server.url, IN_FLIGHT);
+  const bareFastify = process.argv.includes('--bare-fastify');
+  const startThePeer = () => startPeer('cpu-peer', { pinned: false, main: entry, unlimited: !process.argv.includes('--no-config'), logLevel: process.env.LOG_LEVEL ?? 'info' });
+  let server: ServerProcess = reference ? await startReference('cpu-reference', { pinned: false }) : await startThePeer();
+  let target = pool(server.url, IN_FLIGHT);
   try {
     await pass(target, 'register', 0, SEEDED);
-    console.log(`${reference ? 'reference: bench/reference-server.ts' : `peer: ${entry}`} (pid ${server.pid}); ${REQUESTS} requests per route, ${IN_FLIGHT} in flight`);
+    if (bareFastify) {
+      const answer = await target.request({ method: 'GET', path: callOf('discover', 0).path });
+      const file = join(tmpdir(), `cpu-per-request-${process.pid}.json`);
+      writeFileSync(file, Buffer.from(await answer.body.arrayBuffer()));
+      await target.close();
+      await server.stop();
+      server = await startBareFastify(file, false);
+      target = pool(server.url, IN_FLIGHT);
+    }
+    const what = reference ? 'reference: bench/reference-server.ts' : bareFastify ? "bare fastify sending one peer's discover answer" : `peer: ${entry}`;
+    console.log(`${what} (pid ${server.pid}); ${REQUESTS} requests per route, ${IN_FLIGHT} in flight`);
     // Registers of new instances only (a re-register of the same data is a lease renewal).
     let fresh = SEEDED;
     const named = process.argv.flatMap((arg, i) => (process.argv[i - 1] === '--route' ? [arg as Route] : []));
-    for (const route of named.length > 0 ? named : (['register', 'heartbeat', 'discover'] as Route[])) {
+    const routes = bareFastify ? (['discover'] as Route[]) : named.length > 0 ? named : (['register', 'heartbeat', 'discover'] as Route[]);
+    for (const route of routes) {
       await pass(target, route, fresh, REQUESTS); // warm-up
       if (route === 'register') fresh += REQUESTS;
       const before = cpuMs(server.pid);

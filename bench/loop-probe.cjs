@@ -13,11 +13,15 @@
  *   whose URL starts with PROBE_PROFILE_URL (default the first) for PROBE_PROFILE_S seconds
  *   (default 5), or until the peer is stopped. Read it in Chrome's DevTools.
  *
+ * PROBE_ARGV (default `dist/main.js`) is how the probed process's arguments end: set it to
+ * `fastify/fastify.js` to probe the bare fastify server of bench/read-scale.ts and
+ * `bench/cpu-per-request.ts --bare-fastify` instead, for a profile to set the peer's against.
+ *
  * Diagnostics only: nothing in src/ depends on it, and it changes nothing a peer answers.
  */
 'use strict';
 
-if (process.argv.some((arg) => arg.endsWith('dist/main.js'))) {
+if (process.argv.some((arg) => arg.endsWith(process.env.PROBE_ARGV ?? 'dist/main.js'))) {
   const { PerformanceObserver, performance } = require('node:perf_hooks');
   const startMs = Date.now();
   const log = (line) => process.stderr.write(`[probe ${((Date.now() - startMs) / 1000).toFixed(3)}] ${line}\n`);

@@ -7,6 +7,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
@@ -157,6 +158,26 @@ export async function startReference(name: string, options: { pinned: boolean })
     healthPath: '/healthz',
     port,
   });
+}
+
+/** A bare node:http server answering every path with the bytes of `file` (the reference). */
+export async function startBare(file: string, pinned: boolean): Promise<ServerProcess> {
+  const port = await freePort();
+  const code = `const http=require('node:http');const fs=require('node:fs');const body=fs.readFileSync(process.argv[2]);` +
+    `http.createServer((q,s)=>{s.writeHead(200,{'content-type':'application/json; charset=utf-8','content-length':body.length});s.end(body)}).listen(Number(process.argv[1]),'127.0.0.1')`;
+  return startServer({ name: 'bare-bytes', command: process.execPath, args: ['-e', code, String(port), file], pinned, healthPath: '/', port });
+}
+
+/**
+ * The stack's ceiling: a bare fastify server, the framework the registry is built on and
+ * nothing of the registry's, answering every path with the bytes of `file`.
+ */
+export async function startBareFastify(file: string, pinned: boolean): Promise<ServerProcess> {
+  const port = await freePort();
+  const fastifyPath = createRequire(import.meta.url).resolve('fastify');
+  const code = `const app=require(process.argv[3])({logger:false});const body=require('node:fs').readFileSync(process.argv[2]);` +
+    `app.get('/*',(q,r)=>{r.type('application/json; charset=utf-8').send(body)});app.listen({port:Number(process.argv[1]),host:'127.0.0.1'})`;
+  return startServer({ name: 'bare-fastify-bytes', command: process.execPath, args: ['-e', code, String(port), file, fastifyPath], pinned, healthPath: '/', port });
 }
 
 /** VmRSS of a process, in MB. */

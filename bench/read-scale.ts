@@ -22,13 +22,12 @@ import { connect, type Socket } from 'node:net';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { request } from 'undici';
 import { RealCluster } from '../test/support/real-cluster.js';
 import { freePort } from '../test/support/fault-proxy.js';
 import { loopbackOnly, percentile, pool, progress, quick, round, runBounded, send, sleep, writeResult } from './lib.js';
-import { pinLoadGenerator, pinningAvailable, startPeer, startServer, type ServerProcess } from './processes.js';
+import { pinLoadGenerator, pinningAvailable, startBare, startBareFastify, startPeer, startServer, type ServerProcess } from './processes.js';
 import { median } from './single-peer.js';
 import { idsInDelta, SseParser, type WatchDelta } from './sse-client.js';
 
@@ -159,26 +158,6 @@ async function alternatingRates(peerUrl: string, bareUrl: string, path: string, 
     await barePool.close();
   }
   return { peerPerSecond: median(peerRates), barePerSecond: median(bareRates), ratio: median(ratios), ratios };
-}
-
-/** A bare node:http server answering every path with the bytes of `file` (the reference). */
-async function startBare(file: string, pinned: boolean): Promise<ServerProcess> {
-  const port = await freePort();
-  const code = `const http=require('node:http');const fs=require('node:fs');const body=fs.readFileSync(process.argv[2]);` +
-    `http.createServer((q,s)=>{s.writeHead(200,{'content-type':'application/json; charset=utf-8','content-length':body.length});s.end(body)}).listen(Number(process.argv[1]),'127.0.0.1')`;
-  return startServer({ name: 'bare-bytes', command: process.execPath, args: ['-e', code, String(port), file], pinned, healthPath: '/', port });
-}
-
-/**
- * The stack's ceiling: a bare fastify server, the framework the registry is built on and
- * nothing of the registry's, answering every path with the bytes of `file`.
- */
-async function startBareFastify(file: string, pinned: boolean): Promise<ServerProcess> {
-  const port = await freePort();
-  const fastifyPath = createRequire(import.meta.url).resolve('fastify');
-  const code = `const app=require(process.argv[3])({logger:false});const body=require('node:fs').readFileSync(process.argv[2]);` +
-    `app.get('/*',(q,r)=>{r.type('application/json; charset=utf-8').send(body)});app.listen({port:Number(process.argv[1]),host:'127.0.0.1'})`;
-  return startServer({ name: 'bare-fastify-bytes', command: process.execPath, args: ['-e', code, String(port), file, fastifyPath], pinned, healthPath: '/', port });
 }
 
 async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<DiscoverPoint[]> {

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Clock } from '../clock/clock.js';
 import type { PeerFigures } from '../cluster-status.js';
 import type { HeartbeatOutcome } from '../registry/registry.js';
@@ -10,6 +10,7 @@ import { peerStates } from '../membership/state.js';
 import type { EvictionSafetyStatus } from '../lease/eviction-safety.js';
 import type { ChannelStats } from '../replication/channel.js';
 import type { WatchHub } from '../watch/hub.js';
+import { RequestHistogram } from './request-histogram.js';
 import { WriteCounts, type EvictionReason } from './write-counts.js';
 
 /**
@@ -78,7 +79,7 @@ export interface NodeMetricsOptions {
 export class NodeMetrics {
   readonly registry = new Registry();
   private readonly writes: WriteCounts;
-  private readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
+  private readonly httpDuration: RequestHistogram;
   private frame: Frame | undefined;
 
   constructor(
@@ -285,20 +286,19 @@ export class NodeMetrics {
     counter('registry_watch_dropped_total', 'Watch streams cut because their reader fell too far behind.', '', () => one(sources.watch.stats().dropped));
 
     // --- HTTP ----------------------------------------------------------------------------------
-    this.httpDuration = new Histogram({
-      name: 'registry_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request, by method, route pattern and status code. Watch streams are not counted; long polls are, under their own route label.',
-      labelNames: ['method', 'route', 'status_code'],
-      buckets: HTTP_BUCKETS_S,
-      registers,
-    });
+    this.httpDuration = new RequestHistogram(
+      'registry_http_request_duration_seconds',
+      'Time to answer an HTTP request, by method, route pattern and status code. Watch streams are not counted; long polls are, under their own route label.',
+      HTTP_BUCKETS_S,
+      this.registry,
+    );
 
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
   /** Records one answered request; `route` is the route's pattern, never the raw URL. */
   observeHttp(method: string, route: string, statusCode: number, seconds: number): void {
-    this.httpDuration.observe({ method, route, status_code: statusCode }, seconds);
+    this.httpDuration.observe(method, route, statusCode, seconds);
   }
 
   /** The exposition text of every series; the node's state is read once for the whole scrape. */

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { applicationOf } from '../app/application.js';
 import type { RegistryNode } from '../node.js';
 import { installAccessGuard } from './access-guard.js';
@@ -7,6 +7,7 @@ import { clientRoutes } from '../native/routes.js';
 import { EUREKA_PREFIXES, eurekaApi } from '../eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
 import { installReadinessGate } from './readiness-gate.js';
+import { lazyRequestLogger } from './request-logger.js';
 import { NodeMetrics } from '../metrics/node-metrics.js';
 import { instrumentHttp, metricsRoutes } from './metrics-routes.js';
 import { docsRoutes, installOpenApi } from './docs-routes.js';
@@ -35,10 +36,6 @@ export interface ServerTls {
   /** Asks every client for a certificate, verified against `ca`; one is never required (token clients have none). */
   clientCa?: Buffer;
 }
-
-/** A request's child logger, on pino's fast path unless the route sets a level or serializers. */
-const fastChildLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, childOptions) =>
-  childOptions.level !== undefined || childOptions.serializers !== undefined ? logger.child(bindings, childOptions) : logger.child(bindings);
 
 /** How often Node checks requests against the headers and request timeouts (its default is 30 s). */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
@@ -72,10 +69,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     loggerInstance: options.logger?.child({ component: 'http' }),
     // Fastify's per-request info lines are replaced by one debug line (onResponse below).
     logController: new LogController({ disableRequestLogging: true }),
-    // Fastify hands every request's child logger an options object, empty unless the route sets
-    // a level or serializers, and pino then takes its slower child path; skip it when empty.
-    // (Only with a logger: without one fastify skips request children altogether.)
-    ...(options.logger ? { childLoggerFactory: fastChildLogger } : {}),
+    // Each request's child logger is made on its first line (request-logger.ts). Only with a
+    // logger: without one fastify skips request children altogether.
+    ...(options.logger ? { childLoggerFactory: lazyRequestLogger } : {}),
     bodyLimit: node.config.limits.bodyMaxBytes,
     // Room for the longest path parameters we accept (instance ids: 256, Eureka VIP addresses:
     // 1,024 characters), so that they get a 400 naming the field rather than fastify's 414.

@@ -16,9 +16,20 @@ export const ACCESS_POLICY: ReadonlyMap<string, AccessClass> = new Map(
   HTTP_ROUTES.map((definition) => [routeKey(definition.method, definition.url), definition.access]),
 );
 
+/**
+ * The same classes by route pattern, then method: the guard looks one up for every request,
+ * and the pattern is a string fastify holds per route (its hash is kept), where the
+ * `METHOD pattern` key would be a new string to build and hash each time.
+ */
+const ACCESS_BY_PATTERN: ReadonlyMap<string, ReadonlyMap<string, AccessClass>> = HTTP_ROUTES.reduce((byPattern, definition) => {
+  const methods = byPattern.get(definition.url) ?? new Map<string, AccessClass>();
+  byPattern.set(definition.url, methods.set(definition.method, definition.access));
+  return byPattern;
+}, new Map<string, Map<string, AccessClass>>());
+
 /** The access class of a route (HEAD routes share their GET's), or undefined when it has none. */
 export function accessOf(method: string, routePattern: string): AccessClass | undefined {
-  return ACCESS_POLICY.get(`${method === 'HEAD' ? 'GET' : method} ${routePattern}`);
+  return ACCESS_BY_PATTERN.get(routePattern)?.get(method === 'HEAD' ? 'GET' : method);
 }
 
 /** The scope a client class needs; undefined for classes that take no client token. */

@@ -170,6 +170,12 @@ export function selectListing(view: ServiceView, selection: ListingSelection, le
   return { namespace: view.namespace, service: view.service, revision: view.revision, protected: protectedNow, entries: shown };
 }
 
+/** A listing's encoding of one view: how often it was read, and its bytes from the second read on. */
+interface KeptListing {
+  reads: number;
+  bytes: Buffer | undefined;
+}
+
 /**
  * The bytes of a listing, built once per view and selection from its second read on, and then
  * shared by every reader of it (ServiceViews.encoding). A group no instance of the view has is answered without caching,
@@ -193,8 +199,8 @@ export function listingBytes(
   // Kept from the second read of a view on: a service read once per change (a registry listed
   // once, say) costs no retained bytes (a 1,000-instance listing is 500 KB), while every hot
   // service is built at most twice per change and shared by all of its readers.
-  const reads = views.encoding(view, `${name}|reads`, () => ({ count: 0 }));
-  reads.count += 1;
-  if (reads.count === 1) return build(view);
-  return views.encoding(view, name, build);
+  const kept = views.encoding<KeptListing>(view, name, () => ({ reads: 0, bytes: undefined }));
+  kept.reads += 1;
+  if (kept.reads === 1) return build(view);
+  return (kept.bytes ??= build(view));
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serve } from '../http/route-definition.js';
 import { CLIENT_ROUTES } from './route-definitions.js';
 import { invalid, RegistryError } from '../errors.js';
@@ -111,23 +111,11 @@ export async function clientRoutes(
     return toInstanceView(entry, view());
   });
 
-  serve(app, CLIENT_ROUTES.service, async (request, reply) => {
-    const namespace = namespaceOf(request);
-    const service = parseName('service', (request.params as { service: string }).service);
-    const query = request.query as Query;
-    if (query.status !== undefined && query.status !== 'all' && query.status !== 'up') {
-      throw new RegistryError('REG_ERR_VALIDATION', 'status: must be "all" or "up"');
-    }
-    const group = parseGroupFilter(query.group);
-    if (query.index !== undefined) {
-      // Long poll: answer as soon as the service's revision passes `index`, or after `wait`.
-      const index = parseCount('index', query.index);
-      const waitMs = Math.min(query.wait === undefined ? DEFAULT_WAIT_MS : parseDuration('wait', query.wait), cluster.longPollMaxWaitMs);
-      const abort = new AbortController();
-      reply.raw.on('close', () => abort.abort());
-      await reads.watch.waitForChange(namespace, service, index, waitMs, abort.signal);
-    }
-    const threshold = services[`${namespace}/${service}`]?.protectThresholdRatio ?? cluster.protectThresholdRatio;
+  const perService = Object.keys(services).length > 0;
+  /** The listing of a service now: the shared bytes, or (ordered by proximity) its own object. */
+  const listing = (reply: FastifyReply, namespace: string, service: string, query: Query, group: string | null) => {
+    // Most peers set no per-service settings: then no key is built for every read.
+    const threshold = (perService ? services[`${namespace}/${service}`]?.protectThresholdRatio : undefined) ?? cluster.protectThresholdRatio;
     const selection: ListingSelection = { allStatuses: query.status === 'all', protectThresholdRatio: threshold, group };
     const served = reads.views.get(namespace, service);
     reply.header('X-Registry-Index', String(served.revision));
@@ -139,10 +127,29 @@ export async function clientRoutes(
       return listingBytes(reads.views, served, selection, listingJson, view);
     }
     if (query.near.length === 0 || query.near.length > 64) throw invalid('near', 'must be a zone name of 1 to 64 characters');
-    const { entries, ...listing } = selectListing(served, selection, view);
+    const { entries, ...shown } = selectListing(served, selection, view);
     const leases = { ...view(), nowMs: served.builtAtMs };
     const instances = entries.map((entry) => toInstanceView(entry, leases));
-    return { ...listing, instances: orderByProximity(instances, query.near, (zone) => reads.regionOfZone(zone)), near: query.near };
+    return { ...shown, instances: orderByProximity(instances, query.near, (zone) => reads.regionOfZone(zone)), near: query.near };
+  };
+
+  // Not async: a plain read answers in the same tick, with no promise to settle (a discover
+  // is the hottest route there is); only a long poll waits.
+  serve(app, CLIENT_ROUTES.service, (request, reply) => {
+    const namespace = namespaceOf(request);
+    const service = parseName('service', (request.params as { service: string }).service);
+    const query = request.query as Query;
+    if (query.status !== undefined && query.status !== 'all' && query.status !== 'up') {
+      throw new RegistryError('REG_ERR_VALIDATION', 'status: must be "all" or "up"');
+    }
+    const group = parseGroupFilter(query.group);
+    if (query.index === undefined) return listing(reply, namespace, service, query, group);
+    // Long poll: answer as soon as the service's revision passes `index`, or after `wait`.
+    const index = parseCount('index', query.index);
+    const waitMs = Math.min(query.wait === undefined ? DEFAULT_WAIT_MS : parseDuration('wait', query.wait), cluster.longPollMaxWaitMs);
+    const abort = new AbortController();
+    reply.raw.on('close', () => abort.abort());
+    return reads.watch.waitForChange(namespace, service, index, waitMs, abort.signal).then(() => listing(reply, namespace, service, query, group));
   });
 
   serve(app, CLIENT_ROUTES.services, async (request, reply) => {

@@ -61,10 +61,18 @@ interface Cached {
   view: ServiceView;
   stamp: Stamp;
   encodings: Map<string, unknown>;
+  /** In the cache still: false once a change, a rebuild or the sweep replaced or dropped it. */
+  current: boolean;
 }
 
 export class ServiceViews {
   private readonly cache = new Map<string, Map<string, Cached>>();
+  /**
+   * Each view's entry, found from the view itself: `encoding` is on every read's path, and
+   * this spares it the service's identity and two map lookups (a view is only ever current
+   * as the entry it was built in).
+   */
+  private readonly entryOf = new WeakMap<ServiceView, Cached>();
   private readonly listeners = new Set<(change: ServiceChange) => void>();
   private readonly unsubscribe: () => void;
   private readonly sweepTimer: TimerHandle;
@@ -85,7 +93,12 @@ export class ServiceViews {
   private dropExpired(): void {
     const nowMs = this.components.clock.nowMs();
     for (const [namespace, services] of this.cache) {
-      for (const [identity, cached] of services) if (nowMs - cached.view.builtAtMs >= this.init.maxAgeMs) services.delete(identity);
+      for (const [identity, cached] of services) {
+        if (nowMs - cached.view.builtAtMs >= this.init.maxAgeMs) {
+          cached.current = false;
+          services.delete(identity);
+        }
+      }
       if (services.size === 0) this.cache.delete(namespace);
     }
   }
@@ -133,8 +146,8 @@ export class ServiceViews {
    * encodings it had; readers holding it get what they were built from.
    */
   encoding<T>(view: ServiceView, name: string, build: (view: ServiceView) => T): T {
-    const cached = this.cache.get(view.namespace)?.get(serviceIdentity(view.service));
-    if (!cached || cached.view !== view) return build(view);
+    const cached = this.entryOf.get(view);
+    if (!cached?.current) return build(view);
     if (cached.encodings.has(name)) return cached.encodings.get(name) as T;
     const value = build(view);
     cached.encodings.set(name, value);
@@ -173,6 +186,7 @@ export class ServiceViews {
   close(): void {
     this.unsubscribe();
     this.sweepTimer.cancel();
+    for (const services of this.cache.values()) for (const cached of services.values()) cached.current = false;
     this.cache.clear();
     this.stableViews.clear();
     this.listeners.clear();
@@ -190,8 +204,10 @@ export class ServiceViews {
       if (stampHolds(current.stamp, this.components.leaseView())) return current;
     }
     const fresh = this.build(namespace, service, revision);
+    if (current) current.current = false;
     if (!services) this.cache.set(namespace, (services = new Map()));
     services.set(identity, fresh);
+    this.entryOf.set(fresh.view, fresh);
     return fresh;
   }
 
@@ -212,14 +228,20 @@ export class ServiceViews {
         return (instances ??= served.map((entry) => toInstanceView(entry, leases)));
       },
     };
-    return { view, stamp, encodings: new Map() };
+    return { view, stamp, encodings: new Map(), current: true };
   }
 
   private onStoreChange(change: StoreChange): void {
     const { namespace, service } = change.entry.record;
     // The cached view is now stale; drop it at once so its encodings are given back.
     const services = this.cache.get(namespace);
-    if (services?.delete(serviceIdentity(service)) && services.size === 0) this.cache.delete(namespace);
+    const identity = serviceIdentity(service);
+    const dropped = services?.get(identity);
+    if (dropped) {
+      dropped.current = false;
+      services!.delete(identity);
+      if (services!.size === 0) this.cache.delete(namespace);
+    }
     this.stableViews.invalidate(namespace, service);
     if (this.listeners.size === 0) return;
     const event: ServiceChange = { namespace, service, revision: change.entry.revision };

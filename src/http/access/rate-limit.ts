@@ -62,6 +62,8 @@ export class ClientRateLimits {
 
   /** Counts one client request (by its valid token's name, else its address): the 429 to answer, if any. */
   check(address: string, tokenName?: string): RegistryError | undefined {
+    // Both tables off (the rate limit switched off): no bucket to find, no key to build.
+    if (!this.shared.enabled && !this.loopback.enabled) return undefined;
     const client = rateClientOf(address, tokenName);
     const decision = (client.kind === 'loopback' ? this.loopback : this.shared).take(client.key);
     return rateLimitRefusal(decision, client.kind, tokenName ?? address, this.limits);

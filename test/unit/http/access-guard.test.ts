@@ -105,6 +105,16 @@ describe('the access policy', () => {
     expect(stale, 'policy entries for routes that do not exist').toEqual([]);
   });
 
+  it('answers for every route the class its definition states, HEAD as its GET, and none for an unknown method or pattern', () => {
+    for (const [key, access] of ACCESS_POLICY) {
+      const [method, url] = route(key);
+      expect(accessOf(method, url), key).toBe(access);
+      if (method === 'GET') expect(accessOf('HEAD', url), `HEAD ${url}`).toBe(access);
+    }
+    expect(accessOf('PATCH', '/v1/instances')).toBeUndefined();
+    expect(accessOf('GET', '/v1/no-such-route')).toBeUndefined();
+  });
+
   it('keeps only the probes and the static files (dashboard, API description) public', () => {
     expect(byClass(['public']).sort()).toEqual([
       'GET /',

@@ -27,6 +27,28 @@ describe('ServiceViews', () => {
     expect(builds).toBe(2);
   });
 
+  it('answers a reader still holding a replaced view from that view, and keeps nothing for it', async () => {
+    const { node } = await createTestNode();
+    node.registry.register(reg('a'));
+    const old = node.views.get('default', 'orders');
+    let builds = 0;
+    const ids = (view: typeof old) => node.views.encoding(view, 'ids', (built) => ((builds += 1), built.served.map((e) => e.record.instanceId).join()));
+    expect(ids(old)).toBe('a');
+    expect(ids(old)).toBe('a');
+    expect(builds).toBe(1);
+    node.registry.register(reg('b'));
+    expect(ids(old)).toBe('a');
+    expect(ids(old)).toBe('a');
+    expect(builds).toBe(3);
+    const fresh = node.views.get('default', 'orders');
+    expect(ids(fresh)).toBe('a,b');
+    expect(ids(fresh)).toBe('a,b');
+    expect(builds).toBe(4);
+    node.views.close();
+    expect(ids(fresh)).toBe('a,b');
+    expect(builds).toBe(5);
+  });
+
   it('rebuilds a view older than its bound even without a change (lease countdowns)', async () => {
     const { node, clock } = await createTestNode();
     node.registry.register(reg('a'));

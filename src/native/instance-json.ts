@@ -170,6 +170,27 @@ export function selectListing(view: ServiceView, selection: ListingSelection, le
   return { namespace: view.namespace, service: view.service, revision: view.revision, protected: protectedNow, entries: shown };
 }
 
+/**
+ * The encoding names of listings without a group filter, by protection threshold: made once,
+ * not for every read (a new string is hashed again on each map lookup). Thresholds come from
+ * the configuration only, so there are few; the bound is a guard, not a limit in use.
+ */
+const UNGROUPED_NAMES = new Map<number, { up: string; all: string }>();
+const UNGROUPED_NAMES_MAX = 256;
+
+/** The name a listing's bytes are kept under, per view: one per status filter, threshold and group. */
+export function listingName(selection: ListingSelection): string {
+  const { protectThresholdRatio: threshold, group } = selection;
+  const make = (statuses: 'up' | 'all') => `v1-listing|${statuses}|${threshold}|${group ?? ''}`;
+  if (group !== null) return make(selection.allStatuses ? 'all' : 'up');
+  let names = UNGROUPED_NAMES.get(threshold);
+  if (!names) {
+    names = { up: make('up'), all: make('all') };
+    if (UNGROUPED_NAMES.size < UNGROUPED_NAMES_MAX) UNGROUPED_NAMES.set(threshold, names);
+  }
+  return selection.allStatuses ? names.all : names.up;
+}
+
 /** A listing's encoding of one view: how often it was read, and its bytes from the second read on. */
 interface KeptListing {
   reads: number;
@@ -195,7 +216,7 @@ export function listingBytes(
   };
   const { group } = selection;
   if (group !== null && !view.served.some((entry) => groupOf(entry.record.data) === group)) return build(view);
-  const name = `v1-listing|${selection.allStatuses ? 'all' : 'up'}|${selection.protectThresholdRatio}|${group ?? ''}`;
+  const name = listingName(selection);
   // Kept from the second read of a view on: a service read once per change (a registry listed
   // once, say) costs no retained bytes (a 1,000-instance listing is 500 KB), while every hot
   // service is built at most twice per change and shared by all of its readers.

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatVersion } from '../../../src/clock/hlc.js';
-import { InstanceJsonCache } from '../../../src/native/instance-json.js';
+import { InstanceJsonCache, listingName } from '../../../src/native/instance-json.js';
 import { InstanceStore } from '../../../src/registry/store.js';
 import type { InstanceData, InstanceStatus, StoredInstance } from '../../../src/registry/types.js';
 import { parseRegistration } from '../../../src/registry/validate.js';
@@ -176,5 +176,21 @@ describe('listingBytes: shared from the second read of a view', () => {
     expect(first.equals(second)).toBe(true);
     expect(JSON.parse(second.toString()).instances.map((i: { instanceId: string }) => i.instanceId)).toEqual(['a']);
     parts.close();
+  });
+});
+
+describe('listingName', () => {
+  it('names each status filter, threshold and group apart, and the same selection alike', () => {
+    const names = [
+      { allStatuses: false, protectThresholdRatio: 0.85, group: null },
+      { allStatuses: true, protectThresholdRatio: 0.85, group: null },
+      { allStatuses: false, protectThresholdRatio: 0, group: null },
+      { allStatuses: false, protectThresholdRatio: 0.85, group: 'blue' },
+      { allStatuses: true, protectThresholdRatio: 0.85, group: 'blue' },
+    ].map(listingName);
+    expect(new Set(names).size).toBe(names.length);
+    expect(listingName({ allStatuses: false, protectThresholdRatio: 0.85, group: null })).toBe(names[0]);
+    expect(listingName({ allStatuses: true, protectThresholdRatio: 0, group: null })).toBe('v1-listing|all|0|');
+    expect(listingName({ allStatuses: false, protectThresholdRatio: 0.85, group: 'blue' })).toBe('v1-listing|up|0.85|blue');
   });
 });

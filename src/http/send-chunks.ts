@@ -13,10 +13,11 @@ export interface ChunkedBody {
 /**
  * Below this size an answer is joined into one buffer and sent in one write; from it on, it is
  * streamed from its chunks at the shared pacer's rate (paced-body.ts). A paced body waits for
- * at least one turn of the event loop and costs a stream; a join of a few KB costs less than
- * that, and writing 64 KB at once holds the loop for well under a millisecond. Measured on a
- * Prometheus SD route answering N bytes, 16 in flight over loopback (docs/prometheus.md says
- * with what command and what came out).
+ * at least one turn of the event loop and costs a stream: measured on one fastify route, 16
+ * requests in flight over loopback, CPU per request joined vs paced was 69 vs 116 us at 2 KB,
+ * 182 vs 318 us at 64 KB, 614 vs 753 us at 128 KB, 1.29 vs 1.56 ms at 512 KB (docs/prometheus.md
+ * says how). Under 64 KB the join is the cheaper by far, and 16 such answers arriving in one
+ * turn write 1 MB, the pacer's own budget per turn.
  */
 export const PACE_FROM_BYTES = 64 * 1024;
 

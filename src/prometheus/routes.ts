@@ -4,8 +4,8 @@ import { PrometheusSdQuery, responses, TargetGroups } from '../http/openapi/sche
 import { serve, type RouteGroup } from '../http/route-definition.js';
 import { parseSelection } from './selection.js';
 import { sendChunks } from '../http/send-chunks.js';
-import { selectedTargetGroups } from './shared-groups.js';
-import { targetGroupPieces } from './target-groups.js';
+import { gatherRuns } from './shared-groups.js';
+import { answerPieces } from './target-groups.js';
 
 /** Prometheus HTTP service discovery: a read of the namespace, like a listing. */
 export const PROMETHEUS_ROUTES = {
@@ -44,9 +44,9 @@ export async function prometheusSdRoutes(app: FastifyInstance, options: { reads:
     // Taken before gathering (which may yield): the answer holds at least every change up to it.
     const index = views.revision;
     const names = selection.services ?? views.servicesOf(selection.namespace);
-    const services = await selectedTargetGroups(views, regionOfZone, selection.namespace, names);
+    const runs = await gatherRuns(views, regionOfZone, selection.namespace, names, selection);
     reply.header('X-Registry-Index', String(index));
     // Prometheus accepts exactly application/json, with or without charset=utf-8.
-    return sendChunks(reply, targetGroupPieces(services, selection), 'application/json; charset=utf-8');
+    return sendChunks(reply, answerPieces(runs), 'application/json; charset=utf-8');
   });
 }

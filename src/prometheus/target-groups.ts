@@ -160,50 +160,55 @@ export interface PartFilter {
 }
 
 /**
- * The answer as the list of its pieces, none of them copied: `[`, each selected service's
- * joined bytes (or, with a group or zone filter, each run of consecutive matching parts, one
- * view of the service's buffer from the first part of the run to the last, commas between
- * them included), commas between the pieces, `]`; and its exact length. The bytes are the
- * array of the selected groups in service order, then instance order.
+ * What a filter keeps of one service, as views of its shared buffer, never copies: without a
+ * group or zone filter its joined bytes (nothing when it has no target); with one, each run of
+ * consecutive matching parts as one view, from the start of its first part to the end of its
+ * last (the commas between them included).
  */
-export function targetGroupPieces(services: readonly ServiceTargetGroups[], filter: PartFilter): ChunkedBody {
-  const chunks: Buffer[] = [OPEN];
-  let bytes = OPEN.length;
-  const add = (piece: Buffer) => {
-    if (chunks.length > 1) {
-      chunks.push(COMMA);
-      bytes += COMMA.length;
-    }
-    chunks.push(piece);
-    bytes += piece.length;
-  };
-  const unfiltered = filter.group === null && filter.zone === null;
-  for (const service of services) {
-    if (unfiltered) {
-      if (service.bytes.length > 0) add(service.bytes);
-      continue;
-    }
-    // A run of matching parts that follow each other is one piece: the service's bytes from
-    // the start of its first part to the end of its last (the commas between are the answer's).
-    let runStart = -1;
-    let runEnd = -1;
-    const flush = () => {
-      if (runStart >= 0) add(service.bytes.subarray(runStart, runEnd));
+export function selectedRuns(service: ServiceTargetGroups, filter: PartFilter): Buffer[] {
+  if (filter.group === null && filter.zone === null) return service.bytes.length > 0 ? [service.bytes] : [];
+  const runs: Buffer[] = [];
+  let runStart = -1;
+  let runEnd = -1;
+  for (const part of service.parts) {
+    const start = part.bytes.byteOffset - service.bytes.byteOffset;
+    if ((filter.group === null || part.group === filter.group) && (filter.zone === null || part.zone === filter.zone)) {
+      if (runStart < 0) runStart = start;
+      runEnd = start + part.bytes.length;
+    } else if (runStart >= 0) {
+      runs.push(service.bytes.subarray(runStart, runEnd));
       runStart = -1;
-    };
-    for (const part of service.parts) {
-      const start = part.bytes.byteOffset - service.bytes.byteOffset;
-      if ((filter.group === null || part.group === filter.group) && (filter.zone === null || part.zone === filter.zone)) {
-        if (runStart < 0) runStart = start;
-        runEnd = start + part.bytes.length;
-      } else {
-        flush();
-      }
     }
-    flush();
+  }
+  if (runStart >= 0) runs.push(service.bytes.subarray(runStart, runEnd));
+  return runs;
+}
+
+/**
+ * The answer as the list of its pieces, none of them copied: `[`, the runs of every service in
+ * order with a comma between any two, `]`; and its exact length. The bytes are the JSON array
+ * of the selected groups, in service order, then instance order.
+ */
+export function answerPieces(runsByService: readonly (readonly Buffer[])[]): ChunkedBody {
+  const chunks: Buffer[] = [OPEN];
+  let bytes = OPEN.length + CLOSE.length;
+  for (const runs of runsByService) {
+    for (const run of runs) {
+      if (chunks.length > 1) {
+        chunks.push(COMMA);
+        bytes += COMMA.length;
+      }
+      chunks.push(run);
+      bytes += run.length;
+    }
   }
   chunks.push(CLOSE);
-  return { chunks, bytes: bytes + CLOSE.length };
+  return { chunks, bytes };
+}
+
+/** The answer for `filter` over `services`, as pieces (selectedRuns, then answerPieces). */
+export function targetGroupPieces(services: readonly ServiceTargetGroups[], filter: PartFilter): ChunkedBody {
+  return answerPieces(services.map((service) => selectedRuns(service, filter)));
 }
 
 /** The answer as one buffer: its pieces joined (what a small answer is sent as). */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { serviceTargetGroups } from '../../../src/prometheus/shared-groups.js';
+import { serviceRuns, serviceTargetGroups } from '../../../src/prometheus/shared-groups.js';
 import { PIECE_BYTES } from '../../../src/http/paced-body.js';
 import { PACE_FROM_BYTES } from '../../../src/http/send-chunks.js';
 import { encodeTargetGroups, joinTargetGroups, TARGET_GROUPS_ENCODING, type ServiceTargetGroups } from '../../../src/prometheus/target-groups.js';
@@ -242,6 +242,21 @@ describe('GET /v1/sd/prometheus, big answers', () => {
     expect((await app.inject({ url: '/v1/sd/prometheus?services=svc-1' })).body).not.toContain('"short"');
     await clock.advance(10_000);
     await check();
+  });
+
+  it('keeps what a group or zone filter selects of a service for the next scrapers, until the service changes', async () => {
+    const { app, node } = await setup();
+    registerMany(node, 12);
+    const runs = (zone: string) => serviceRuns(node.views, node.regionOfZone, 'default', 'svc-0', { group: null, zone });
+    const first = await app.inject({ url: '/v1/sd/prometheus?zone=z1' });
+    const kept = runs('z1');
+    expect(runs('z1')).toBe(kept);
+    expect(runs('z0')).not.toBe(kept);
+    expect((await app.inject({ url: '/v1/sd/prometheus?zone=z1' })).body).toBe(first.body);
+    expect(runs('z1')).toBe(kept);
+    registerMany(node, 13);
+    expect(runs('z1')).not.toBe(kept);
+    expect((JSON.parse((await app.inject({ url: '/v1/sd/prometheus?zone=z1' })).body) as Group[]).length).toBe(6);
   });
 
   it('rebuilds a service\'s groups when the region of one of its zones changes (membership learned it later)', async () => {

@@ -1,6 +1,16 @@
 import type { ServiceViews, StableView } from '../views/service-views.js';
 import { ZoneRegions } from '../views/zone-regions.js';
-import { encodeTargetGroups, selectedRuns, TARGET_GROUPS_ENCODING, targetInstanceOf, type PartFilter, type ServiceTargetGroups } from './target-groups.js';
+import {
+  assembleTargetGroups,
+  selectedRuns,
+  TARGET_GROUPS_ENCODING,
+  targetGroupJson,
+  targetInstanceOf,
+  type LabelNameCache,
+  type PartFilter,
+  type ServiceTargetGroups,
+  type TargetInstance,
+} from './target-groups.js';
 
 /**
  * Each service's target groups, built once and shared by every scraper until the service
@@ -36,7 +46,12 @@ export const MAX_KEPT_FILTERS = 16;
 /** One per stable view (its encoding): replaced in place when a region moved. */
 interface Holder {
   built?: Built;
+  /** The build under way, which every answer arriving meanwhile waits for (one build, not one each). */
+  building?: Promise<Built>;
 }
+
+/** Instances encoded between two looks at the loop budget (50 take about half a millisecond). */
+const CHECK_EVERY_INSTANCES = 50;
 
 /** How long gathering target groups may hold the event loop, for every answer together, before they yield. */
 export const YIELD_AFTER_MS = 5;
@@ -68,27 +83,56 @@ class LoopBudget {
 
 const budget = new LoopBudget();
 
-function build(view: StableView, regionOfZone: (zone: string) => string | undefined): Built {
+/**
+ * Builds a service's groups in slices: it looks at the shared loop budget every
+ * `CHECK_EVERY_INSTANCES` instances and yields when it is spent, so that no service, however
+ * big (10,000 instances take about 100 ms), holds the loop for all of its build.
+ */
+async function build(view: StableView, regionOfZone: (zone: string) => string | undefined): Promise<Built> {
   const regions = new ZoneRegions();
   const region = (zone: string) => regions.regionOf(zone, regionOfZone) ?? undefined;
-  return { groups: encodeTargetGroups({ instances: view.served.map((entry) => targetInstanceOf(entry, region)) }), regions, runs: new Map() };
+  const names: LabelNameCache = new Map();
+  const selected: TargetInstance[] = [];
+  const encoded: Buffer[] = [];
+  for (let i = 0; i < view.served.length; i++) {
+    if (i % CHECK_EVERY_INSTANCES === 0 && budget.spent()) await yieldToLoop();
+    const instance = targetInstanceOf(view.served[i]!, region);
+    if (instance.status !== 'UP') continue;
+    selected.push(instance);
+    encoded.push(Buffer.from(targetGroupJson(instance, names)));
+  }
+  return { groups: assembleTargetGroups(selected, encoded), regions, runs: new Map() };
 }
 
-function built(views: ServiceViews, regionOfZone: (zone: string) => string | undefined, namespace: string, service: string): Built {
+async function built(views: ServiceViews, regionOfZone: (zone: string) => string | undefined, namespace: string, service: string): Promise<Built> {
   const view = views.stable(namespace, service);
   const holder = views.stableEncoding<Holder>(view, TARGET_GROUPS_ENCODING, () => ({}));
-  if (!holder.built || !holder.built.regions.holds(regionOfZone)) holder.built = build(view, regionOfZone);
-  return holder.built;
+  if (holder.built && holder.built.regions.holds(regionOfZone)) return holder.built;
+  holder.building ??= build(view, regionOfZone)
+    .then((done) => (holder.built = done))
+    .finally(() => (holder.building = undefined));
+  return holder.building;
 }
 
 /** A service's target groups now: shared while its stable view is current and its zones' regions hold. */
-export function serviceTargetGroups(views: ServiceViews, regionOfZone: (zone: string) => string | undefined, namespace: string, service: string): ServiceTargetGroups {
-  return built(views, regionOfZone, namespace, service).groups;
+export async function serviceTargetGroups(
+  views: ServiceViews,
+  regionOfZone: (zone: string) => string | undefined,
+  namespace: string,
+  service: string,
+): Promise<ServiceTargetGroups> {
+  return (await built(views, regionOfZone, namespace, service)).groups;
 }
 
 /** What `filter` keeps of a service now (selectedRuns), shared like its groups. */
-export function serviceRuns(views: ServiceViews, regionOfZone: (zone: string) => string | undefined, namespace: string, service: string, filter: PartFilter): Buffer[] {
-  const { groups, runs } = built(views, regionOfZone, namespace, service);
+export async function serviceRuns(
+  views: ServiceViews,
+  regionOfZone: (zone: string) => string | undefined,
+  namespace: string,
+  service: string,
+  filter: PartFilter,
+): Promise<Buffer[]> {
+  const { groups, runs } = await built(views, regionOfZone, namespace, service);
   if (filter.group === null && filter.zone === null) return selectedRuns(groups, filter);
   const key = `${filter.group ?? ''}|${filter.zone ?? ''}`;
   let kept = runs.get(key);
@@ -100,11 +144,10 @@ export function serviceRuns(views: ServiceViews, regionOfZone: (zone: string) =>
 }
 
 /**
- * What `filter` keeps of each of `services`, in order. A service's build holds the loop once
- * (about 10 ms for 1,000 instances); between services every answer being gathered yields
- * once they have held the loop for `YIELD_AFTER_MS` together, so a cold 100,000-instance
- * answer does not keep heartbeats waiting for all of it. Concurrent answers share what the
- * first of them built.
+ * What `filter` keeps of each of `services`, in order. Every answer being gathered, and every
+ * build, yields once they have held the loop for `YIELD_AFTER_MS` together, between services
+ * and within a build, so a cold 100,000-instance answer does not keep heartbeats waiting for
+ * all of it. Concurrent answers share what the first of them built, or wait for its build.
  */
 export async function gatherRuns(
   views: ServiceViews,
@@ -116,7 +159,7 @@ export async function gatherRuns(
   const out: Buffer[][] = [];
   for (const service of services) {
     if (budget.spent()) await yieldToLoop();
-    out.push(serviceRuns(views, regionOfZone, namespace, service, filter));
+    out.push(await serviceRuns(views, regionOfZone, namespace, service, filter));
   }
   return out;
 }

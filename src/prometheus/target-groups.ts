@@ -140,7 +140,18 @@ const CLOSE = Buffer.from(']');
 export function encodeTargetGroups(view: ServiceView | { readonly instances: readonly TargetInstance[] }): ServiceTargetGroups {
   const selected = view.instances.filter((instance) => instance.status === 'UP');
   const names: LabelNameCache = new Map();
-  const encoded = selected.map((instance) => Buffer.from(targetGroupJson(instance, names)));
+  return assembleTargetGroups(
+    selected,
+    selected.map((instance) => Buffer.from(targetGroupJson(instance, names))),
+  );
+}
+
+/**
+ * A service's target groups from its UP instances and each one's group JSON (`encoded[i]` is
+ * `targetGroupJson(selected[i])` as bytes): what encodeTargetGroups does after encoding, for a
+ * build that encodes in slices (shared-groups.ts).
+ */
+export function assembleTargetGroups(selected: readonly TargetInstance[], encoded: readonly Buffer[]): ServiceTargetGroups {
   // One buffer for the service; each part is a view into it.
   const bytes = Buffer.concat(encoded.flatMap((part, i) => (i === 0 ? [part] : [COMMA, part])));
   let offset = 0;

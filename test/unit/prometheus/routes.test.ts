@@ -136,7 +136,7 @@ describe('GET /v1/sd/prometheus', () => {
     await clock.advance(5_000);
     await ids();
     expect(kept()).toBe(shared);
-    expect(serviceTargetGroups(node.views, node.regionOfZone, 'default', 'orders')).toBe(shared);
+    expect(await serviceTargetGroups(node.views, node.regionOfZone, 'default', 'orders')).toBe(shared);
     await register({ service: 'orders', host: '10.0.0.2', port: 1, instanceId: 'o-2' });
     expect(await ids()).toEqual(['o-1', 'o-2']);
     expect(kept()).not.toBe(shared);
@@ -249,14 +249,36 @@ describe('GET /v1/sd/prometheus, big answers', () => {
     registerMany(node, 12);
     const runs = (zone: string) => serviceRuns(node.views, node.regionOfZone, 'default', 'svc-0', { group: null, zone });
     const first = await app.inject({ url: '/v1/sd/prometheus?zone=z1' });
-    const kept = runs('z1');
-    expect(runs('z1')).toBe(kept);
-    expect(runs('z0')).not.toBe(kept);
+    const kept = await runs('z1');
+    expect(await runs('z1')).toBe(kept);
+    expect(await runs('z0')).not.toBe(kept);
     expect((await app.inject({ url: '/v1/sd/prometheus?zone=z1' })).body).toBe(first.body);
-    expect(runs('z1')).toBe(kept);
+    expect(await runs('z1')).toBe(kept);
     registerMany(node, 13);
-    expect(runs('z1')).not.toBe(kept);
+    expect(await runs('z1')).not.toBe(kept);
     expect((JSON.parse((await app.inject({ url: '/v1/sd/prometheus?zone=z1' })).body) as Group[]).length).toBe(6);
+  });
+
+  it('builds a big service in slices that yield to the event loop, once for answers arriving together', async () => {
+    const { app, node } = await setup();
+    for (let i = 0; i < 6_000; i++) {
+      node.registry.register({
+        namespace: 'default',
+        service: 'big',
+        instanceId: `b-${String(i).padStart(5, '0')}`,
+        data: { host: '10.0.0.1', port: 1 + i, securePort: null, status: 'UP', weight: 1, zone: '', metadata: { team: 'shop' } },
+        leaseDurationMs: 30_000,
+      });
+    }
+    // 6,000 instances take tens of ms to encode: far past the 5 ms a slice may hold the loop.
+    const { result, turns } = await turnsWhile(() =>
+      Promise.all([serviceTargetGroups(node.views, node.regionOfZone, 'default', 'big'), serviceTargetGroups(node.views, node.regionOfZone, 'default', 'big')]),
+    );
+    expect(turns).toBeGreaterThanOrEqual(2);
+    expect(result[0]).toBe(result[1]);
+    expect(result[0].parts).toHaveLength(6_000);
+    const answer = await app.inject({ url: '/v1/sd/prometheus?services=big' });
+    expect(answer.rawPayload.equals(joinTargetGroups([encodeTargetGroups(node.views.get('default', 'big'))], { group: null, zone: null }))).toBe(true);
   });
 
   it('rebuilds a service\'s groups when the region of one of its zones changes (membership learned it later)', async () => {
@@ -264,16 +286,16 @@ describe('GET /v1/sd/prometheus, big answers', () => {
     registerMany(node, 4);
     const regions = new Map<string, string>();
     const regionOfZone = (zone: string) => regions.get(zone);
-    const regionLabels = () =>
-      (JSON.parse(`[${serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0').bytes.toString()}]`) as Group[]).map((group) => group.labels['__meta_registry_region']);
-    const first = serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0');
-    expect(regionLabels()).toEqual(['', '']);
-    expect(serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0')).toBe(first);
+    const regionLabels = async () =>
+      (JSON.parse(`[${(await serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0')).bytes.toString()}]`) as Group[]).map((group) => group.labels['__meta_registry_region']);
+    const first = await serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0');
+    expect(await regionLabels()).toEqual(['', '']);
+    expect(await serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0')).toBe(first);
     // svc-0 holds i-00000 (zone z0) and i-00003 (z1): a region for another zone changes nothing.
     regions.set('z7', 'us');
-    expect(serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0')).toBe(first);
+    expect(await serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0')).toBe(first);
     regions.set('z1', 'eu');
-    expect(regionLabels()).toEqual(['', 'eu']);
+    expect(await regionLabels()).toEqual(['', 'eu']);
   });
 });
 

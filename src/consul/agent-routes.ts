@@ -4,7 +4,7 @@ import { serviceIdentity } from '../registry/types.js';
 import { andThen } from '../app/durable-write.js';
 import { serve } from '../http/route-definition.js';
 import type { CheckChange } from './check-update.js';
-import { serviceEncoding, type ConsulReads } from './encodings.js';
+import { serviceEncoding } from './encodings.js';
 import { badRequest, ConsulError } from './errors.js';
 import { CHECK_STATUSES, checksOf, type CheckStatus } from './fields.js';
 import { namespaceOf } from './guard.js';
@@ -18,7 +18,7 @@ import { unknownCheck, type ConsulWrites } from './writes.js';
 export interface AgentRouteOptions {
   config: Pick<RegistryConfig, 'limits' | 'cluster' | 'self'>;
   /** The application layer's reads (instances and the read layer's views). */
-  reads: InstanceFinder & ConsulReads;
+  reads: InstanceFinder;
   writes: ConsulWrites;
 }
 
@@ -73,7 +73,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   const ownInstances = (namespace: string) => {
     const out: ConsulInstance[] = [];
     for (const service of reads.views.servicesOf(namespace)) {
-      const encoding = serviceEncoding(reads, namespace, service, localDatacenter);
+      const encoding = serviceEncoding(reads.views, namespace, service, localDatacenter);
       encoding.view.served.forEach((entry, i) => {
         if (entry.record.owner === config.self.id) out.push(encoding.instances[i]!.instance);
       });

@@ -1,25 +1,22 @@
-import type { RegistryReads } from '../app/reads.js';
 import { orderByProximity } from '../registry/queries.js';
-import { toInstanceView } from '../registry/view.js';
-import type { StableView } from '../views/service-views.js';
-import { ZoneRegions } from '../views/zone-regions.js';
+import type { ServiceView, ServiceViews } from '../views/service-views.js';
 import { catalogService, consulInstance, healthEntry, type ConsulInstance } from './payloads.js';
 
 /**
- * The Consul encodings of one service, built once per change (on the first Consul read after
- * it) and shared by every reader and every blocking query woken by the change: each
- * instance's health entry, catalog entry and checks as JSON text, and the whole bodies for the
- * reads that need no filter as UTF-8 bytes (sent as they are, not encoded per request).
- * Filtered reads (tag, dc, near) join the texts of the instances they keep: no object is
- * serialized per read.
+ * The Consul encodings of one service's view, built once per view (on the first Consul read
+ * after a change) and shared by every reader and every blocking query woken by the change:
+ * each instance's health entry, catalog entry and checks as JSON text, and the whole bodies
+ * for the reads that need no filter (all instances, passing ones) as UTF-8 bytes, sent as they
+ * are rather than encoded again per request (a 1,000-instance health answer is 1.1 MB: 4 ms
+ * of CPU per read as a string, 1.5 to 1.9 as bytes; docs/consul.md). Filtered reads (tag, dc,
+ * near) join the texts of the instances they keep: no object is serialized per read.
  *
- * They are kept with the read layer's stable view of the service, not with the native view:
- * nothing Consul shows moves with time but whether an instance is served and whether its lease
- * is live or held, which is what a stable view follows (stable-views.ts). Kept with the native
- * view, rebuilt every second, a read of a 1,000-instance service more than a second after the
- * last cost 100 to 120 ms of CPU instead of 2 to 5 (docs/consul.md), and `/v1/catalog/services`
- * rebuilt every service of the namespace. The zones' regions (the instances' Datacenter) are
- * checked at every read (ZoneRegions): membership may learn a region later.
+ * Kept with the native view, they are rebuilt at the first read a second after the last
+ * build (DEFAULT_VIEW_MAX_AGE_MS), which costs a 1,000-instance service about 100 ms of CPU.
+ * Kept with the stable view instead they would not be, but the stable views are never swept:
+ * as built here (objects, texts and bytes per instance) that held 7.6 MB per 1,000 instances
+ * for as long as the service does not change (765 MB more RSS at 100,000 instances, each
+ * service read once), so the move waits for a slimmer encoding (docs/consul.md).
  */
 export interface EncodedInstance {
   instance: ConsulInstance;
@@ -29,7 +26,7 @@ export interface EncodedInstance {
 }
 
 export interface ServiceEncoding {
-  view: StableView;
+  view: ServiceView;
   instances: EncodedInstance[];
   healthJson: Buffer;
   healthPassingJson: Buffer;
@@ -37,12 +34,7 @@ export interface ServiceEncoding {
   checksJson: Buffer;
   /** Every tag of the service's instances, sorted, each once (for `/v1/catalog/services`). */
   tags: string[];
-  /** The regions the instances' datacenters were built with. */
-  regions: ZoneRegions;
 }
-
-/** What the encodings are read from: the read layer, the lease rules now, and the zones' regions. */
-export type ConsulReads = Pick<RegistryReads, 'views' | 'leaseView' | 'regionOfZone'>;
 
 const ENCODING = 'consul';
 
@@ -50,13 +42,9 @@ function joined(texts: readonly string[]): string {
   return `[${texts.join(',')}]`;
 }
 
-function build(view: StableView, reads: ConsulReads, localDatacenter: string): ServiceEncoding {
-  const leases = reads.leaseView();
-  const regions = new ZoneRegions();
-  const instances = view.served.map((entry): EncodedInstance => {
-    const native = toInstanceView(entry, leases);
-    if (native.zone !== '') regions.note(native.zone, native.region);
-    const instance = consulInstance(entry, native, localDatacenter);
+function build(view: ServiceView, localDatacenter: string): ServiceEncoding {
+  const instances = view.served.map((entry, i): EncodedInstance => {
+    const instance = consulInstance(entry, view.instances[i]!, localDatacenter);
     return {
       instance,
       healthJson: JSON.stringify(healthEntry(instance)),
@@ -75,21 +63,12 @@ function build(view: StableView, reads: ConsulReads, localDatacenter: string): S
     catalogJson: bytes(instances.map((item) => item.catalogJson)),
     checksJson: bytes(instances.flatMap((item) => item.checksJson)),
     tags: [...tags].sort(),
-    regions,
   };
 }
 
-/** One per stable view (its encoding): replaced in place when a zone's region moved. */
-interface Holder {
-  built?: ServiceEncoding;
-}
-
-/** The Consul encoding of a service now: shared while its stable view is current and its zones' regions hold. */
-export function serviceEncoding(reads: ConsulReads, namespace: string, service: string, localDatacenter: string): ServiceEncoding {
-  const view = reads.views.stable(namespace, service);
-  const holder = reads.views.stableEncoding<Holder>(view, ENCODING, () => ({}));
-  if (!holder.built || !holder.built.regions.holds((zone) => reads.regionOfZone(zone))) holder.built = build(view, reads, localDatacenter);
-  return holder.built;
+/** The Consul encoding of a service's current view. */
+export function serviceEncoding(views: ServiceViews, namespace: string, service: string, localDatacenter: string): ServiceEncoding {
+  return views.encoded(namespace, service, ENCODING, (view) => build(view, localDatacenter));
 }
 
 /** What a catalog or health read keeps of a service's instances. */

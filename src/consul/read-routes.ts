@@ -19,7 +19,7 @@ import {
 
 export interface ReadRouteOptions {
   peer: ConsulPeer;
-  reads: Pick<RegistryReads, 'views' | 'leaseView' | 'regionOfZone'>;
+  reads: Pick<RegistryReads, 'views' | 'regionOfZone'>;
   blocking: BlockingQueries;
   settings: BlockingSettings;
 }
@@ -28,8 +28,7 @@ type Query = Record<string, unknown>;
 
 /**
  * Consul's catalog and health reads, answered from the read layer (`reads.views`): each
- * service's Consul encoding is built once per change of its stable view and shared
- * (encodings.ts); blocking
+ * service's Consul encoding is built once per change and shared (encodings.ts); blocking
  * queries wait on one service (or, for the service list, on the namespace).
  */
 export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions): Promise<void> {
@@ -46,7 +45,7 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
       const service = serviceName((request.params as { name: string }).name);
       const filter = instanceFilter(peer, request.query as Query, withPassing);
       await holdBlockingQuery(request, reply, context, namespace, service, () => serviceIndex(views, namespace, service));
-      const encoding: ServiceEncoding = serviceEncoding(reads, namespace, service, localDatacenter);
+      const encoding: ServiceEncoding = serviceEncoding(views, namespace, service, localDatacenter);
       return consulHeaders(reply, serviceIndex(views, namespace, service)).send(encode(encoding, filter, regionOfZone));
     });
 
@@ -60,7 +59,7 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
     await holdBlockingQuery(request, reply, context, namespace, null, () => catalogIndex(views));
     const services: Record<string, string[]> = {};
     for (const service of views.servicesOf(namespace)) {
-      const encoding = serviceEncoding(reads, namespace, service, localDatacenter);
+      const encoding = serviceEncoding(views, namespace, service, localDatacenter);
       if (filter.datacenter === null) {
         if (encoding.instances.length > 0) services[encoding.view.service] = encoding.tags;
         continue;

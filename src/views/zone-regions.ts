@@ -2,7 +2,7 @@
  * The regions an encoding was built with, one per zone of its instances. A zone's region comes
  * from the peers' configuration, which membership may learn after an encoding was built: it is
  * no record and no lease, so a stable view (stable-views.ts) does not follow it. An encoding
- * kept with a stable view that shows regions (Prometheus labels, Consul datacenters) notes
+ * kept with a stable view that shows regions (Prometheus labels) notes
  * them here while it is built, and is rebuilt when `holds` says one moved. Pure: no I/O.
  */
 export class ZoneRegions {
@@ -13,11 +13,6 @@ export class ZoneRegions {
     let region = this.regions.get(zone);
     if (region === undefined) this.regions.set(zone, (region = regionOfZone(zone) ?? null));
     return region;
-  }
-
-  /** Notes the region an instance of `zone` was shown with. */
-  note(zone: string, region: string | null): void {
-    this.regions.set(zone, region);
   }
 
   /** Whether every zone noted still has the region it was built with. */

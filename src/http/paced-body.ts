@@ -80,17 +80,33 @@ export class Pacer {
 /** The process's pacer: one budget for every paced body of every listener. */
 export const sharedPacer = new Pacer({ bytesPerTurn: BYTES_PER_TURN, pieceBytes: PIECE_BYTES, schedule: (turn) => setImmediate(turn) });
 
-/** A readable body of shared chunks (never copied), sent at the pacer's rate. */
+export interface PacedBodyOptions {
+  /**
+   * Gather runs of small chunks into one piece (a copy of at most the piece size) instead of
+   * pushing each alone. A body gets one piece per turn (its stream asks for the next one in a
+   * later tick), so a body of thousands of chunks of a few hundred bytes (Prometheus targets
+   * filtered by zone, one part per instance) would take a turn per chunk and a socket write
+   * per chunk. Chunks of the piece size or more are still sent as views (only the short
+   * rest of one, after its full pieces, may be gathered with the small chunks that follow).
+   * Off by default: the Eureka documents are big slices and send as they always did.
+   */
+  gatherSmallChunks?: boolean;
+}
+
+/** A readable body of shared chunks (never copied, unless small ones are gathered), sent at the pacer's rate. */
 export class PacedBody extends Readable {
   private index = 0;
   private offset = 0;
+  private readonly gather: boolean;
 
   constructor(
     private readonly chunks: readonly Buffer[],
     private readonly pacer: Pacer = sharedPacer,
+    options: PacedBodyOptions = {},
   ) {
     // No read-ahead: a piece is pushed only when the consumer asks for more.
     super({ highWaterMark: 0 });
+    this.gather = options.gatherSmallChunks ?? false;
   }
 
   override _read(): void {
@@ -109,9 +125,30 @@ export class PacedBody extends Readable {
       this.push(null);
       return 0;
     }
-    const piece = chunk.subarray(this.offset, this.offset + this.pacer.pieceBytes);
+    const pieceBytes = this.pacer.pieceBytes;
+    if (this.gather && chunk.length - this.offset < pieceBytes) {
+      const piece = this.gathered(chunk, pieceBytes);
+      this.push(piece);
+      return piece.length;
+    }
+    const piece = chunk.subarray(this.offset, this.offset + pieceBytes);
     this.offset += piece.length;
     this.push(piece);
     return piece.length;
+  }
+
+  /** The rest of `chunk` and the whole chunks after it, while they fit in one piece; moves past them. */
+  private gathered(chunk: Buffer, pieceBytes: number): Buffer {
+    const parts = [this.offset === 0 ? chunk : chunk.subarray(this.offset)];
+    let total = parts[0]!.length;
+    this.index += 1;
+    this.offset = 0;
+    while (this.index < this.chunks.length && total + this.chunks[this.index]!.length <= pieceBytes) {
+      const next = this.chunks[this.index]!;
+      parts.push(next);
+      total += next.length;
+      this.index += 1;
+    }
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts, total);
   }
 }

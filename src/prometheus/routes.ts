@@ -3,7 +3,9 @@ import type { RegistryReads } from '../app/reads.js';
 import { PrometheusSdQuery, responses, TargetGroups } from '../http/openapi/schemas.js';
 import { serve, type RouteGroup } from '../http/route-definition.js';
 import { parseSelection } from './selection.js';
-import { encodeTargetGroups, joinTargetGroups, TARGET_GROUPS_ENCODING } from './target-groups.js';
+import { sendChunks } from '../http/send-chunks.js';
+import { gatherRuns } from './shared-groups.js';
+import { answerPieces } from './target-groups.js';
 
 /** Prometheus HTTP service discovery: a read of the namespace, like a listing. */
 export const PROMETHEUS_ROUTES = {
@@ -25,21 +27,26 @@ export const PROMETHEUS_ROUTES = {
 
 /**
  * `GET /v1/sd/prometheus`: Prometheus HTTP service discovery (docs/prometheus.md). Each
- * service's target groups come from the read layer, encoded once per change of its view and
- * shared by every scraper; a request only selects and joins them. It is a native read route:
- * the access policy gives it the `read` scope on its namespace, and the readiness gate answers
- * 503 until the start-up sync is done (Prometheus then keeps its last targets and retries).
+ * service's target groups come from the read layer, encoded once per change of its stable
+ * view and shared by every scraper (shared-groups.ts); a request only selects them and sends
+ * the selected pieces as they are: a big answer (100,000 instances are 50 MB) is streamed from
+ * the shared buffers at the process's shared pace, never joined into one buffer per scraper
+ * (src/http/send-chunks.ts). It is a native read route: the access policy gives it the `read`
+ * scope on its namespace, and the readiness gate answers 503 until the start-up sync is done
+ * (Prometheus then keeps its last targets and retries).
  */
-export async function prometheusSdRoutes(app: FastifyInstance, options: { reads: Pick<RegistryReads, 'views'> }): Promise<void> {
-  const { views } = options.reads;
-  serve(app, PROMETHEUS_ROUTES.targets, (request, reply) => {
+export async function prometheusSdRoutes(app: FastifyInstance, options: { reads: Pick<RegistryReads, 'views' | 'regionOfZone'> }): Promise<void> {
+  const { reads } = options;
+  const { views } = reads;
+  const regionOfZone = (zone: string) => reads.regionOfZone(zone);
+  serve(app, PROMETHEUS_ROUTES.targets, async (request, reply) => {
     const selection = parseSelection(request.query as Record<string, unknown>);
-    const services = (selection.services ?? views.servicesOf(selection.namespace)).map((service) =>
-      views.encoded(selection.namespace, service, TARGET_GROUPS_ENCODING, encodeTargetGroups),
-    );
-    reply.header('X-Registry-Index', String(views.revision));
+    // Taken before gathering (which may yield): the answer holds at least every change up to it.
+    const index = views.revision;
+    const names = selection.services ?? views.servicesOf(selection.namespace);
+    const runs = await gatherRuns(views, regionOfZone, selection.namespace, names, selection);
+    reply.header('X-Registry-Index', String(index));
     // Prometheus accepts exactly application/json, with or without charset=utf-8.
-    reply.type('application/json; charset=utf-8');
-    return joinTargetGroups(services, selection);
+    return sendChunks(reply, answerPieces(runs), 'application/json; charset=utf-8');
   });
 }

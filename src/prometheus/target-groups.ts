@@ -1,3 +1,5 @@
+import type { ChunkedBody } from '../http/send-chunks.js';
+import { groupOf, type StoredInstance } from '../registry/types.js';
 import type { InstanceView } from '../registry/view.js';
 import type { ServiceView } from '../views/service-views.js';
 
@@ -6,11 +8,12 @@ import type { ServiceView } from '../views/service-views.js';
  * the JSON list of target groups Prometheus expects, `[{"targets": ["host:port"], "labels":
  * {...}}, ...]`. A group's labels apply to every target in it, and each instance has labels of
  * its own (id, zone, metadata), so every instance is a group of one target; a service's groups
- * are one part of the answer, built once per change of its view (ServiceViews.encoding) and
- * shared by every scraper, and an answer is the concatenation of the parts it selects.
+ * are one part of the answer, built once per change of its stable view (shared-groups.ts) and
+ * shared by every scraper, and an answer is the list of the parts it selects, sent as they
+ * are (never joined into one buffer when big: src/http/send-chunks.ts).
  */
 
-/** The name under which the parts are kept with a view (ServiceViews.encoding). */
+/** The name under which the parts are kept with a stable view (ServiceViews.stableEncoding). */
 export const TARGET_GROUPS_ENCODING = 'prometheus-sd';
 
 /** The prefix of every label this discovery sets; Prometheus drops `__meta_*` labels after relabelling. */
@@ -36,6 +39,32 @@ export function targetAddress(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** What a target group is written from: an instance's key, address, placement, status and metadata. */
+export type TargetInstance = Pick<InstanceView, 'namespace' | 'service' | 'instanceId' | 'host' | 'port' | 'zone' | 'region' | 'group' | 'status' | 'metadata'>;
+
+/**
+ * A stored instance as a target group needs it, without the lease fields of a native view:
+ * target groups carry nothing that moves with time, so they are built from the read layer's
+ * stable views (kept until a change), not from the views rebuilt every second.
+ */
+export function targetInstanceOf(entry: StoredInstance, regionOfZone: (zone: string) => string | undefined): TargetInstance {
+  const { record } = entry;
+  const { data } = record;
+  return {
+    namespace: record.namespace,
+    service: record.service,
+    instanceId: record.instanceId,
+    host: data.host,
+    port: data.port,
+    zone: data.zone,
+    // As toInstanceView has it (registry/view.ts regionOf): no zone, or no peer in it, is null.
+    region: (data.zone === '' ? undefined : regionOfZone(data.zone)) ?? null,
+    group: groupOf(data),
+    status: data.status,
+    metadata: data.metadata,
+  };
+}
+
 /** Sanitised label names of metadata keys, for one encoding run: keys repeat across instances. */
 export type LabelNameCache = Map<string, string>;
 
@@ -45,7 +74,7 @@ export type LabelNameCache = Map<string, string>;
  * `a-b`) give one label: the key first in sorted order wins, so the answer does not depend on
  * the order a client sent its metadata in.
  */
-export function labelsOf(instance: InstanceView, names: LabelNameCache = new Map()): [string, string][] {
+export function labelsOf(instance: TargetInstance, names: LabelNameCache = new Map()): [string, string][] {
   const labels: [string, string][] = [
     [`${META_PREFIX}namespace`, instance.namespace],
     [`${META_PREFIX}service`, instance.service],
@@ -76,7 +105,7 @@ export function labelsOf(instance: InstanceView, names: LabelNameCache = new Map
  * instance. Label names are `[a-zA-Z0-9_]` only, so they need no escaping; every value goes
  * through JSON.stringify; a unit test holds the output to JSON.stringify's of the same group.
  */
-export function targetGroupJson(instance: InstanceView, names: LabelNameCache = new Map()): string {
+export function targetGroupJson(instance: TargetInstance, names: LabelNameCache = new Map()): string {
   let labels = '';
   for (const [name, value] of labelsOf(instance, names)) labels += `${labels === '' ? '' : ','}"${name}":${JSON.stringify(value)}`;
   return `{"targets":[${JSON.stringify(targetAddress(instance.host, instance.port))}],"labels":{${labels}}}`;
@@ -102,15 +131,27 @@ const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
 
 /**
- * The target groups of a view: one per instance that is UP and served (lease live, or held by
- * an eviction guard, as the native listing serves it), in instance id order. Kept as bytes,
- * once: an answer is then one copy of the selected bytes, with no string to build or encode
- * per request (10,000 instances are about 5 MB).
+ * The target groups of a service's instances: one per instance that is UP (of the served
+ * ones, lease live or held by an eviction guard, as the native listing serves them), in the
+ * order given (instance id order in a view). Kept as bytes, once: an answer is then the
+ * selected bytes, with no string to build or encode per request (10,000 instances are about
+ * 5 MB). Takes a native view too.
  */
-export function encodeTargetGroups(view: ServiceView): ServiceTargetGroups {
+export function encodeTargetGroups(view: ServiceView | { readonly instances: readonly TargetInstance[] }): ServiceTargetGroups {
   const selected = view.instances.filter((instance) => instance.status === 'UP');
   const names: LabelNameCache = new Map();
-  const encoded = selected.map((instance) => Buffer.from(targetGroupJson(instance, names)));
+  return assembleTargetGroups(
+    selected,
+    selected.map((instance) => Buffer.from(targetGroupJson(instance, names))),
+  );
+}
+
+/**
+ * A service's target groups from its UP instances and each one's group JSON (`encoded[i]` is
+ * `targetGroupJson(selected[i])` as bytes): what encodeTargetGroups does after encoding, for a
+ * build that encodes in slices (shared-groups.ts).
+ */
+export function assembleTargetGroups(selected: readonly TargetInstance[], encoded: readonly Buffer[]): ServiceTargetGroups {
   // One buffer for the service; each part is a view into it.
   const bytes = Buffer.concat(encoded.flatMap((part, i) => (i === 0 ? [part] : [COMMA, part])));
   let offset = 0;
@@ -130,26 +171,59 @@ export interface PartFilter {
 }
 
 /**
- * The answer: the JSON array of the selected services' groups, as bytes. Without a group or
- * zone filter each service is one piece (its joined bytes); with one, only the matching parts
- * are picked. Either way the pieces are copied once into the answer, never re-encoded.
+ * What a filter keeps of one service, as views of its shared buffer, never copies: without a
+ * group or zone filter its joined bytes (nothing when it has no target); with one, each run of
+ * consecutive matching parts as one view, from the start of its first part to the end of its
+ * last (the commas between them included).
  */
-export function joinTargetGroups(services: readonly ServiceTargetGroups[], filter: PartFilter): Buffer {
-  const pieces: Buffer[] = [OPEN];
-  const add = (piece: Buffer) => {
-    if (pieces.length > 1) pieces.push(COMMA);
-    pieces.push(piece);
-  };
-  const unfiltered = filter.group === null && filter.zone === null;
-  for (const service of services) {
-    if (unfiltered) {
-      if (service.bytes.length > 0) add(service.bytes);
-      continue;
-    }
-    for (const part of service.parts) {
-      if ((filter.group === null || part.group === filter.group) && (filter.zone === null || part.zone === filter.zone)) add(part.bytes);
+export function selectedRuns(service: ServiceTargetGroups, filter: PartFilter): Buffer[] {
+  if (filter.group === null && filter.zone === null) return service.bytes.length > 0 ? [service.bytes] : [];
+  const runs: Buffer[] = [];
+  let runStart = -1;
+  let runEnd = -1;
+  for (const part of service.parts) {
+    const start = part.bytes.byteOffset - service.bytes.byteOffset;
+    if ((filter.group === null || part.group === filter.group) && (filter.zone === null || part.zone === filter.zone)) {
+      if (runStart < 0) runStart = start;
+      runEnd = start + part.bytes.length;
+    } else if (runStart >= 0) {
+      runs.push(service.bytes.subarray(runStart, runEnd));
+      runStart = -1;
     }
   }
-  pieces.push(CLOSE);
-  return Buffer.concat(pieces);
+  if (runStart >= 0) runs.push(service.bytes.subarray(runStart, runEnd));
+  return runs;
+}
+
+/**
+ * The answer as the list of its pieces, none of them copied: `[`, the runs of every service in
+ * order with a comma between any two, `]`; and its exact length. The bytes are the JSON array
+ * of the selected groups, in service order, then instance order.
+ */
+export function answerPieces(runsByService: readonly (readonly Buffer[])[]): ChunkedBody {
+  const chunks: Buffer[] = [OPEN];
+  let bytes = OPEN.length + CLOSE.length;
+  for (const runs of runsByService) {
+    for (const run of runs) {
+      if (chunks.length > 1) {
+        chunks.push(COMMA);
+        bytes += COMMA.length;
+      }
+      chunks.push(run);
+      bytes += run.length;
+    }
+  }
+  chunks.push(CLOSE);
+  return { chunks, bytes };
+}
+
+/** The answer for `filter` over `services`, as pieces (selectedRuns, then answerPieces). */
+export function targetGroupPieces(services: readonly ServiceTargetGroups[], filter: PartFilter): ChunkedBody {
+  return answerPieces(services.map((service) => selectedRuns(service, filter)));
+}
+
+/** The answer as one buffer: its pieces joined (what a small answer is sent as). */
+export function joinTargetGroups(services: readonly ServiceTargetGroups[], filter: PartFilter): Buffer {
+  const { chunks, bytes } = targetGroupPieces(services, filter);
+  return Buffer.concat(chunks, bytes);
 }

@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PIECE_BYTES } from '../../../src/http/paced-body.js';
+import { turnsWhile } from '../../support/loop-turns.js';
 import { createTestServer, type TestServer } from '../../support/server.js';
 import { DEFAULT_CLASS, javaClientBody, jsClientBody } from './fixtures.js';
 
@@ -432,15 +433,7 @@ describe('wire', () => {
     }
     // A warm-up builds the shared parts: what is counted below is the sending alone.
     const warm = await app.inject({ url: '/eureka/apps', headers: JSON_ACCEPT });
-    let turns = 0;
-    let counting = true;
-    const tick = () => {
-      turns += 1;
-      if (counting) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const response = await app.inject({ url: '/eureka/apps', headers: JSON_ACCEPT });
-    counting = false;
+    const { result: response, turns } = await turnsWhile(() => app.inject({ url: '/eureka/apps', headers: JSON_ACCEPT }));
     expect(response.body).toBe(warm.body);
     const pieces = Math.floor(response.rawPayload.length / PIECE_BYTES);
     expect(pieces).toBeGreaterThanOrEqual(4);

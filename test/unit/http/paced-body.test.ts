@@ -105,4 +105,28 @@ describe('paced bodies', () => {
     await runAll();
     expect(pausedRead.text().equals(bytes(1_000, 1))).toBe(true);
   });
+
+  it('gather runs of small chunks into pieces of at most the piece size when asked, and send big chunks as views', async () => {
+    const { pacer, runAll, turn } = steppedPacer(10_000, 300);
+    const small = Array.from({ length: 40 }, (_, i) => bytes(20, i));
+    const big = bytes(700, 99);
+    const chunks = [...small, big, ...small];
+    const read = reader(new PacedBody(chunks, pacer, { gatherSmallChunks: true }), turn);
+    await settle();
+    await runAll(100);
+    expect(read.ended()).toBe(true);
+    expect(read.text().equals(Buffer.concat(chunks))).toBe(true);
+    // 40 chunks of 20 bytes are three pieces (15 + 15 + 10 chunks), the big chunk two views and
+    // its last 100 bytes gathered with the 10 chunks after it, then the last 30 chunks in two.
+    expect(read.pieces.map((p) => p.piece.length)).toEqual([300, 300, 200, 300, 300, 300, 300, 300]);
+    expect(read.pieces[3]!.piece.buffer).toBe(big.buffer);
+    // One piece per turn for one body: gathered, 8 turns; each chunk alone (the default) is one turn per chunk.
+    expect(new Set(read.pieces.map((p) => p.turn)).size).toBe(8);
+    const { pacer: plainPacer, runAll: plainRunAll, turn: plainTurn } = steppedPacer(10_000, 300);
+    const plain = reader(new PacedBody(chunks, plainPacer), plainTurn);
+    await settle();
+    await plainRunAll(1_000);
+    expect(plain.text().equals(Buffer.concat(chunks))).toBe(true);
+    expect(plain.pieces).toHaveLength(80 + 3);
+  });
 });

@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { TARGET_GROUPS_ENCODING, type ServiceTargetGroups } from '../../../src/prometheus/target-groups.js';
+import { serviceRuns, serviceTargetGroups } from '../../../src/prometheus/shared-groups.js';
+import { PIECE_BYTES } from '../../../src/http/paced-body.js';
+import { PACE_FROM_BYTES } from '../../../src/http/send-chunks.js';
+import { encodeTargetGroups, joinTargetGroups, TARGET_GROUPS_ENCODING, type ServiceTargetGroups } from '../../../src/prometheus/target-groups.js';
+import { turnsWhile } from '../../support/loop-turns.js';
 import { bearer, securedFile, TOKENS } from '../../support/security.js';
 import { createTestServer, type TestServer } from '../../support/server.js';
 
@@ -116,18 +120,26 @@ describe('GET /v1/sd/prometheus', () => {
   });
 
   it('builds a service\'s groups once per change and shares them between requests', async () => {
-    const { register, ids, node } = await setup();
+    const { register, ids, node, clock } = await setup();
     await register({ service: 'orders', host: '10.0.0.1', port: 1, instanceId: 'o-1' });
     await ids();
-    const shared = node.views.encoded<ServiceTargetGroups>('default', 'orders', TARGET_GROUPS_ENCODING, () => {
-      throw new Error('rebuilt although nothing changed');
-    });
+    // What the request built is kept with the service's stable view.
+    const kept = () =>
+      node.views.stableEncoding<{ built?: { groups: ServiceTargetGroups } }>(node.views.stable('default', 'orders'), TARGET_GROUPS_ENCODING, () => {
+        throw new Error('rebuilt although nothing changed');
+      }).built!.groups;
+    const shared = kept();
     expect(shared.parts).toHaveLength(1);
     await ids('?zone=x');
-    expect(node.views.encoded('default', 'orders', TARGET_GROUPS_ENCODING, () => null)).toBe(shared);
+    expect(kept()).toBe(shared);
+    // Past the native views' 1 s bound nothing is rebuilt: target groups carry no countdown.
+    await clock.advance(5_000);
+    await ids();
+    expect(kept()).toBe(shared);
+    expect(await serviceTargetGroups(node.views, node.regionOfZone, 'default', 'orders')).toBe(shared);
     await register({ service: 'orders', host: '10.0.0.2', port: 1, instanceId: 'o-2' });
     expect(await ids()).toEqual(['o-1', 'o-2']);
-    expect(node.views.encoded('default', 'orders', TARGET_GROUPS_ENCODING, () => null)).not.toBe(shared);
+    expect(kept()).not.toBe(shared);
   });
 
   it('answers 400 {code, message} for a bad parameter, and changes nothing', async () => {
@@ -154,6 +166,136 @@ describe('GET /v1/sd/prometheus', () => {
     expect(response.statusCode).toBe(503);
     expect(response.headers['retry-after']).toBe('1');
     expect(response.json().code).toBe('REG_ERR_NOT_READY');
+  });
+});
+
+describe('GET /v1/sd/prometheus, big answers', () => {
+  /** `count` UP instances with metadata over three services, registered straight into the registry. */
+  function registerMany(node: TestServer['node'], count: number): void {
+    for (let i = 0; i < count; i++) {
+      node.registry.register({
+        namespace: 'default',
+        service: `svc-${i % 3}`,
+        instanceId: `i-${String(i).padStart(5, '0')}`,
+        data: { host: '10.0.0.1', port: 1 + i, securePort: null, status: 'UP', weight: 1, zone: `z${i % 2}`, metadata: { team: 'shop', 'metrics.path': '/stats' } },
+        leaseDurationMs: 30_000,
+      });
+    }
+  }
+
+  /** The answer as the shared parts joined in one buffer (what the route sent before it paced). */
+  const joined = (node: TestServer['node'], filter: { group: string | null; zone: string | null }) =>
+    joinTargetGroups(['svc-0', 'svc-1', 'svc-2'].map((service) => encodeTargetGroups(node.views.get('default', service))), filter);
+
+  it('sends a big answer in pieces spread over turns of the event loop, with its exact length, the same bytes as one join', async () => {
+    const { app, node } = await setup();
+    registerMany(node, 3_000);
+    const warm = await app.inject({ url: '/v1/sd/prometheus' });
+    for (const [query, filter] of [
+      ['', { group: null, zone: null }],
+      ['?zone=z1', { group: null, zone: 'z1' }],
+    ] as const) {
+      const { result: response, turns } = await turnsWhile(() => app.inject({ url: `/v1/sd/prometheus${query}` }));
+      expect(response.statusCode).toBe(200);
+      const expected = joined(node, filter);
+      expect(response.rawPayload.equals(expected), query).toBe(true);
+      expect(response.headers['content-length']).toBe(String(expected.length));
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect((JSON.parse(response.body) as Group[]).length).toBe(query === '' ? 3_000 : 1_500);
+      const pieces = Math.floor(expected.length / PIECE_BYTES);
+      expect(pieces, query).toBeGreaterThanOrEqual(2);
+      // Sent as one buffer, the whole answer went out in one turn.
+      expect(turns, query).toBeGreaterThanOrEqual(pieces);
+    }
+    expect(warm.rawPayload.equals(joined(node, { group: null, zone: null }))).toBe(true);
+  });
+
+  it('sends a small answer as one buffer, with its exact length', async () => {
+    const { app, node } = await setup();
+    registerMany(node, 30);
+    const response = await app.inject({ url: '/v1/sd/prometheus?group=DEFAULT_GROUP' });
+    const expected = joined(node, { group: 'DEFAULT_GROUP', zone: null });
+    expect(expected.length).toBeLessThan(PACE_FROM_BYTES);
+    expect(response.rawPayload.equals(expected)).toBe(true);
+    expect(response.headers['content-length']).toBe(String(expected.length));
+  });
+
+  it('equals a fresh build from the native views after writes, the end of a lease and time passing', async () => {
+    const { app, node, clock } = await setup();
+    registerMany(node, 30);
+    const fresh = () => joined(node, { group: null, zone: null });
+    const check = async () => expect((await app.inject({ url: '/v1/sd/prometheus' })).rawPayload.equals(fresh())).toBe(true);
+    await check();
+    node.registry.register({
+      namespace: 'default',
+      service: 'svc-1',
+      instanceId: 'short',
+      data: { host: '10.0.0.2', port: 9, securePort: null, status: 'UP', weight: 1, zone: '', metadata: {} },
+      leaseDurationMs: 2_000,
+    });
+    await check();
+    await clock.advance(1_500);
+    await check();
+    // The short lease ends: no store change until the reaper runs, yet the next answer drops it.
+    await clock.advance(600);
+    await check();
+    expect((await app.inject({ url: '/v1/sd/prometheus?services=svc-1' })).body).not.toContain('"short"');
+    await clock.advance(10_000);
+    await check();
+  });
+
+  it('keeps what a group or zone filter selects of a service for the next scrapers, until the service changes', async () => {
+    const { app, node } = await setup();
+    registerMany(node, 12);
+    const runs = (zone: string) => serviceRuns(node.views, node.regionOfZone, 'default', 'svc-0', { group: null, zone });
+    const first = await app.inject({ url: '/v1/sd/prometheus?zone=z1' });
+    const kept = await runs('z1');
+    expect(await runs('z1')).toBe(kept);
+    expect(await runs('z0')).not.toBe(kept);
+    expect((await app.inject({ url: '/v1/sd/prometheus?zone=z1' })).body).toBe(first.body);
+    expect(await runs('z1')).toBe(kept);
+    registerMany(node, 13);
+    expect(await runs('z1')).not.toBe(kept);
+    expect((JSON.parse((await app.inject({ url: '/v1/sd/prometheus?zone=z1' })).body) as Group[]).length).toBe(6);
+  });
+
+  it('builds a big service in slices that yield to the event loop, once for answers arriving together', async () => {
+    const { app, node } = await setup();
+    for (let i = 0; i < 6_000; i++) {
+      node.registry.register({
+        namespace: 'default',
+        service: 'big',
+        instanceId: `b-${String(i).padStart(5, '0')}`,
+        data: { host: '10.0.0.1', port: 1 + i, securePort: null, status: 'UP', weight: 1, zone: '', metadata: { team: 'shop' } },
+        leaseDurationMs: 30_000,
+      });
+    }
+    // 6,000 instances take tens of ms to encode: far past the 5 ms a slice may hold the loop.
+    const { result, turns } = await turnsWhile(() =>
+      Promise.all([serviceTargetGroups(node.views, node.regionOfZone, 'default', 'big'), serviceTargetGroups(node.views, node.regionOfZone, 'default', 'big')]),
+    );
+    expect(turns).toBeGreaterThanOrEqual(2);
+    expect(result[0]).toBe(result[1]);
+    expect(result[0].parts).toHaveLength(6_000);
+    const answer = await app.inject({ url: '/v1/sd/prometheus?services=big' });
+    expect(answer.rawPayload.equals(joinTargetGroups([encodeTargetGroups(node.views.get('default', 'big'))], { group: null, zone: null }))).toBe(true);
+  });
+
+  it('rebuilds a service\'s groups when the region of one of its zones changes (membership learned it later)', async () => {
+    const { node } = await setup();
+    registerMany(node, 4);
+    const regions = new Map<string, string>();
+    const regionOfZone = (zone: string) => regions.get(zone);
+    const regionLabels = async () =>
+      (JSON.parse(`[${(await serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0')).bytes.toString()}]`) as Group[]).map((group) => group.labels['__meta_registry_region']);
+    const first = await serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0');
+    expect(await regionLabels()).toEqual(['', '']);
+    expect(await serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0')).toBe(first);
+    // svc-0 holds i-00000 (zone z0) and i-00003 (z1): a region for another zone changes nothing.
+    regions.set('z7', 'us');
+    expect(await serviceTargetGroups(node.views, regionOfZone, 'default', 'svc-0')).toBe(first);
+    regions.set('z1', 'eu');
+    expect(await regionLabels()).toEqual(['', 'eu']);
   });
 });
 

@@ -8,6 +8,7 @@ import {
   sanitizeLabelName,
   targetAddress,
   targetGroupJson,
+  targetGroupPieces,
 } from '../../../src/prometheus/target-groups.js';
 import { fakeInstance } from '../../support/fake-http.js';
 
@@ -155,5 +156,64 @@ describe('joinTargetGroups', () => {
     expect(ids(joinTargetGroups([orders], { group: null, zone: 'z1' }))).toEqual(['a', 'c']);
     expect(ids(joinTargetGroups([orders], { group: 'blue', zone: 'z1' }))).toEqual(['c']);
     expect(ids(joinTargetGroups([orders], { group: 'green', zone: null }))).toEqual([]);
+  });
+});
+
+describe('targetGroupPieces', () => {
+  const zones = ['z1', 'z1', 'z2', 'z1', 'z2', 'z2', 'z1'];
+  const orders = encodeTargetGroups(
+    view(zones.map((zone, i) => instance(`o-${i}`, { zone, group: i % 3 === 0 ? 'blue' : 'DEFAULT_GROUP', metadata: { note: `é ${i} 日本` } }))),
+  );
+  const billing = encodeTargetGroups({ ...view([instance('b-1', { service: 'billing', zone: 'z2' }), instance('b-2', { service: 'billing', zone: 'z1' })]), service: 'billing' });
+  const empty = encodeTargetGroups(view([]));
+  const services = [empty, orders, empty, billing];
+
+  /** The join as it was written before the answer was sent in pieces: one piece per part, copied into one buffer. */
+  function oldJoin(selected: typeof services, filter: { group: string | null; zone: string | null }): Buffer {
+    const pieces: Buffer[] = [Buffer.from('[')];
+    const add = (piece: Buffer) => {
+      if (pieces.length > 1) pieces.push(Buffer.from(','));
+      pieces.push(piece);
+    };
+    for (const service of selected) {
+      if (filter.group === null && filter.zone === null) {
+        if (service.bytes.length > 0) add(service.bytes);
+        continue;
+      }
+      for (const part of service.parts) if ((filter.group === null || part.group === filter.group) && (filter.zone === null || part.zone === filter.zone)) add(part.bytes);
+    }
+    pieces.push(Buffer.from(']'));
+    return Buffer.concat(pieces);
+  }
+
+  it.each([
+    [null, null],
+    [null, 'z1'],
+    [null, 'z2'],
+    ['blue', null],
+    ['blue', 'z1'],
+    ['green', null],
+    [null, 'nowhere'],
+  ])('are the bytes of the old join, with their exact length, for group %s and zone %s', (group, zone) => {
+    const filter = { group, zone };
+    const { chunks, bytes } = targetGroupPieces(services, filter);
+    const joined = Buffer.concat(chunks);
+    expect(joined.equals(oldJoin(services, filter))).toBe(true);
+    expect(bytes).toBe(joined.length);
+    expect(joinTargetGroups(services, filter).equals(joined)).toBe(true);
+    expect(Array.isArray(JSON.parse(joined.toString()))).toBe(true);
+  });
+
+  it('are views of the shared buffers, never copies, one per run of consecutive matching groups', () => {
+    const unfiltered = targetGroupPieces(services, { group: null, zone: null });
+    // [, orders, comma, billing, ]
+    expect(unfiltered.chunks).toHaveLength(5);
+    expect(unfiltered.chunks[1]).toBe(orders.bytes);
+    expect(unfiltered.chunks[3]).toBe(billing.bytes);
+    const z1 = targetGroupPieces([orders], { group: null, zone: 'z1' });
+    // Runs o-0..o-1, o-3, o-6: three pieces and two commas between the brackets.
+    expect(z1.chunks).toHaveLength(2 + 3 + 2);
+    for (const piece of z1.chunks.slice(1, -1)) expect(piece.buffer).toBe(orders.bytes.buffer);
+    expect(JSON.parse(`[${z1.chunks[1]!.toString()}]`)).toHaveLength(2);
   });
 });

@@ -1,0 +1,46 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ServiceEncoding } from '../../../src/consul/encodings.js';
+import { createTestConsul, type TestConsul } from '../../support/consul.js';
+
+let t: TestConsul;
+afterEach(async () => t?.close());
+
+const nativeRegister = (body: Record<string, unknown>) => t.native.inject({ method: 'POST', url: '/v1/instances', payload: { host: '10.0.0.9', port: 9000, ...body } });
+const ids = (url: string) => t.app.inject({ url }).then((response) => (response.json() as { Service: { ID: string } }[]).map((entry) => entry.Service.ID));
+
+/** The Consul encoding kept with the current view of `web` (throws when there is none). */
+const kept = () =>
+  t.node.views.encoded<ServiceEncoding>('default', 'web', 'consul', () => {
+    throw new Error('not built by the read');
+  });
+
+describe('Consul encodings', () => {
+  it('send the unfiltered bodies as the shared bytes of the view, not encoded per read', async () => {
+    t = await createTestConsul();
+    await nativeRegister({ service: 'web', instanceId: 'a', metadata: { note: 'café' } });
+    await nativeRegister({ service: 'web', instanceId: 'b', status: 'DOWN' });
+    const health = await t.app.inject({ url: '/v1/health/service/web' });
+    const encoding = kept();
+    expect(Buffer.isBuffer(encoding.healthJson)).toBe(true);
+    expect(health.rawPayload.equals(encoding.healthJson)).toBe(true);
+    expect((await t.app.inject({ url: '/v1/health/service/web?passing' })).rawPayload.equals(encoding.healthPassingJson)).toBe(true);
+    expect((await t.app.inject({ url: '/v1/catalog/service/web' })).rawPayload.equals(encoding.catalogJson)).toBe(true);
+    expect((await t.app.inject({ url: '/v1/health/checks/web' })).rawPayload.equals(encoding.checksJson)).toBe(true);
+    expect(kept()).toBe(encoding);
+    expect(JSON.parse(encoding.healthPassingJson.toString()).map((entry: { Service: { ID: string } }) => entry.Service.ID)).toEqual(['a']);
+    expect(health.headers['content-length']).toBe(String(encoding.healthJson.length));
+  });
+
+  it('drop an instance whose lease ended, with no store change in between', async () => {
+    // The reaper would make it a store change: let it run only long after.
+    t = await createTestConsul({ file: { cluster: { evictionIntervalMs: 60_000 } } });
+    await nativeRegister({ service: 'web', instanceId: 'long' });
+    await nativeRegister({ service: 'web', instanceId: 'short', leaseDurationMs: 2_000 });
+    expect(await ids('/v1/health/service/web')).toEqual(['long', 'short']);
+    const revision = t.node.store.revision;
+    await t.clock.advance(2_100);
+    // The reaper has not evicted it yet: the read itself sees that the lease ended.
+    expect(t.node.store.revision).toBe(revision);
+    expect(await ids('/v1/health/service/web')).toEqual(['long']);
+  });
+});

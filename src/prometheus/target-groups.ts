@@ -222,7 +222,7 @@ export function targetGroupPieces(services: readonly ServiceTargetGroups[], filt
   return answerPieces(services.map((service) => selectedRuns(service, filter)));
 }
 
-/** The answer as one buffer: its pieces joined (what a small answer is sent as). */
+/** The answer as one buffer, its pieces joined: the fresh build the tests hold answers to (sendChunks joins small answers itself). */
 export function joinTargetGroups(services: readonly ServiceTargetGroups[], filter: PartFilter): Buffer {
   const { chunks, bytes } = targetGroupPieces(services, filter);
   return Buffer.concat(chunks, bytes);

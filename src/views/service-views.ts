@@ -93,13 +93,7 @@ export class ServiceViews {
   private dropExpired(): void {
     const nowMs = this.components.clock.nowMs();
     for (const [namespace, services] of this.cache) {
-      for (const [identity, cached] of services) {
-        if (nowMs - cached.view.builtAtMs >= this.init.maxAgeMs) {
-          cached.current = false;
-          services.delete(identity);
-        }
-      }
-      if (services.size === 0) this.cache.delete(namespace);
+      for (const [identity, cached] of services) if (nowMs - cached.view.builtAtMs >= this.init.maxAgeMs) this.retire(namespace, services, identity);
     }
   }
 
@@ -231,17 +225,20 @@ export class ServiceViews {
     return { view, stamp, encodings: new Map(), current: true };
   }
 
+  /** Drops a service's cached view: marked not current, so readers still holding it get uncached answers. */
+  private retire(namespace: string, services: Map<string, Cached>, identity: string): void {
+    const cached = services.get(identity);
+    if (!cached) return;
+    cached.current = false;
+    services.delete(identity);
+    if (services.size === 0) this.cache.delete(namespace);
+  }
+
   private onStoreChange(change: StoreChange): void {
     const { namespace, service } = change.entry.record;
     // The cached view is now stale; drop it at once so its encodings are given back.
     const services = this.cache.get(namespace);
-    const identity = serviceIdentity(service);
-    const dropped = services?.get(identity);
-    if (dropped) {
-      dropped.current = false;
-      services!.delete(identity);
-      if (services!.size === 0) this.cache.delete(namespace);
-    }
+    if (services) this.retire(namespace, services, serviceIdentity(service));
     this.stableViews.invalidate(namespace, service);
     if (this.listeners.size === 0) return;
     const event: ServiceChange = { namespace, service, revision: change.entry.revision };

@@ -1,10 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RegistryConfig } from '../config/load.js';
+import type { RegistryReads } from '../app/reads.js';
 import { serviceIdentity } from '../registry/types.js';
 import { andThen } from '../app/durable-write.js';
+import { readsBudget, yieldToLoop } from '../http/loop-budget.js';
 import { serve } from '../http/route-definition.js';
+import { sendChunks, type ChunkedBody } from '../http/send-chunks.js';
+import { toInstanceView } from '../registry/view.js';
 import type { CheckChange } from './check-update.js';
-import { serviceEncoding } from './encodings.js';
 import { badRequest, ConsulError } from './errors.js';
 import { CHECK_STATUSES, checksOf, type CheckStatus } from './fields.js';
 import { namespaceOf } from './guard.js';
@@ -17,12 +20,15 @@ import { unknownCheck, type ConsulWrites } from './writes.js';
 
 export interface AgentRouteOptions {
   config: Pick<RegistryConfig, 'limits' | 'cluster' | 'self'>;
-  /** The application layer's reads (instances and the read layer's views). */
-  reads: InstanceFinder;
+  /** The application layer's reads (instances, lease rules and the read layer's views). */
+  reads: InstanceFinder & Pick<RegistryReads, 'leaseView'>;
   writes: ConsulWrites;
 }
 
 type Query = Record<string, unknown>;
+
+/** Instances (or entries of the answer) between two looks at the loop budget. */
+const OWN_CHECK_EVERY = 200;
 
 function unknownService(id: string): ConsulError {
   return new ConsulError(404, `Unknown service ID "${id.slice(0, 256)}". Ensure that the service ID is passed, not the service name.`);
@@ -69,31 +75,56 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
     serve(app, definition, (request, reply) => andThen(deregister(request), () => reply.code(200).send()));
   }
 
-  /** The agent's services: the served instances of the namespace whose lease this peer holds. */
-  const ownInstances = (namespace: string) => {
-    const out: ConsulInstance[] = [];
+  /**
+   * An object of the agent's own instances, `{"<key>":<JSON>,...}`, with the entries `entriesOf`
+   * gives for each: the served instances of the namespace whose lease this peer holds. A Consul
+   * agent lists its host's services, fresh on every read, so this is built per request, for
+   * this peer's own instances only. A peer may hold many leases (a 100,000-instance answer is
+   * 23 MB): the build looks at the shared loop budget as it goes, the body is made in slices
+   * of bytes, and it is sent paced (sendChunks), so that no heartbeat waits for all of it.
+   * A key met twice keeps its first place and its last value, as an object's would.
+   */
+  const ownObject = async (namespace: string, entriesOf: (instance: ConsulInstance) => Iterable<readonly [string, string]>): Promise<ChunkedBody> => {
+    const texts = new Map<string, string>();
+    let leases = reads.leaseView();
     for (const service of reads.views.servicesOf(namespace)) {
-      const encoding = serviceEncoding(reads.views, namespace, service, localDatacenter);
-      encoding.view.served.forEach((entry, i) => {
-        if (entry.record.owner === config.self.id) out.push(encoding.instances[i]!.instance);
-      });
+      const { served } = reads.views.stable(namespace, service, leases);
+      for (let i = 0; i < served.length; i++) {
+        if (i % OWN_CHECK_EVERY === 0 && readsBudget.spent()) {
+          await yieldToLoop();
+          leases = reads.leaseView();
+        }
+        const entry = served[i]!;
+        if (entry.record.owner !== config.self.id) continue;
+        for (const [key, json] of entriesOf(consulInstance(entry, toInstanceView(entry, leases), localDatacenter))) texts.set(key, json);
+      }
     }
-    return out;
+    const chunks: Buffer[] = [];
+    let text = '{';
+    let count = 0;
+    for (const [key, json] of texts) {
+      text += `${count === 0 ? '' : ','}${JSON.stringify(key)}:${json}`;
+      if (++count % OWN_CHECK_EVERY === 0) {
+        chunks.push(Buffer.from(text));
+        text = '';
+        if (readsBudget.spent()) await yieldToLoop();
+      }
+    }
+    chunks.push(Buffer.from(`${text}}`));
+    return { chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0) };
   };
 
   serve(app, CONSUL_ROUTES.agentServices, async (request, reply) => {
     const namespace = namespaceOf(request);
     refuseFilterExpression(request.query as Query);
-    const services: Record<string, unknown> = {};
-    for (const instance of ownInstances(namespace)) services[instance.id] = agentService(instance);
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(services));
+    const body = await ownObject(namespace, (instance) => [[instance.id, JSON.stringify(agentService(instance))]]);
+    return sendChunks(reply, body, 'application/json; charset=utf-8');
   });
 
   serve(app, CONSUL_ROUTES.agentChecks, async (request, reply) => {
     const namespace = namespaceOf(request);
-    const checks: Record<string, unknown> = {};
-    for (const instance of ownInstances(namespace)) for (const check of instance.checks) checks[check.CheckID] = check;
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(checks));
+    const body = await ownObject(namespace, (instance) => instance.checks.map((check) => [check.CheckID, JSON.stringify(check)] as const));
+    return sendChunks(reply, body, 'application/json; charset=utf-8');
   });
 
   serve(app, CONSUL_ROUTES.agentService, async (request, reply) => {

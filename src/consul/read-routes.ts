@@ -4,7 +4,9 @@ import type { RegistryReads } from '../app/reads.js';
 import type { BlockingQueries } from './blocking.js';
 import { namespaceOf } from './guard.js';
 import { CONSUL_ROUTES } from './route-definitions.js';
+import { readsBudget, yieldToLoop } from '../http/loop-budget.js';
 import { catalogBody, checksBody, healthBody, serviceEncoding, type ServiceEncoding } from './encodings.js';
+import { serviceTags } from './service-tags.js';
 import {
   catalogIndex,
   consulHeaders,
@@ -45,8 +47,10 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
       const service = serviceName((request.params as { name: string }).name);
       const filter = instanceFilter(peer, request.query as Query, withPassing);
       await holdBlockingQuery(request, reply, context, namespace, service, () => serviceIndex(views, namespace, service));
-      const encoding: ServiceEncoding = serviceEncoding(views, namespace, service, localDatacenter);
-      return consulHeaders(reply, serviceIndex(views, namespace, service)).send(encode(encoding, filter, regionOfZone));
+      // The index is read with the view the encoding is taken from (serviceEncoding takes it at once).
+      const index = serviceIndex(views, namespace, service);
+      const encoding: ServiceEncoding = await serviceEncoding(views, namespace, service, localDatacenter);
+      return consulHeaders(reply, index).send(encode(encoding, filter, regionOfZone));
     });
 
   serviceRead(CONSUL_ROUTES.catalogService, false, catalogBody);
@@ -57,17 +61,17 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
     const namespace = namespaceOf(request);
     const filter = instanceFilter(peer, request.query as Query, false);
     await holdBlockingQuery(request, reply, context, namespace, null, () => catalogIndex(views));
-    const services: Record<string, string[]> = {};
+    // The index is read before gathering, which yields: a change made meanwhile is past it, so
+    // a blocking query made with this index wakes for it.
+    const index = catalogIndex(views);
+    const services: Record<string, readonly string[]> = {};
     for (const service of views.servicesOf(namespace)) {
-      const encoding = serviceEncoding(views, namespace, service, localDatacenter);
-      if (filter.datacenter === null) {
-        if (encoding.instances.length > 0) services[encoding.view.service] = encoding.tags;
-        continue;
-      }
-      const kept = encoding.instances.filter((item) => item.instance.datacenter === filter.datacenter);
-      if (kept.length > 0) services[encoding.view.service] = [...new Set(kept.flatMap((item) => item.instance.tags))].sort();
+      if (readsBudget.spent()) await yieldToLoop();
+      const tags = serviceTags(views, regionOfZone, localDatacenter, namespace, service);
+      const kept = filter.datacenter === null ? (tags.instances > 0 ? tags.all : undefined) : tags.byDatacenter.get(filter.datacenter);
+      if (kept) services[tags.service] = kept;
     }
-    return consulHeaders(reply, catalogIndex(views)).send(JSON.stringify(services));
+    return consulHeaders(reply, index).send(JSON.stringify(services));
   });
 
   serve(app, CONSUL_ROUTES.catalogDatacenters, async (_request, reply) => {

@@ -1,6 +1,7 @@
 import { promisify } from 'node:util';
 import { gzip, gzipSync } from 'node:zlib';
 import type { FastifyReply } from 'fastify';
+import { yieldToLoop } from '../http/loop-budget.js';
 import { PacedBody } from '../http/paced-body.js';
 import type { StoredInstance } from '../registry/types.js';
 import type { LeaseView } from '../registry/visibility.js';
@@ -62,7 +63,6 @@ export type Format = 'json' | 'xml';
 type Chunks = Buffer[];
 
 const gzipAsync = promisify(gzip);
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function instanceText(entry: StoredInstance, defaults: ViewDefaults, format: Format): string {
   const instance = toEurekaInstance(entry, defaults);

@@ -1,5 +1,6 @@
 import type { ServiceViews, StableView } from '../views/service-views.js';
 import { ZoneRegions } from '../views/zone-regions.js';
+import { readsBudget as budget, yieldToLoop } from '../http/loop-budget.js';
 import {
   assembleTargetGroups,
   selectedRuns,
@@ -53,35 +54,6 @@ interface Holder {
 /** Instances encoded between two looks at the loop budget (50 take about half a millisecond). */
 const CHECK_EVERY_INSTANCES = 50;
 
-/** How long gathering target groups may hold the event loop, for every answer together, before they yield. */
-export const YIELD_AFTER_MS = 5;
-
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
- * One budget of loop time for every answer being gathered. Answers that yield continue in the
- * same turn of the loop, one after the other: with a budget each, eight scrapers arriving
- * together built eight services in one turn (over 100 ms at 1,000 instances each, seen with
- * bench/loop-probe.cjs). With one budget, once gathering has held the loop for
- * `YIELD_AFTER_MS` in a turn, every answer waits for the next one.
- */
-class LoopBudget {
-  private heldSinceMs: number | null = null;
-
-  /** Whether gathering should yield now; the first call of a turn starts that turn's budget. */
-  spent(): boolean {
-    const nowMs = performance.now();
-    if (this.heldSinceMs === null) {
-      this.heldSinceMs = nowMs;
-      // Runs in the next turn, before the answers that yield after this call.
-      setImmediate(() => (this.heldSinceMs = null));
-      return false;
-    }
-    return nowMs - this.heldSinceMs >= YIELD_AFTER_MS;
-  }
-}
-
-const budget = new LoopBudget();
 
 /**
  * Builds a service's groups in slices: it looks at the shared loop budget every

@@ -1,8 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { readsBudget } from '../../../src/http/loop-budget.js';
 import { createTestConsul, type TestConsul } from '../../support/consul.js';
+import { record } from '../../support/records.js';
 
 let t: TestConsul;
-afterEach(async () => t?.close());
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await t?.close();
+});
 
 const register = (body: Record<string, unknown>) => t.app.inject({ method: 'PUT', url: '/v1/agent/service/register', payload: body });
 const web = (over: Record<string, unknown> = {}) => ({
@@ -131,6 +136,27 @@ describe('deregister, agent services', () => {
     const checks = (await t.app.inject({ url: '/v1/agent/checks' })).json();
     expect(checks['service:web-1']).toMatchObject({ Status: 'critical', ServiceID: 'web-1' });
     expect(checks['service:api-1']).toMatchObject({ Status: 'passing', ServiceID: 'api-1' });
+  });
+
+  it("leaves out the instances another peer holds the lease of, and lists every own one when it yields while gathering", async () => {
+    t = await createTestConsul();
+    for (let i = 0; i < 450; i++) {
+      await t.native.inject({ method: 'POST', url: '/v1/instances', payload: { service: `svc-${i % 2}`, host: '10.0.0.2', port: 9000, instanceId: `own-${i}` } });
+    }
+    const nowMs = t.clock.nowMs();
+    t.node.registry.applyRemote(record({ service: 'svc-0', instanceId: 'theirs', peerId: 'peer-2', wallMs: nowMs }), 30_000);
+    expect((await t.native.inject({ url: '/v1/services/svc-0/instances/theirs' })).statusCode).toBe(200);
+    let looks = 0;
+    vi.spyOn(readsBudget, 'spent').mockImplementation(() => ++looks > 0);
+    const services = (await t.app.inject({ url: '/v1/agent/services' })).json();
+    expect(Object.keys(services)).toHaveLength(450);
+    expect(services['theirs']).toBeUndefined();
+    expect(services['own-449']).toMatchObject({ Service: 'svc-1', Port: 9000 });
+    // It looked at the budget every 200 instances of a service (svc-0 holds 226, svc-1 225),
+    // and every 200 entries of the answer as it joined them.
+    expect(looks).toBe(6);
+    const checks = (await t.app.inject({ url: '/v1/agent/checks' })).json();
+    expect(Object.keys(checks)).toHaveLength(450);
   });
 
   it('a register of an ID under another name moves it', async () => {

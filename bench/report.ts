@@ -16,6 +16,7 @@ import type { DnsResult } from './dns.js';
 import type { SseResult } from './sse.js';
 import { readScaleRows, type ReadScaleResult } from './read-scale.js';
 import type { ConsulResult } from './consul.js';
+import type { ConsulCatalogResult, TimedRead } from './consul-catalog.js';
 import type { XdsBenchResult } from './xds.js';
 import { table } from './lib.js';
 
@@ -30,6 +31,8 @@ export interface BenchResults {
   sse: SseResult | { skipped: string };
   /** Absent in results written before the Consul API. */
   consul?: ConsulResult | { skipped: string };
+  /** Absent in runs from before bench/consul-catalog.ts. */
+  consulCatalog?: ConsulCatalogResult | { skipped: string };
   /** Absent in runs from before the DNS listener. */
   dns?: DnsResult | { skipped: string };
   /** Absent in results recorded before the xDS section existed. */
@@ -260,6 +263,7 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
     const why = consul === undefined ? 'not in this run' : consul.skipped;
     rows.push({ figure: 'Consul blocking queries, 1,000 watchers', value: `not measured: ${why}`, reference: '', ratio: '', target: 'none set', met: 'not measured' });
   }
+  rows.push(...consulCatalogRows(results.consulCatalog));
   rows.push(...dnsRows(results.dns));
   rows.push(...xdsRows(results.xds));
   if (!skipped(memory)) {
@@ -305,6 +309,20 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
 }
 
 /** The DNS rows of the summary: answers per second against a bare UDP server, and register to answer. */
+function consulCatalogRows(result: BenchResults['consulCatalog']): Record<string, string>[] {
+  if (result === undefined) return [];
+  if (skipped(result)) return [{ figure: "Consul's whole-registry reads", value: `not measured: ${result.skipped}`, reference: '', ratio: '', target: 'none set', met: 'not measured' }];
+  const kb = (bytes: number) => (bytes >= 1_048_576 ? `${round1(bytes / 1_048_576)} MB` : `${round1(bytes / 1_024)} KB`);
+  const read = (r: TimedRead) => `${r.reads === 1 ? r.p50Ms : `p50 ${r.p50Ms}, max ${r.maxMs}`} ms (${kb(r.bytes)}); longest heartbeat meanwhile ${r.heartbeatMaxMs} ms`;
+  const reference = `native GET /v1/services (every service, its counts) read alike: ${read(result.nativeServices)}`;
+  const at = `${num(result.instances)} instances in ${num(result.services)} services`;
+  return [
+    { figure: `Consul GET /v1/catalog/services, ${at}, first read`, value: read(result.catalogCold), reference, ratio: '', target: 'none set', met: '' },
+    { figure: `Consul GET /v1/catalog/services, ${at}, once a second (${result.catalogWarm.reads} reads)`, value: read(result.catalogWarm), reference, ratio: '', target: 'none set', met: '' },
+    { figure: `Consul GET /v1/agent/services, ${at}, all this peer's (${result.agentServices.reads} reads)`, value: read(result.agentServices), reference, ratio: '', target: 'none set', met: '' },
+  ];
+}
+
 function dnsRows(dns: BenchResults['dns']): Record<string, string>[] {
   if (!dns) return [];
   if (skipped(dns)) return [{ figure: 'DNS answers/s, 100-instance service', value: `not measured: ${dns.skipped}`, reference: '', ratio: '', target: '>= 0.8x', met: 'not measured' }];

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { registryDocument } from '../../../src/eureka/documents.js';
 import { PART_MAX_AGE_MS } from '../../../src/eureka/shared-documents.js';
 import { toXml } from '../../../src/eureka/xml.js';
-import { listService } from '../../../src/registry/queries.js';
+import { listService, listServices } from '../../../src/registry/queries.js';
 import type { InstanceStatus } from '../../../src/registry/types.js';
 import type { InstanceView } from '../../../src/registry/view.js';
 import { leaseState } from '../../../src/registry/visibility.js';
@@ -109,6 +109,9 @@ async function checkEveryEncoding(s: TestServer, watchers: Map<string, Map<strin
     );
     for (const view of held.values()) expect(notGone).toContain(`${view.instanceId}@${view.version}`);
   }
+  // The services list, with its counts kept per stable view.
+  expect((await app.inject({ url: '/v1/services' })).json().services).toEqual(listServices(node.store, 'default', leases));
+  for (const group of ['none', 'DEFAULT_GROUP']) expect((await app.inject({ url: `/v1/services?group=${group}` })).json().services).toEqual(listServices(node.store, 'default', leases, group));
   const context = { store: node.store, namespace: 'default', view: leases, defaults: { renewalIntervalSecs: Math.max(1, Math.round(node.config.cluster.heartbeatIntervalMs / 1000)) } };
   const document = registryDocument(context);
   const json = await app.inject({ url: '/eureka/apps', headers: JSON_ACCEPT });

@@ -54,13 +54,22 @@ async function timedReads(url: string, reads: number, heartbeat: () => Promise<v
         await sleep(HEARTBEAT_EVERY_MS);
       }
     })();
-    await sleep(20);
-    const t0 = performance.now();
-    const response = await request(url, { headersTimeout: 120_000, bodyTimeout: 120_000 });
-    const body = await response.body.arrayBuffer();
-    times.push(performance.now() - t0);
-    stop = true;
-    await beats;
+    // Handled here so that a failed heartbeat does not end the process before the read is
+    // done; awaited below, where its failure fails the read.
+    beats.catch(() => undefined);
+    let response: Awaited<ReturnType<typeof request>>;
+    let body: ArrayBuffer;
+    try {
+      await sleep(20);
+      const t0 = performance.now();
+      response = await request(url, { headersTimeout: 120_000, bodyTimeout: 120_000 });
+      body = await response.body.arrayBuffer();
+      times.push(performance.now() - t0);
+    } finally {
+      // The heartbeats end with the read, whatever became of it (a failed heartbeat fails the read).
+      stop = true;
+      await beats;
+    }
     if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
     bytes = body.byteLength;
     if (r < reads - 1) await sleep(1_100);

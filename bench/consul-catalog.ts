@@ -6,7 +6,10 @@
  * goes to the same peer every 5 ms from a connection of its own: the longest one says how long
  * the read held the peer's event loop. Reference, in the same run: the native
  * `GET /v1/services` (every service and its instance counts), read the same way.
- * `npx tsx bench/consul-catalog.ts [--quick]` runs it alone (after `npm run build`).
+ * Also a Consul health read of one 1,000-instance service once a second (its encoding is built
+ * again at the first read a second after the last).
+ * `npx tsx bench/consul-catalog.ts [--quick] [--main PATH/dist/main.js]` runs it alone (after
+ * `npm run build`); `--main` runs another build's peer (a checkout of an older commit) to compare.
  */
 import { request } from 'undici';
 import { freePort } from '../test/support/fault-proxy.js';
@@ -17,8 +20,10 @@ export interface TimedRead {
   /** Time to the whole answer, in ms (median over the reads; `max` the slowest). */
   p50Ms: number;
   maxMs: number;
-  /** The longest heartbeat round trip while the reads ran, in ms. */
+  /** The longest heartbeat round trip while the reads ran, in ms (a failed one counts until it failed). */
   heartbeatMaxMs: number;
+  /** Heartbeats that failed meanwhile (a peer that held its loop past the request timeout resets them). */
+  heartbeatErrors?: number;
   bytes: number;
   reads: number;
 }
@@ -32,6 +37,8 @@ export interface ConsulCatalogResult {
   catalogWarm: TimedRead;
   /** `/v1/agent/services`, every instance being this peer's. */
   agentServices: TimedRead;
+  /** `/v1/health/service/NAME` of one 1,000-instance service (100 in quick mode), once a second (absent from runs before it). */
+  healthService?: TimedRead;
   /** The reference: native `GET /v1/services`, read like the warm catalog. */
   nativeServices: TimedRead;
 }
@@ -43,20 +50,18 @@ const HEARTBEAT_EVERY_MS = 5;
 async function timedReads(url: string, reads: number, heartbeat: () => Promise<void>): Promise<TimedRead> {
   const times: number[] = [];
   let heartbeatMaxMs = 0;
+  let heartbeatErrors = 0;
   let bytes = 0;
   for (let r = 0; r < reads; r++) {
     let stop = false;
     const beats = (async () => {
       for (let n = 0; !stop && n < 20_000; n++) {
         const t0 = performance.now();
-        await heartbeat();
+        await heartbeat().catch(() => (heartbeatErrors += 1));
         heartbeatMaxMs = Math.max(heartbeatMaxMs, performance.now() - t0);
         await sleep(HEARTBEAT_EVERY_MS);
       }
     })();
-    // Handled here so that a failed heartbeat does not end the process before the read is
-    // done; awaited below, where its failure fails the read.
-    beats.catch(() => undefined);
     let response: Awaited<ReturnType<typeof request>>;
     let body: ArrayBuffer;
     try {
@@ -66,7 +71,7 @@ async function timedReads(url: string, reads: number, heartbeat: () => Promise<v
       body = await response.body.arrayBuffer();
       times.push(performance.now() - t0);
     } finally {
-      // The heartbeats end with the read, whatever became of it (a failed heartbeat fails the read).
+      // The heartbeats end with the read, whatever became of it.
       stop = true;
       await beats;
     }
@@ -74,13 +79,13 @@ async function timedReads(url: string, reads: number, heartbeat: () => Promise<v
     bytes = body.byteLength;
     if (r < reads - 1) await sleep(1_100);
   }
-  return { p50Ms: round(percentile(times, 0.5), 1), maxMs: round(Math.max(...times), 1), heartbeatMaxMs: round(heartbeatMaxMs, 1), bytes, reads };
+  return { p50Ms: round(percentile(times, 0.5), 1), maxMs: round(Math.max(...times), 1), heartbeatMaxMs: round(heartbeatMaxMs, 1), heartbeatErrors, bytes, reads };
 }
 
-export async function benchConsulCatalog(options: { quick: boolean }): Promise<ConsulCatalogResult> {
+export async function benchConsulCatalog(options: { quick: boolean; main?: string }): Promise<ConsulCatalogResult> {
   const instances = options.quick ? 10_000 : 100_000;
   const consulPort = await freePort();
-  const peer = await startPeer('consul-catalog-peer', { pinned: false, logLevel: 'warn', extraArgs: ['--consul-port', String(consulPort)] });
+  const peer = await startPeer('consul-catalog-peer', { pinned: false, logLevel: 'warn', extraArgs: ['--consul-port', String(consulPort)], ...(options.main ? { main: options.main } : {}) });
   const writes = pool(peer.url, 32);
   const beats = pool(peer.url, 1);
   try {
@@ -108,8 +113,9 @@ export async function benchConsulCatalog(options: { quick: boolean }): Promise<C
     await sleep(1_100);
     const catalogWarm = await timedReads(`${consul}/v1/catalog/services`, 5, heartbeat);
     const nativeServices = await timedReads(`${peer.url}/v1/services`, 5, heartbeat);
+    const healthService = await timedReads(`${consul}/v1/health/service/svc-1`, 5, heartbeat);
     const agentServices = await timedReads(`${consul}/v1/agent/services`, options.quick ? 2 : 3, heartbeat);
-    const result = { instances, services: SERVICES, catalogCold, catalogWarm, agentServices, nativeServices };
+    const result = { instances, services: SERVICES, catalogCold, catalogWarm, agentServices, healthService, nativeServices };
     progress(`consul catalog: ${JSON.stringify(result)}`);
     return result;
   } finally {
@@ -120,6 +126,7 @@ export async function benchConsulCatalog(options: { quick: boolean }): Promise<C
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const result = await benchConsulCatalog({ quick });
+  const at = process.argv.indexOf('--main');
+  const result = await benchConsulCatalog({ quick, ...(at > 0 && process.argv[at + 1] ? { main: process.argv[at + 1] } : {}) });
   progress(`written to ${writeResult('consul-catalog', result)}`);
 }

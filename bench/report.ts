@@ -313,13 +313,16 @@ function consulCatalogRows(result: BenchResults['consulCatalog']): Record<string
   if (result === undefined) return [];
   if (skipped(result)) return [{ figure: "Consul's whole-registry reads", value: `not measured: ${result.skipped}`, reference: '', ratio: '', target: 'none set', met: 'not measured' }];
   const kb = (bytes: number) => (bytes >= 1_048_576 ? `${round1(bytes / 1_048_576)} MB` : `${round1(bytes / 1_024)} KB`);
-  const read = (r: TimedRead) => `${r.reads === 1 ? r.p50Ms : `p50 ${r.p50Ms}, max ${r.maxMs}`} ms (${kb(r.bytes)}); longest heartbeat meanwhile ${r.heartbeatMaxMs} ms`;
+  const read = (r: TimedRead) => `${r.reads === 1 ? r.p50Ms : `p50 ${r.p50Ms}, max ${r.maxMs}`} ms (${kb(r.bytes)}); longest heartbeat meanwhile ${r.heartbeatMaxMs} ms${r.heartbeatErrors ? `, ${r.heartbeatErrors} failed` : ''}`;
   const reference = `native GET /v1/services (every service, its counts) read alike: ${read(result.nativeServices)}`;
   const at = `${num(result.instances)} instances in ${num(result.services)} services`;
   return [
     { figure: `Consul GET /v1/catalog/services, ${at}, first read`, value: read(result.catalogCold), reference, ratio: '', target: 'none set', met: '' },
     { figure: `Consul GET /v1/catalog/services, ${at}, once a second (${result.catalogWarm.reads} reads)`, value: read(result.catalogWarm), reference, ratio: '', target: 'none set', met: '' },
     { figure: `Consul GET /v1/agent/services, ${at}, all this peer's (${result.agentServices.reads} reads)`, value: read(result.agentServices), reference, ratio: '', target: 'none set', met: '' },
+    ...(result.healthService
+      ? [{ figure: `Consul GET /v1/health/service/NAME, ${num(result.instances / result.services)} instances, once a second (${result.healthService.reads} reads)`, value: read(result.healthService), reference, ratio: '', target: 'none set', met: '' }]
+      : []),
   ];
 }
 

@@ -1,6 +1,6 @@
 import { orderByProximity } from '../registry/queries.js';
 import type { ServiceView, ServiceViews } from '../views/service-views.js';
-import { readsBudget, yieldToLoop } from '../http/loop-budget.js';
+import { readsBudget, sharedBuild, yieldToLoop, type SharedBuild } from '../http/loop-budget.js';
 import { catalogService, consulInstance, healthEntry, type ConsulInstance } from './payloads.js';
 
 /**
@@ -70,24 +70,14 @@ async function build(view: ServiceView, localDatacenter: string): Promise<Servic
   };
 }
 
-/** One per view: the encoding, or the build under way that every read arriving meanwhile waits for. */
-interface Holder {
-  built?: ServiceEncoding;
-  building?: Promise<ServiceEncoding>;
-}
-
 /**
  * The Consul encoding of a service's current view (the view is taken when this is called: a
  * read's index, taken in the same turn, is that view's).
  */
 export async function serviceEncoding(views: ServiceViews, namespace: string, service: string, localDatacenter: string): Promise<ServiceEncoding> {
   const view = views.get(namespace, service);
-  const holder = views.encoding<Holder>(view, ENCODING, () => ({}));
-  if (holder.built) return holder.built;
-  holder.building ??= build(view, localDatacenter)
-    .then((done) => (holder.built = done))
-    .finally(() => (holder.building = undefined));
-  return holder.building;
+  // One per view: the encoding, or the build under way that every read arriving meanwhile waits for.
+  return sharedBuild(views.encoding<SharedBuild<ServiceEncoding>>(view, ENCODING, () => ({})), () => build(view, localDatacenter));
 }
 
 /** What a catalog or health read keeps of a service's instances. */

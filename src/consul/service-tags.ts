@@ -1,4 +1,5 @@
 import type { ServiceViews, StableView } from '../views/service-views.js';
+import { zoneRegion } from '../registry/view.js';
 import { ZoneRegions } from '../views/zone-regions.js';
 import { tagsOf } from './fields.js';
 
@@ -34,13 +35,13 @@ const sorted = (tags: Iterable<string>): string[] => [...new Set(tags)].sort();
 
 function build(view: StableView, regionOfZone: (zone: string) => string | undefined, localDatacenter: string): NonNullable<Holder['built']> {
   const regions = new ZoneRegions();
+  const region = (zone: string) => regions.regionOf(zone, regionOfZone) ?? undefined;
   const all: string[] = [];
   const perDatacenter = new Map<string, string[]>();
   for (const entry of view.served) {
     const tags = tagsOf(entry.record.data.metadata);
-    // The datacenter a catalog entry shows (consulInstance): its zone's region (regionOf), or ours.
-    const { zone } = entry.record.data;
-    const datacenter = (zone === '' ? null : regions.regionOf(zone, regionOfZone)) ?? localDatacenter;
+    // The datacenter a catalog entry shows (consulInstance): its zone's region, or ours.
+    const datacenter = zoneRegion(entry.record.data.zone, region) ?? localDatacenter;
     let inDatacenter = perDatacenter.get(datacenter);
     if (!inDatacenter) perDatacenter.set(datacenter, (inDatacenter = []));
     for (const tag of tags) {

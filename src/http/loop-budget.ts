@@ -35,3 +35,22 @@ export class LoopBudget {
 
 /** The peer's one budget, shared by Prometheus SD answers and Consul's whole-catalog reads. */
 export const readsBudget = new LoopBudget();
+
+/** Where a build in slices keeps its result, and the build under way while there is one. */
+export interface SharedBuild<T> {
+  built?: T;
+  building?: Promise<T>;
+}
+
+/**
+ * What `holder` has built, while `holds` says it is still good; otherwise one build, which every
+ * caller arriving while it runs waits for (a build that yields would otherwise be started again
+ * by each of them).
+ */
+export function sharedBuild<T>(holder: SharedBuild<T>, build: () => Promise<T>, holds: (built: T) => boolean = () => true): Promise<T> {
+  if (holder.built !== undefined && holds(holder.built)) return Promise.resolve(holder.built);
+  holder.building ??= build()
+    .then((done) => (holder.built = done))
+    .finally(() => (holder.building = undefined));
+  return holder.building;
+}

@@ -1,6 +1,6 @@
 import type { ServiceViews, StableView } from '../views/service-views.js';
 import { ZoneRegions } from '../views/zone-regions.js';
-import { readsBudget as budget, yieldToLoop } from '../http/loop-budget.js';
+import { readsBudget as budget, sharedBuild, yieldToLoop, type SharedBuild } from '../http/loop-budget.js';
 import {
   assembleTargetGroups,
   selectedRuns,
@@ -45,11 +45,7 @@ interface Built {
 export const MAX_KEPT_FILTERS = 16;
 
 /** One per stable view (its encoding): replaced in place when a region moved. */
-interface Holder {
-  built?: Built;
-  /** The build under way, which every answer arriving meanwhile waits for (one build, not one each). */
-  building?: Promise<Built>;
-}
+type Holder = SharedBuild<Built>;
 
 /** Instances encoded between two looks at the loop budget (50 take about half a millisecond). */
 const CHECK_EVERY_INSTANCES = 50;
@@ -79,11 +75,7 @@ async function build(view: StableView, regionOfZone: (zone: string) => string | 
 async function built(views: ServiceViews, regionOfZone: (zone: string) => string | undefined, namespace: string, service: string): Promise<Built> {
   const view = views.stable(namespace, service);
   const holder = views.stableEncoding<Holder>(view, TARGET_GROUPS_ENCODING, () => ({}));
-  if (holder.built && holder.built.regions.holds(regionOfZone)) return holder.built;
-  holder.building ??= build(view, regionOfZone)
-    .then((done) => (holder.built = done))
-    .finally(() => (holder.building = undefined));
-  return holder.building;
+  return sharedBuild(holder, () => build(view, regionOfZone), (built) => built.regions.holds(regionOfZone));
 }
 
 /** A service's target groups now: shared while its stable view is current and its zones' regions hold. */

@@ -1,6 +1,6 @@
 import type { ChunkedBody } from '../http/send-chunks.js';
 import { groupOf, type StoredInstance } from '../registry/types.js';
-import type { InstanceView } from '../registry/view.js';
+import { zoneRegion, type InstanceView } from '../registry/view.js';
 import type { ServiceView } from '../views/service-views.js';
 
 /**
@@ -57,8 +57,7 @@ export function targetInstanceOf(entry: StoredInstance, regionOfZone: (zone: str
     host: data.host,
     port: data.port,
     zone: data.zone,
-    // As toInstanceView has it (registry/view.ts regionOf): no zone, or no peer in it, is null.
-    region: (data.zone === '' ? undefined : regionOfZone(data.zone)) ?? null,
+    region: zoneRegion(data.zone, regionOfZone),
     group: groupOf(data),
     status: data.status,
     metadata: data.metadata,

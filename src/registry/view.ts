@@ -20,10 +20,14 @@ export interface InstanceView extends InstanceKey, InstanceData {
   lastUpdatedAtMs: number;
 }
 
+/** The region of a zone as `regionOfZone` (the peers' configuration) says; null for no zone, or a zone no peer is in. */
+export function zoneRegion(zone: string, regionOfZone: ((zone: string) => string | undefined) | undefined): string | null {
+  return (zone === '' ? undefined : regionOfZone?.(zone)) ?? null;
+}
+
 /** The region of an instance's zone as the peers' configuration says now; null when none is known. */
 export function regionOf(entry: StoredInstance, view: LeaseView): string | null {
-  const { zone } = entry.record.data;
-  return (zone === '' ? undefined : view.regionOfZone?.(zone)) ?? null;
+  return zoneRegion(entry.record.data.zone, view.regionOfZone);
 }
 
 /** Builds the public view of a stored instance. */

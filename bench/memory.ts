@@ -3,8 +3,10 @@
  * 10,000, 50,000 and 100,000 instances with five metadata keys each, loaded over HTTP; the
  * bare fastify reference holds the same instances in a Map in the same run. Target: at most
  * 200 MB at 100,000, and growth linear in the count (a straight line fits the points).
+ * `npm run bench` runs it; alone: npm run build && npx tsx bench/memory.ts [--quick]
  */
-import { pool, progress, round, runBounded, send, sleep } from './lib.js';
+import { pathToFileURL } from 'node:url';
+import { pool, progress, quick, round, runBounded, send, sleep, writeResult } from './lib.js';
 import { startPeer, startReference, type ServerProcess } from './processes.js';
 
 export interface MemoryPoint {
@@ -128,4 +130,11 @@ export async function benchMemory(options: { quick: boolean }): Promise<MemoryRe
   } finally {
     for (const server of servers) await server.stop();
   }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const result = await benchMemory({ quick });
+  const last = result.points.at(-1)!;
+  console.log(`peer ${last.peerMb} MB at ${last.instances} instances, ${result.listed?.peerMb} MB listed once (reference ${last.referenceMb} / ${result.listed?.referenceMb} MB)`);
+  console.log(`results: ${writeResult(quick ? 'memory-quick' : 'memory', result)}`);
 }

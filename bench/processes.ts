@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { PEER_NODE_FLAGS } from '../src/node-flags.js';
 import { freePort } from '../test/support/fault-proxy.js';
 import { sleep } from './lib.js';
 
@@ -122,6 +123,14 @@ function unlimitedConfigFile(): string {
  * another build's entry point; `unlimited: false` leaves out the config file that switches the
  * rate limit off (for builds older than the setting).
  */
+/**
+ * The Node flags benchmark peers run with: the peer's own (src/node-flags.ts), or those of
+ * `BENCH_PEER_NODE_FLAGS` (space-separated; empty for none) to measure what they change, as
+ * docs/deployment.md does: `BENCH_PEER_NODE_FLAGS= npx tsx bench/memory.ts`.
+ */
+const peerNodeFlags: readonly string[] =
+  process.env.BENCH_PEER_NODE_FLAGS === undefined ? PEER_NODE_FLAGS : process.env.BENCH_PEER_NODE_FLAGS.split(' ').filter(Boolean);
+
 export async function startPeer(
   name: string,
   options: { pinned: boolean; logLevel?: string; extraArgs?: string[]; main?: string; unlimited?: boolean },
@@ -130,7 +139,9 @@ export async function startPeer(
   return startServer({
     name,
     command: process.execPath,
+    // The flags every peer runs with (`npm start`, the image), so the figures are of what users run.
     args: [
+      ...peerNodeFlags,
       options.main ?? 'dist/main.js',
       ...(options.unlimited === false ? [] : ['--config', unlimitedConfigFile()]),
       '--host',

@@ -150,6 +150,8 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
           : address,
       profile: config.profile,
       seeds: config.seeds.length,
+      // What the process runs with (src/node-flags.ts lists what `npm start` and the image pass).
+      nodeFlags: process.execArgv.join(' '),
     },
     'registry peer started',
   );

@@ -3,8 +3,14 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, readConfigFile, resolveConfig } from '../config/load.js';
 import { prettyLineFormatter } from '../log/pino.js';
+import { PEER_NODE_FLAGS } from '../node-flags.js';
 
 const mainScript = fileURLToPath(new URL('../main.js', import.meta.url));
+
+/** The arguments of one peer's process: the Node flags every peer runs with, then the peer's own. */
+export function peerArgv(configPath: string, id: string, extraArgs: readonly string[]): string[] {
+  return [...PEER_NODE_FLAGS, mainScript, '--config', configPath, '--id', id, ...extraArgs];
+}
 
 /**
  * `npm run cluster` and `registry cluster`: starts every peer of a cluster file on this machine, each as its own
@@ -23,7 +29,7 @@ export async function runLocalCluster(configPath: string, extraArgs: string[]): 
   const width = Math.max(...ids.map((id) => id.length));
   const format = process.stdout.isTTY ? prettyLineFormatter(process.stdout.hasColors()) : (line: string) => `${line}\n`;
   for (const id of ids) {
-    const child = spawn(process.execPath, [mainScript, '--config', configPath, '--id', id, ...extraArgs], {
+    const child = spawn(process.execPath, peerArgv(configPath, id, extraArgs), {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.set(id, child);

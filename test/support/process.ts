@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { PEER_NODE_FLAGS } from '../../src/node-flags.js';
 
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const mainScript = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -80,7 +81,8 @@ export function startFailure(
 }
 
 /**
- * Starts `node dist/main.js` with the given flags (the same command the Docker image runs)
+ * Starts `node dist/main.js` with the given flags (the same command as the Docker image and
+ * `npm start`, with their Node flags: src/node-flags.ts)
  * and waits until it logs that it listens. Only 127.0.0.1 is ever used. A peer that ends
  * before it is up rejects at once with a `PeerStartError` naming why (its fatal log line).
  */
@@ -92,7 +94,7 @@ export async function startPeerProcess(
   /** Working directory (relative paths in the flags and the config resolve from it). */
   cwd: string = projectRoot,
 ): Promise<PeerProcess> {
-  const child = spawn(process.execPath, [mainScript, ...args], {
+  const child = spawn(process.execPath, [...PEER_NODE_FLAGS, mainScript, ...args], {
     cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -181,7 +183,7 @@ async function isHealthy(url: string): Promise<boolean> {
 
 /** Runs the peer to completion (for commands that should fail fast) and returns its exit code, stderr and stdout. */
 export async function runPeerToExit(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const child = spawn(process.execPath, [mainScript, ...args], { cwd: projectRoot, env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [...PEER_NODE_FLAGS, mainScript, ...args], { cwd: projectRoot, env: { ...process.env, ...env } });
   let stderr = '';
   let stdout = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {

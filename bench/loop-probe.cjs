@@ -4,7 +4,9 @@
  *
  *   NODE_OPTIONS="--require ./bench/loop-probe.cjs" npx tsx bench/read-scale.ts --only=fullfetch
  *
- * Written to the peer's log (bench/out/<name>.log), each line `[probe <s since start>] ...`:
+ * Written to the peer's log (bench/out/<name>.log), each line `[probe <s since start>] ...`, or
+ * appended to PROBE_LOG_FILE when set (each line then starts with the pid), for peers whose
+ * standard error no file keeps (test/support/real-cluster.ts: bench/replication.ts, chaos):
  * - every stall of the loop longer than PROBE_STALL_MS (default 12): a 2 ms timer that fired late;
  * - every garbage collection pause longer than 5 ms, with its kind (1 scavenge, 4 mark-compact,
  *   8 incremental marking);
@@ -24,7 +26,9 @@
 if (process.argv.some((arg) => arg.endsWith(process.env.PROBE_ARGV ?? 'dist/main.js'))) {
   const { PerformanceObserver, performance } = require('node:perf_hooks');
   const startMs = Date.now();
-  const log = (line) => process.stderr.write(`[probe ${((Date.now() - startMs) / 1000).toFixed(3)}] ${line}\n`);
+  const file = process.env.PROBE_LOG_FILE;
+  const write = file ? (text) => require('node:fs').appendFileSync(file, `${process.pid} ${text}`) : (text) => process.stderr.write(text);
+  const log = (line) => write(`[probe ${((Date.now() - startMs) / 1000).toFixed(3)}] ${line}\n`);
 
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) if (entry.duration > 5) log(`gc kind=${entry.detail?.kind} ${entry.duration.toFixed(1)} ms`);

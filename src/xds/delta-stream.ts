@@ -70,6 +70,8 @@ class DeltaSubscription {
  * `removed_resources`; versions are the catalog's per-resource versions.
  */
 export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscoveryResponse> {
+  private nonceCounter = 0;
+
   request(request: DeltaDiscoveryRequest): void {
     const { stats, logger } = this.components;
     const names = (request.resource_names_subscribe?.length ?? 0) + Object.keys(request.initial_resource_versions ?? {}).length;
@@ -114,5 +116,11 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
     }
     if (resources.length === 0 && removed.length === 0) return;
     this.call.write({ system_version_info: '', resources, type_url: TYPE_URL_OF[subscription.kind], removed_resources: removed, nonce: this.nextNonce() });
+  }
+
+  /** A delta response is this stream's alone (what it lacks): its nonce is counted per stream. */
+  private nextNonce(): string {
+    this.components.stats.responses += 1;
+    return (++this.nonceCounter).toString(36);
   }
 }

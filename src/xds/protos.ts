@@ -30,6 +30,13 @@ const RESOURCE_FILES = [
 ];
 const ADS_FILE = 'envoy/service/discovery/v3/ads.proto';
 
+/**
+ * Where a DiscoveryResponse may carry its own encoding: the ADS service's serializer sends
+ * those bytes as they are instead of encoding the object (src/xds/responses.ts, which shares
+ * one encoding between every stream sent the same response in a push).
+ */
+export const PRE_ENCODED = Symbol('xds.preEncoded');
+
 /** A `google.protobuf.Any`, as the ADS service's serializer takes it. */
 export interface AnyMessage {
   type_url: string;
@@ -54,7 +61,10 @@ export function protoIncludeDirs(): string[] {
  * xDS is on): the ADS service definition for the gRPC server and the resource message types.
  */
 export class XdsProtos {
+  /** The ADS service; its state-of-the-world responses may come encoded already (PRE_ENCODED). */
   readonly ads: ServiceDefinition;
+  /** The bytes of a DiscoveryResponse (what the ADS service sends for it). */
+  readonly encodeResponse: (response: object) => Buffer;
   private readonly root: Root;
   private readonly types = new Map<string, Type>();
 
@@ -63,7 +73,12 @@ export class XdsProtos {
     addCommonProtos();
     this.root = loadProtosWithOptionsSync(RESOURCE_FILES, { keepCase: true, includeDirs });
     const definition = loadSync(ADS_FILE, { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true, includeDirs });
-    this.ads = definition['envoy.service.discovery.v3.AggregatedDiscoveryService'] as ServiceDefinition;
+    const ads = definition['envoy.service.discovery.v3.AggregatedDiscoveryService'] as ServiceDefinition;
+    const sotw = ads.StreamAggregatedResources!;
+    const encode = sotw.responseSerialize;
+    this.encodeResponse = (response) => encode(response);
+    const serialize = (response: { [PRE_ENCODED]?: Buffer }) => response[PRE_ENCODED] ?? encode(response);
+    this.ads = { ...ads, StreamAggregatedResources: { ...sotw, responseSerialize: serialize } };
   }
 
   /** The message type of a full name (`envoy.config.listener.v3.Listener`) or type URL. */

@@ -6,6 +6,7 @@ import type { ServiceViews } from '../views/service-views.js';
 import { XdsCatalog } from './catalog.js';
 import { resourceNameOf } from './names.js';
 import type { XdsProtos } from './protos.js';
+import { ResponseEncoder } from './responses.js';
 import { DeltaAdsStream, type DeltaDiscoveryRequest, type DeltaDiscoveryResponse } from './delta-stream.js';
 import { AdsStream, BadRequestError, type DiscoveryRequest, type DiscoveryResponse, type XdsStats } from './stream.js';
 
@@ -52,12 +53,14 @@ export class XdsServer {
   private flushTimer: TimerHandle | null = null;
   private unsubscribe: (() => void) | null;
   private boundPort = 0;
+  private readonly responses: ResponseEncoder;
 
   constructor(
     private readonly components: XdsServerComponents,
     private readonly init: XdsServerInit,
   ) {
     const log = components.logger;
+    this.responses = new ResponseEncoder((response) => components.protos.encodeResponse(response));
     this.catalog = new XdsCatalog(
       {
         views: components.views,
@@ -115,7 +118,10 @@ export class XdsServer {
     if (this.dirty.size === 0) return;
     const names = new Set(this.dirty);
     this.dirty.clear();
-    for (const stream of this.streams) stream.changed(names);
+    // One push: streams sent the same resources share one response, encoded once (responses.ts).
+    this.responses.push(() => {
+      for (const stream of this.streams) stream.changed(names);
+    });
   }
 
   /** Serves one StreamAggregatedResources call (the gRPC server's handler; tests pass a fake call). */
@@ -129,7 +135,7 @@ export class XdsServer {
   }
 
   private streamComponents() {
-    return { catalog: this.catalog, logger: this.components.logger, stats: this.stats };
+    return { catalog: this.catalog, logger: this.components.logger, stats: this.stats, responses: this.responses };
   }
 
   private follow<Request>(call: ServerDuplexStream<Request, unknown>, stream: PushedStream<Request>): void {

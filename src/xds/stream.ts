@@ -1,6 +1,7 @@
 import type { Logger } from '../log/logger.js';
 import type { ResourceKind, XdsCatalog } from './catalog.js';
 import { TYPE_URLS, type AnyMessage } from './protos.js';
+import type { NamedResource, ResponseEncoder } from './responses.js';
 import { KIND_OF_TYPE_URL, sendsWholeSet, Subscription } from './subscription.js';
 
 /** A DiscoveryRequest as the ADS service definition decodes it (snake_case). */
@@ -35,6 +36,8 @@ export interface AdsStreamComponents {
   catalog: XdsCatalog;
   logger: Logger;
   stats: XdsStats;
+  /** State-of-the-world responses, shared within a push (responses.ts). */
+  responses: ResponseEncoder;
 }
 
 /**
@@ -57,13 +60,12 @@ export interface NamedSubscription {
 
 /**
  * What a state-of-the-world and an incremental stream share: their subscriptions per type, the
- * node they serve, the nonces, and which subscriptions a push concerns.
+ * node they serve, and which subscriptions a push concerns.
  */
 export abstract class PushStream<Sub extends NamedSubscription, Response> {
   protected readonly subscriptions = new Map<ResourceKind, Sub>();
   protected nodeId = '';
   protected closed = false;
-  private nonceCounter = 0;
 
   constructor(
     protected readonly call: { write(response: Response): unknown },
@@ -98,11 +100,6 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
     let subscription = this.subscriptions.get(kind);
     if (!subscription) this.subscriptions.set(kind, (subscription = create(kind)));
     return subscription;
-  }
-
-  protected nextNonce(): string {
-    this.components.stats.responses += 1;
-    return (++this.nonceCounter).toString(36);
   }
 
   /** Sends what the client lacks of one subscription; `added` names it just subscribed. */
@@ -152,8 +149,7 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
     if (this.closed) return;
     const { catalog } = this.components;
     const names = subscription.wildcard ? catalog.names() : [...subscription.names];
-    const resources: AnyMessage[] = [];
-    const versions = new Map<string, number>();
+    const resources: NamedResource[] = [];
     let moved = false;
     for (const name of names) {
       const resource = catalog.get(name, subscription.kind);
@@ -164,10 +160,7 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
       }
       const fresh = subscription.sent.get(name) !== resource.version;
       if (fresh) moved = true;
-      if (fresh || sendsWholeSet(subscription.kind)) {
-        resources.push(resource.any);
-        versions.set(name, resource.version);
-      }
+      if (fresh || sendsWholeSet(subscription.kind)) resources.push({ name, any: resource.any, version: resource.version });
     }
     if (subscription.wildcard) {
       // A wildcard client holds what it was sent: tell it of what no longer exists.
@@ -180,9 +173,11 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
       }
     }
     if (!moved && !always) return;
-    for (const [name, version] of versions) subscription.sent.set(name, version);
+    for (const { name, version } of resources) subscription.sent.set(name, version);
     subscription.responses += 1;
-    subscription.nonce = this.nextNonce();
-    this.call.write({ version_info: String(subscription.responses), resources, type_url: TYPE_URL_OF[subscription.kind], nonce: subscription.nonce });
+    const response = this.components.responses.response(TYPE_URL_OF[subscription.kind], resources);
+    this.components.stats.responses += 1;
+    subscription.nonce = response.nonce;
+    this.call.write(response);
   }
 }

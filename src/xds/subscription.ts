@@ -44,7 +44,7 @@ export class Subscription {
   /** Name -> version last sent on this stream. */
   readonly sent = new Map<string, number>();
   nonce = '';
-  /** How many responses of this type went out on this stream (the version_info sent). */
+  /** How many responses of this type went out on this stream. */
   responses = 0;
   /** The version_info the client last accepted. */
   ackedVersion = '';

@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RegistryNode } from '../../../src/node.js';
 import { parseRegistration } from '../../../src/registry/validate.js';
 import { TYPE_URLS, XdsProtos } from '../../../src/xds/protos.js';
@@ -159,6 +159,74 @@ describe('XdsServer (state of the world ADS)', () => {
     call.send({ type_url: TYPE_URLS.endpoints, resource_names: Array.from({ length: MAX_RESOURCE_NAMES + 1 }, (_, i) => `s${i}`) });
     expect(call.responses).toHaveLength(0);
     expect(errors).toEqual([{ code: status.INVALID_ARGUMENT, details: expect.stringContaining('at most 10000 resources') }]);
+  });
+
+  it('sends every stream of a push the same response, encoded once, whose bytes are the response', async () => {
+    const { node, clock, call, server } = await setUp();
+    const others = [new FakeCall(), new FakeCall(), new FakeCall()];
+    for (const other of others) server.attach(other as never);
+    register(node, 1);
+    register(node, 1, { service: 'other' });
+    const streams = [call, ...others];
+    // Three streams want greeter alone; the last wants greeter and other.
+    for (const stream of streams.slice(0, 3)) stream.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter'] });
+    others[2]!.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter', 'other'] });
+    // Answers to requests are each stream's own.
+    expect(new Set(streams.map((stream) => stream.last().nonce)).size).toBe(4);
+    for (const stream of streams) ack(stream, TYPE_URLS.endpoints, stream === others[2] ? ['greeter', 'other'] : ['greeter']);
+
+    const encode = protos.encodeResponse;
+    const spy = vi.spyOn(protos, 'encodeResponse');
+    let encodes: number;
+    try {
+      register(node, 2);
+      await push(clock);
+    } finally {
+      encodes = spy.mock.calls.length;
+      spy.mockRestore();
+    }
+    expect(encodes).toBe(1);
+    const pushed = streams.map((stream) => stream.last());
+    expect(new Set(pushed.slice(0, 3)).size).toBe(1);
+    // The fourth stream is sent only greeter too (other did not change): the same response.
+    expect(pushed[3]).toBe(pushed[0]);
+    expect(endpointPorts(pushed[0]!)).toEqual([1, 2]);
+
+    const sotw = protos.ads.StreamAggregatedResources!;
+    const bytes = sotw.responseSerialize(pushed[0]);
+    expect(bytes.equals(encode(pushed[0]!))).toBe(true);
+    expect(sotw.responseDeserialize(bytes)).toMatchObject({ version_info: pushed[0]!.version_info, nonce: pushed[0]!.nonce, type_url: TYPE_URLS.endpoints });
+    // A plain object is still encoded by the serializer.
+    const plain = { version_info: 'x', resources: [], type_url: TYPE_URLS.endpoints, nonce: 'y' };
+    expect(sotw.responseSerialize(plain).equals(encode(plain))).toBe(true);
+    // Each stream ACKs the shared nonce, and a stream's nonces never repeat.
+    for (const stream of streams) ack(stream, TYPE_URLS.endpoints, stream === others[2] ? ['greeter', 'other'] : ['greeter']);
+    expect(server.stats.acks).toBe(8);
+    for (const stream of streams) expect(new Set(stream.responses.map((response) => response.nonce)).size).toBe(stream.responses.length);
+  });
+
+  it('encodes a push once per distinct response, not once per stream', async () => {
+    const { node, clock, call, server } = await setUp();
+    const others = Array.from({ length: 9 }, () => new FakeCall());
+    for (const other of others) server.attach(other as never);
+    register(node, 1);
+    register(node, 1, { service: 'other' });
+    const streams = [call, ...others];
+    streams.forEach((stream, i) => stream.send({ type_url: TYPE_URLS.endpoints, resource_names: [i % 2 === 0 ? 'greeter' : 'other'] }));
+    streams.forEach((stream, i) => ack(stream, TYPE_URLS.endpoints, [i % 2 === 0 ? 'greeter' : 'other']));
+    const spy = vi.spyOn(protos, 'encodeResponse');
+    let encodes: number;
+    try {
+      register(node, 2);
+      register(node, 2, { service: 'other' });
+      await push(clock);
+    } finally {
+      encodes = spy.mock.calls.length;
+      spy.mockRestore();
+    }
+    expect(streams.every((stream) => stream.responses.length === 2)).toBe(true);
+    expect(encodes).toBe(2);
+    expect(new Set(streams.map((stream) => stream.last())).size).toBe(2);
   });
 
   it('does not answer a type it does not serve, and counts it', async () => {

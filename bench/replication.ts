@@ -12,7 +12,7 @@
  *   3. time for every peer to agree after a partition left 1% of the records divergent (target
  *      < 2 s); reference: the same number of changes made without a partition.
  * `measureCluster` is what `npm run bench` calls for each point of the scaling curve.
- * Alone: npm run build && npx tsx bench/replication.ts [--quick]
+ * Alone: npm run build && npx tsx bench/replication.ts [--quick] [--heal-log]
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -36,6 +36,12 @@ export interface ClusterOptions {
   latencySeconds: number;
   idleSeconds: number;
   heartbeatRate: number;
+  /**
+   * Peers log at info, and the lines each logged from just before the heal until the digests
+   * agreed (membership, anti-entropy) are printed: where the heal's time goes. Off in
+   * `npm run bench` (warn).
+   */
+  healLog?: boolean;
 }
 
 export interface ClusterPoint {
@@ -125,7 +131,7 @@ async function timeToAgree(digestPools: Pool[], maxMs: number): Promise<number> 
 export async function measureCluster(options: ClusterOptions): Promise<ClusterPoint> {
   const { peers: size, instances } = options;
   progress(`cluster: ${size} peers, ${instances} instances`);
-  const cluster = await RealCluster.start({ size, file: UNLIMITED, cluster: { profile: 'lan' }, args: ['--log-level', 'warn'] });
+  const cluster = await RealCluster.start({ size, file: UNLIMITED, cluster: { profile: 'lan' }, args: ['--log-level', options.healLog ? 'info' : 'warn'] });
   const ids = cluster.ids;
   const [a, b] = ids as [string, string];
   // Clients reach each peer through a counting proxy of their own (never cut): the heartbeats' bytes.
@@ -254,8 +260,10 @@ export async function measureCluster(options: ClusterOptions): Promise<ClusterPo
     await runBounded(divergent, 32, 120_000, (n) => change(n, n % 2 === 0, 'OUT_OF_SERVICE'));
     await sleep(6_000);
     if (new Set(await Promise.all(digestPools.map(digestOf))).size === 1) throw new Error('the partition did not make the peers diverge');
+    const healedAtMs = Date.now();
     cluster.heal();
     const convergedMs = round(await timeToAgree(digestPools, 60_000));
+    if (options.healLog) printHealLog(cluster, healedAtMs, convergedMs);
     const pulledAfter = (await Promise.all(ids.map(status))).reduce((sum, body) => sum + body.antiEntropy.keysPulled + body.antiEntropy.keysPushed, 0);
     const convergence = { divergent, convergedMs, keysRepairedByAntiEntropy: pulledAfter - pulledBefore, unpartitionedMs };
     progress(`convergence after a heal, ${divergent} records divergent: ${convergedMs} ms (the same changes without a partition: ${unpartitionedMs} ms)`);
@@ -267,6 +275,20 @@ export async function measureCluster(options: ClusterOptions): Promise<ClusterPo
   }
 }
 
+/** The peers' log lines from 200 ms before the heal until the digests agreed, in time order, timed from the heal. */
+function printHealLog(cluster: RealCluster, healedAtMs: number, convergedMs: number): void {
+  const lines = cluster.ids.flatMap((id) =>
+    cluster.peers
+      .get(id)!
+      .logs.map((line) => ({ id, atMs: Number(line.time) - healedAtMs, line }))
+      .filter(({ atMs }) => atMs >= -200 && atMs <= convergedMs + 100),
+  );
+  for (const { id, atMs, line } of lines.sort((x, y) => x.atMs - y.atMs)) {
+    const { msg, time: _time, level: _level, pid: _pid, hostname: _hostname, ...fields } = line;
+    progress(`heal log: ${atMs >= 0 ? '+' : ''}${atMs} ms ${id}: ${String(msg)} ${JSON.stringify(fields)}`);
+  }
+}
+
 async function main(): Promise<void> {
   const point = await measureCluster({
     peers: 3,
@@ -274,6 +296,7 @@ async function main(): Promise<void> {
     latencySeconds: quick ? 3 : 10,
     idleSeconds: quick ? 8 : 30,
     heartbeatRate: quick ? 500 : 2_000,
+    healLog: process.argv.includes('--heal-log'),
   });
   const t = CLUSTER_TARGETS;
   console.log(

@@ -45,13 +45,14 @@ export class ResponseEncoder {
 
   /** The response sending `resources` (in this order) of the type `typeUrl`. */
   response(typeUrl: string, resources: readonly NamedResource[]): EncodedResponse {
-    const key = this.shared === null ? null : keyOf(typeUrl, resources);
-    const found = key === null ? undefined : this.shared!.get(key);
+    const { shared } = this;
+    const key = shared === null ? '' : keyOf(typeUrl, resources);
+    const found = shared?.get(key);
     if (found) return found;
     const id = (++this.counter).toString(36);
     const response: DiscoveryResponse = { version_info: id, resources: resources.map((resource) => resource.any), type_url: typeUrl, nonce: id };
     const encoded: EncodedResponse = Object.assign(response, { [PRE_ENCODED]: this.encode(response) });
-    if (key !== null) this.shared!.set(key, encoded);
+    shared?.set(key, encoded);
     return encoded;
   }
 }

@@ -58,6 +58,12 @@ export interface NamedSubscription {
   readonly names: Set<string>;
 }
 
+/** Whether `wanted` holds any of `names` (every stream of a push asks this: no array is made). */
+function wantsAny(wanted: ReadonlySet<string>, names: ReadonlySet<string>): boolean {
+  for (const name of names) if (wanted.has(name)) return true;
+  return false;
+}
+
 /**
  * What a state-of-the-world and an incremental stream share: their subscriptions per type, the
  * node they serve, and which subscriptions a push concerns.
@@ -75,7 +81,7 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
   /** A push: the named resources may have changed (the catalog knows their versions). */
   changed(names: ReadonlySet<string>): void {
     for (const subscription of this.subscriptions.values()) {
-      if (subscription.wildcard || [...names].some((name) => subscription.names.has(name))) this.respond(subscription, []);
+      if (subscription.wildcard || wantsAny(subscription.names, names)) this.respond(subscription, []);
     }
   }
 

@@ -52,6 +52,17 @@ async function push(clock: FakeClock): Promise<void> {
   await clock.advance(COALESCE_MS);
 }
 
+/** How many DiscoveryResponses `run` has the protos encode. */
+async function countEncodes(run: () => Promise<void>): Promise<number> {
+  const spy = vi.spyOn(protos, 'encodeResponse');
+  try {
+    await run();
+    return spy.mock.calls.length;
+  } finally {
+    spy.mockRestore();
+  }
+}
+
 describe('XdsServer (state of the world ADS)', () => {
   it('answers a Listener subscription for an unknown service with an empty response, then pushes it when it appears', async () => {
     const { node, clock, call } = await setUp();
@@ -176,15 +187,10 @@ describe('XdsServer (state of the world ADS)', () => {
     for (const stream of streams) ack(stream, TYPE_URLS.endpoints, stream === others[2] ? ['greeter', 'other'] : ['greeter']);
 
     const encode = protos.encodeResponse;
-    const spy = vi.spyOn(protos, 'encodeResponse');
-    let encodes: number;
-    try {
+    const encodes = await countEncodes(async () => {
       register(node, 2);
       await push(clock);
-    } finally {
-      encodes = spy.mock.calls.length;
-      spy.mockRestore();
-    }
+    });
     expect(encodes).toBe(1);
     const pushed = streams.map((stream) => stream.last());
     expect(new Set(pushed.slice(0, 3)).size).toBe(1);
@@ -214,16 +220,11 @@ describe('XdsServer (state of the world ADS)', () => {
     const streams = [call, ...others];
     streams.forEach((stream, i) => stream.send({ type_url: TYPE_URLS.endpoints, resource_names: [i % 2 === 0 ? 'greeter' : 'other'] }));
     streams.forEach((stream, i) => ack(stream, TYPE_URLS.endpoints, [i % 2 === 0 ? 'greeter' : 'other']));
-    const spy = vi.spyOn(protos, 'encodeResponse');
-    let encodes: number;
-    try {
+    const encodes = await countEncodes(async () => {
       register(node, 2);
       register(node, 2, { service: 'other' });
       await push(clock);
-    } finally {
-      encodes = spy.mock.calls.length;
-      spy.mockRestore();
-    }
+    });
     expect(streams.every((stream) => stream.responses.length === 2)).toBe(true);
     expect(encodes).toBe(2);
     expect(new Set(streams.map((stream) => stream.last())).size).toBe(2);

@@ -35,6 +35,8 @@ describe('the dashboard, in chromium, against a 3-peer cluster', () => {
     await page.waitForSelector('#live.on');
     await page.waitForSelector('#peers tr[data-peer="peer-c"] [data-state="up"]');
     expect(await page.locator('#peers tbody tr').count()).toBe(3);
+    // Every peer up, waited for: on a loaded machine one may still be suspect just after start.
+    await page.waitForSelector('#cluster-summary:has-text("3 peers: 3 up")', { timeout: 15_000 });
     expect(await page.textContent('#cluster-summary')).toContain('3 peers: 3 up');
     await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 42));
 

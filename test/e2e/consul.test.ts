@@ -26,7 +26,7 @@ beforeAll(async () => {
   nativeUrl = `http://127.0.0.1:${port}`;
   peer = await startPeerProcess(['--port', String(port), '--consul-port', String(consulPort)], {}, nativeUrl);
   await waitFor(() => peer.logs.some((line) => line.msg === 'Consul API listening'), 10_000, 'the Consul listener');
-}, 30_000);
+});
 
 afterAll(async () => {
   peer?.kill();
@@ -125,7 +125,7 @@ describe('Debian python3-consul', () => {
     expect(result.agentServices).toEqual(expect.arrayContaining(['py-1', 'py-2']));
     expect(result.leader).toBe(`127.0.0.1:${consulPort}`);
     expect(await nativeInstances('pyweb')).toEqual([]);
-  }, 40_000);
+  });
 });
 
 describe("brpc's consul naming service", () => {
@@ -175,5 +175,5 @@ describe('TLS', () => {
       await tlsPeer?.exited;
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 30_000);
+  });
 });

@@ -118,7 +118,7 @@ describe.skipIf(!existsSync(DIG) && !inCi)('DNS from a source outside dns.allowF
       fenced.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });
     }
-  }, 40_000);
+  });
 });
 
 /** A small HTTP backend that answers its own name. */

@@ -61,5 +61,5 @@ describe('eureka-js-client with a token in its service URL', () => {
     expect(await start(bad)).not.toBeNull();
     const anonymous = client(`http://${host}/eureka/v2/apps/`);
     expect(await start(anonymous)).not.toBeNull();
-  }, 30_000);
+  });
 });

@@ -129,7 +129,7 @@ export const clusterSettings = {
     10,
     60_000,
     500,
-    'How long a direct probe waits for an answer before asking other peers to probe (indirect probes wait twice this). Must exceed the round-trip time between peers.',
+    'How long a direct probe waits for an answer before asking other peers to probe (indirect probes wait twice this). A peer held suspect or down is also pinged directly every half of this (at least 50 ms), so a healed link is noticed within that. Must exceed the round-trip time between peers.',
   ),
   indirectProbes: count(
     0,

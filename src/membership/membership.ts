@@ -28,6 +28,19 @@ export interface MembershipInit {
   suspicionTimeoutMs: number;
 }
 
+/** Recheck pings in flight to one member at most (see `Membership.recheck`). */
+const MAX_RECHECKS_IN_FLIGHT = 3;
+
+/**
+ * How often a member held suspect or down is pinged directly, beside the probe round: half
+ * the probe timeout (250 ms in the lan profile), at least 50 ms. A recheck waits
+ * `probeTimeoutMs`, two intervals; with up to three in flight a fresh ping goes out every
+ * interval even while the last two wait out a partition. Pure.
+ */
+export function recheckIntervalMs(probeTimeoutMs: number): number {
+  return Math.max(50, Math.round(probeTimeoutMs / 2));
+}
+
 /** What this peer knows about another one. */
 export interface Member {
   descriptor: PeerDescriptor;
@@ -70,11 +83,14 @@ export class Membership implements MembershipView {
   private readonly members = new Map<string, Member>();
   private readonly listeners: MembershipListener[] = [];
   private readonly probing = new Set<string>();
+  /** How many recheck pings are in flight to each member (see `recheck`). */
+  private readonly rechecking = new Map<string, number>();
   private round: string[] = [];
   /** The peer-list hash each peer answered last: its list need not be sent again while equal. */
   private readonly knownHashes = new Map<string, string>();
   private cachedHash: string | undefined;
   private timer: TimerHandle | undefined;
+  private recheckTimer: TimerHandle | undefined;
   private readonly startedAtMs: number;
   private readonly log: Logger;
 
@@ -98,11 +114,14 @@ export class Membership implements MembershipView {
 
   start(): void {
     this.timer ??= this.components.clock.setInterval(() => this.tick(), this.init.probeIntervalMs);
+    this.recheckTimer ??= this.components.clock.setInterval(() => this.recheckNotUp(), recheckIntervalMs(this.init.probeTimeoutMs));
   }
 
   stop(): void {
     this.timer?.cancel();
     this.timer = undefined;
+    this.recheckTimer?.cancel();
+    this.recheckTimer = undefined;
   }
 
   isUp(peerId: string): boolean {
@@ -186,7 +205,7 @@ export class Membership implements MembershipView {
     // A peer we hold for suspect or down is talking to us: check it now rather than at its
     // turn in the probe round, so a healed partition is noticed within one round trip.
     const caller = this.members.get(request.from.id);
-    if (caller && caller.state !== 'up') void this.probe(caller);
+    if (caller && caller.state !== 'up') this.checkNow(caller);
     const hash = this.currentMembersHash();
     return {
       id: this.init.self.id,
@@ -212,6 +231,11 @@ export class Membership implements MembershipView {
     if (target) void this.probe(target);
   }
 
+  /** Every recheck interval: one direct ping to each member held suspect or down. */
+  recheckNotUp(): void {
+    for (const member of this.members.values()) if (member.state !== 'up') void this.recheck(member);
+  }
+
   /** Direct probe, then indirect probes through other live members. */
   async probe(member: Member): Promise<void> {
     const id = member.descriptor.id;
@@ -228,6 +252,36 @@ export class Membership implements MembershipView {
     } finally {
       this.probing.delete(id);
     }
+  }
+
+  /**
+   * One direct ping to a member held suspect or down, beside its probe: an answer brings it
+   * back up; silence changes nothing (only probes make a peer suspect). A probe sent into a
+   * partition waits out its direct and indirect timeouts (up to three probe timeouts) and
+   * holds back every other probe of that member meanwhile, so without rechecks a healed link
+   * was noticed up to two seconds late (lan profile), and the anti-entropy round that repairs
+   * the partition started only then. A recheck sent just before the heal is lost with the
+   * partition, so up to `MAX_RECHECKS_IN_FLIGHT` are in flight per member: a fresh one goes
+   * out every recheck interval even while the last waits out its timeout.
+   */
+  async recheck(member: Member): Promise<void> {
+    const id = member.descriptor.id;
+    const inFlight = this.rechecking.get(id) ?? 0;
+    if (member.state === 'up' || inFlight >= MAX_RECHECKS_IN_FLIGHT) return;
+    this.rechecking.set(id, inFlight + 1);
+    try {
+      if (await this.ping(member.descriptor)) this.observe(id, 'ack');
+    } finally {
+      const left = (this.rechecking.get(id) ?? 1) - 1;
+      if (left > 0) this.rechecking.set(id, left);
+      else this.rechecking.delete(id);
+    }
+  }
+
+  /** Checks a member now: a probe, or, while one is already in flight, a recheck beside it. */
+  private checkNow(member: Member): void {
+    if (this.probing.has(member.descriptor.id)) void this.recheck(member);
+    else void this.probe(member);
   }
 
   private async ping(target: PeerDescriptor): Promise<boolean> {
@@ -296,7 +350,7 @@ export class Membership implements MembershipView {
    * probe intervals away).
    */
   private probeTheOthersNotUp(): void {
-    for (const other of this.members.values()) if (other.state !== 'up') void this.probe(other);
+    for (const other of this.members.values()) if (other.state !== 'up') this.checkNow(other);
   }
 
   private nextTarget(): Member | undefined {

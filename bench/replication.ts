@@ -12,7 +12,8 @@
  *   3. time for every peer to agree after a partition left 1% of the records divergent (target
  *      < 2 s); reference: the same number of changes made without a partition.
  * `measureCluster` is what `npm run bench` calls for each point of the scaling curve.
- * Alone: npm run build && npx tsx bench/replication.ts [--quick] [--heal-log]
+ * Alone: npm run build && npx tsx bench/replication.ts [--quick] [--heal-log] [--heal-only]
+ * (`--heal-only`: no latency or idle phase, only the load and the heal; nothing written.)
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -290,15 +291,17 @@ function printHealLog(cluster: RealCluster, healedAtMs: number, convergedMs: num
 }
 
 async function main(): Promise<void> {
+  const healOnly = process.argv.includes('--heal-only');
   const point = await measureCluster({
     peers: 3,
     instances: quick ? 10_000 : 100_000,
-    latencySeconds: quick ? 3 : 10,
-    idleSeconds: quick ? 8 : 30,
+    latencySeconds: healOnly ? 0 : quick ? 3 : 10,
+    idleSeconds: healOnly ? 0 : quick ? 8 : 30,
     heartbeatRate: quick ? 500 : 2_000,
     healLog: process.argv.includes('--heal-log'),
   });
   const t = CLUSTER_TARGETS;
+  if (healOnly) return;
   console.log(
     `\n${table([
       { figure: 'write-to-visible p99 at 1,000 writes/s (receiver side)', value: `${point.latency.p99Ms} ms`, target: `< ${t.latencyP99Ms} ms`, met: point.latency.p99Ms < t.latencyP99Ms ? 'yes' : 'NO' },

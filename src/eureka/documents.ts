@@ -162,7 +162,7 @@ export function deltaDocument(
     if (current && isServed(current, context.view)) {
       instance = toEurekaInstance(current, context.defaults, change.action === 'DELETED' ? 'ADDED' : change.action);
     } else {
-      const last = current ?? { record: change.record, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, revision: 0, bucket: 0 };
+      const last = current ?? { record: change.record, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, revision: 0, subBucket: 0 };
       instance = toEurekaInstance(last, context.defaults, 'DELETED');
     }
     let list = apps.get(instance.app);

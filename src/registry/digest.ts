@@ -29,20 +29,92 @@ export function bucketOf(key: string, bucketCount: number): number {
   return hash64(key)[0] % bucketCount;
 }
 
+/** The 64-bit hash of one record in a digest: of `(key, version, deleted)`. */
+export function entryHash(key: string, version: string, deleted: boolean): [number, number] {
+  return hash64(`${key}\u0000${version}\u0000${deleted ? 1 : 0}`);
+}
+
+/**
+ * How many sub-buckets a bucket splits into for a reconcile. At 100,000 records a bucket holds
+ * about 24 of them, so a bucket that differs by one record sends 24 entries without sub-buckets,
+ * one or two with them.
+ */
+export const SUB_BUCKETS = 16;
+
+/**
+ * The sub-bucket of a key, numbered over the whole keyspace (`bucketOf(key) * SUB_BUCKETS + n`),
+ * `n` from the other lane of the key's hash than the bucket's, so that it splits each bucket
+ * evenly. One hash of the key gives both.
+ */
+export function subBucketOf(key: string, bucketCount: number): number {
+  const [h0, h1] = hash64(key);
+  return (h0 % bucketCount) * SUB_BUCKETS + (h1 % SUB_BUCKETS);
+}
+
+/** The bucket a sub-bucket (numbered as `subBucketOf` does) is part of. */
+export function bucketOfSub(subBucket: number): number {
+  return Math.floor(subBucket / SUB_BUCKETS);
+}
+
+/**
+ * The bucket hashes, and within each bucket its `SUB_BUCKETS` sub-bucket hashes, kept up to date
+ * on every write: a bucket's hash is the XOR of its sub-buckets'. The sub-buckets cost 512 KB
+ * (4,096 buckets) and make the reconcile after a
+ * partition list the records of the sub-buckets that differ rather than of whole buckets
+ * (about 2,500 entries rather than 22,000 for 1,000 changes at 100,000 records).
+ */
 export class BucketDigest {
   private readonly high: Uint32Array;
   private readonly low: Uint32Array;
+  private readonly subHigh: Uint32Array;
+  private readonly subLow: Uint32Array;
 
   constructor(readonly bucketCount: number) {
     this.high = new Uint32Array(bucketCount);
     this.low = new Uint32Array(bucketCount);
+    this.subHigh = new Uint32Array(bucketCount * SUB_BUCKETS);
+    this.subLow = new Uint32Array(bucketCount * SUB_BUCKETS);
   }
 
-  /** XORs an entry in or out (the same call does both); `bucket` is `bucketOf(key)`. */
-  toggle(key: string, bucket: number, version: string, deleted: boolean): void {
-    const [h1, h2] = hash64(`${key}\u0000${version}\u0000${deleted ? 1 : 0}`);
+  /** XORs an entry in or out (the same call does both); `subBucket` is `subBucketOf(key)`. */
+  toggle(key: string, subBucket: number, version: string, deleted: boolean): void {
+    const [h1, h2] = entryHash(key, version, deleted);
+    const bucket = bucketOfSub(subBucket);
     this.high[bucket] = ((this.high[bucket] ?? 0) ^ h1) >>> 0;
     this.low[bucket] = ((this.low[bucket] ?? 0) ^ h2) >>> 0;
+    this.subHigh[subBucket] = ((this.subHigh[subBucket] ?? 0) ^ h1) >>> 0;
+    this.subLow[subBucket] = ((this.subLow[subBucket] ?? 0) ^ h2) >>> 0;
+  }
+
+  /** The sub-bucket hashes of `buckets`, in that order, `SUB_BUCKETS` each, 8 bytes a sub-bucket (base64). */
+  encodeSubBuckets(buckets: readonly number[]): string {
+    const bytes = Buffer.alloc(buckets.length * SUB_BUCKETS * 8);
+    buckets.forEach((bucket, index) => {
+      for (let n = 0; n < SUB_BUCKETS; n++) {
+        const offset = (index * SUB_BUCKETS + n) * 8;
+        bytes.writeUInt32BE(this.subHigh[bucket * SUB_BUCKETS + n] ?? 0, offset);
+        bytes.writeUInt32BE(this.subLow[bucket * SUB_BUCKETS + n] ?? 0, offset + 4);
+      }
+    });
+    return bytes.toString('base64');
+  }
+
+  /**
+   * The sub-buckets of `buckets` (numbered as `subBucketOf` does) whose hashes differ from
+   * `encoded` (another peer's `encodeSubBuckets(buckets)`); null when it is of another size.
+   */
+  differingSubBuckets(buckets: readonly number[], encoded: string): number[] | null {
+    const bytes = Buffer.from(encoded, 'base64');
+    if (bytes.length !== buckets.length * SUB_BUCKETS * 8) return null;
+    const out: number[] = [];
+    buckets.forEach((bucket, index) => {
+      for (let n = 0; n < SUB_BUCKETS; n++) {
+        const offset = (index * SUB_BUCKETS + n) * 8;
+        const sub = bucket * SUB_BUCKETS + n;
+        if (bytes.readUInt32BE(offset) !== this.subHigh[sub] || bytes.readUInt32BE(offset + 4) !== this.subLow[sub]) out.push(sub);
+      }
+    });
+    return out;
   }
 
   /** Every bucket hash, packed as base64 (8 bytes a bucket) for the wire. */

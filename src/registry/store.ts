@@ -1,4 +1,4 @@
-import { BucketDigest, bucketOf } from './digest.js';
+import { BucketDigest, subBucketOf } from './digest.js';
 import {
   instanceKeyString,
   serviceIdentity,
@@ -110,13 +110,13 @@ export class InstanceStore {
     const record = written.service === service.service ? written : { ...written, service: service.service };
     const previous = service.instances.get(record.instanceId);
     const keyString = instanceKeyString(record);
-    const bucket = previous?.bucket ?? bucketOf(keyString, this.digest.bucketCount);
+    const subBucket = previous?.subBucket ?? subBucketOf(keyString, this.digest.bucketCount);
     if (previous) {
-      this.digest.toggle(keyString, bucket, previous.record.version, previous.record.deleted !== null);
+      this.digest.toggle(keyString, subBucket, previous.record.version, previous.record.deleted !== null);
     } else {
       this.recordCount += 1;
     }
-    this.digest.toggle(keyString, bucket, record.version, record.deleted !== null);
+    this.digest.toggle(keyString, subBucket, record.version, record.deleted !== null);
     this.countLive(service, (record.deleted === null ? 1 : 0) - (previous && previous.record.deleted === null ? 1 : 0));
     // Every field written out in one literal (no spread): V8 then keeps all of them inside the
     // object, where a spread puts those past the first few in a separate property array (about
@@ -129,7 +129,7 @@ export class InstanceStore {
       held: lease.held,
       ownedSinceMs: lease.ownedSinceMs,
       revision: this.bump(service),
-      bucket,
+      subBucket,
     };
     service.instances.set(record.instanceId, entry);
     this.emit({ kind: 'write', origin, before: previous?.record ?? null, entry });
@@ -154,7 +154,7 @@ export class InstanceStore {
     const service = services?.get(serviceIdentity(key.service));
     const entry = service?.instances.get(key.instanceId);
     if (!services || !service || !entry) return;
-    this.digest.toggle(instanceKeyString(key), entry.bucket, entry.record.version, entry.record.deleted !== null);
+    this.digest.toggle(instanceKeyString(key), entry.subBucket, entry.record.version, entry.record.deleted !== null);
     if (entry.record.deleted === null) this.countLive(service, -1);
     service.instances.delete(key.instanceId);
     this.recordCount -= 1;

@@ -83,8 +83,11 @@ export interface StoredInstance {
   ownedSinceMs: number;
   /** Local revision of the last change to this instance. */
   revision: number;
-  /** The anti-entropy digest bucket of its key (computed once, when first stored). */
-  bucket: number;
+  /**
+   * The anti-entropy digest sub-bucket of its key (`subBucketOf`, computed once, when first
+   * stored); its bucket is `bucketOfSub(subBucket)`.
+   */
+  subBucket: number;
 }
 
 /** The separator inside a key; namespace and service names never contain it. */

@@ -13,11 +13,14 @@ import type {
   PeerRequest,
   ReconcileRequest,
   ReconcileResponse,
+  SubdigestRequest,
+  SubdigestResponse,
   SnapshotRequest,
   SnapshotResponse,
   WireRecord,
 } from '../transport/peer-calls.js';
-import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
+import { PeerCallError, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
+import { bucketOfSub } from '../registry/digest.js';
 import type { Inbox } from './inbox.js';
 import { parseKeyString, toWireRecord } from './wire.js';
 
@@ -62,6 +65,20 @@ export interface RoundResult {
   inSync: boolean;
   pulled: number;
   pushed: number;
+  /** Where a repairing round's time went (absent when the digests matched). */
+  work?: RoundWork;
+}
+
+/** What a repairing round exchanged and how long each step took, for its log line. */
+export interface RoundWork {
+  differingBuckets: number;
+  /** Sub-buckets that differ within them (null: the peer reconciles whole buckets). */
+  differingSubBuckets: number | null;
+  /** `[key, version]` entries sent in the reconcile call. */
+  entriesSent: number;
+  digestMs: number;
+  reconcileMs: number;
+  pushMs: number;
 }
 
 /**
@@ -91,11 +108,16 @@ export function diffEntries(
   return { newerHere, newerThere };
 }
 
+/** The instances of `entries` whose key falls in one of `subBuckets` (numbered as `subBucketOf` does). */
+function inSubBuckets(entries: readonly StoredInstance[], subBuckets: ReadonlySet<number>): StoredInstance[] {
+  return entries.filter((entry) => subBuckets.has(entry.subBucket));
+}
+
 /**
  * Gossip anti-entropy. Every `intervalMs` (jittered) this peer picks a random live peer of its
  * own region, and every `crossRegionIntervalMs` one of another region, and compares digests: one root hash first (equal replicas cost one small round trip), then the
- * bucket hashes, then `[key, version]` lists of the differing buckets only; each side ends
- * up with the newer record of every key. This heals partitions and lost batches, and catches
+ * bucket hashes, then the sub-bucket hashes of the differing buckets, then `[key, version]`
+ * lists of the differing sub-buckets only; each side ends up with the newer record of every key. This heals partitions and lost batches, and catches
  * up a restarted peer.
  */
 export class AntiEntropy {
@@ -187,8 +209,13 @@ export class AntiEntropy {
     return { match: false, buckets: digest.encodeBuckets() };
   }
 
+  handleSubdigest(request: SubdigestRequest): SubdigestResponse {
+    return { hashes: this.components.registry.store.digest.encodeSubBuckets(request.buckets) };
+  }
+
   handleReconcile(request: ReconcileRequest): ReconcileResponse {
-    const local = this.entriesIn(new Set(request.buckets));
+    const inBuckets = this.entriesIn(new Set(request.buckets));
+    const local = request.subBuckets === undefined ? inBuckets : inSubBuckets(inBuckets, new Set(request.subBuckets));
     const { newerHere, newerThere } = diffEntries(local, request.entries);
     const view = this.components.registry.leaseView();
     return { records: newerHere.map((entry) => toWireRecord(entry, view)), want: newerThere };
@@ -213,20 +240,32 @@ export class AntiEntropy {
     const call = <M extends PeerMethod>(method: M, request: PeerRequest<M>) =>
       callPeer(transport, peer, method, request, { timeoutMs: this.init.callTimeoutMs });
 
+    const { clock } = this.components;
+    const startedMs = clock.nowMs();
     const answer = await call('digest', { from: this.init.selfId, root: digest.rootHash() });
     if (answer.match) return { peer: peer.id, inSync: true, pulled: 0, pushed: 0 };
+    const digestDoneMs = clock.nowMs();
     const differing = answer.buckets === undefined ? null : digest.differingBuckets(answer.buckets);
     if (differing === null) throw new Error(`peer ${peer.id} sent a digest of another size`);
     if (differing.length === 0) return { peer: peer.id, inSync: true, pulled: 0, pushed: 0 };
 
-    const chosen = new Set(shuffled(this.components.rng, differing).slice(0, this.init.maxBucketsPerRound));
-    const entries: DigestEntry[] = this.entriesIn(chosen).map((entry) => [
+    const chosen = shuffled(this.components.rng, differing).slice(0, this.init.maxBucketsPerRound);
+    const subBuckets = await this.differingSubBuckets(peer, chosen);
+    const inBuckets = this.entriesIn(new Set(chosen));
+    const local = subBuckets === null ? inBuckets : inSubBuckets(inBuckets, new Set(subBuckets));
+    const entries: DigestEntry[] = local.map((entry) => [
       instanceKeyString(entry.record),
       entry.record.version,
       entry.record.deleted === null ? 0 : 1,
     ]);
-    const theirs = await call('reconcile', { from: this.init.selfId, buckets: [...chosen], entries });
+    const theirs = await call('reconcile', {
+      from: this.init.selfId,
+      buckets: chosen,
+      ...(subBuckets === null ? {} : { subBuckets }),
+      entries,
+    });
     const pulled = inbox.apply(peer.id, theirs.records, 'repair').applied;
+    const reconcileDoneMs = clock.nowMs();
 
     const view = registry.leaseView();
     const wanted: WireRecord[] = [];
@@ -238,13 +277,40 @@ export class AntiEntropy {
     for (let i = 0; i < wanted.length; i += this.init.pushBatchMaxRecords) {
       await call('replicate', { from: this.init.selfId, records: wanted.slice(i, i + this.init.pushBatchMaxRecords), repair: true });
     }
-    return { peer: peer.id, inSync: false, pulled, pushed: wanted.length };
+    const work: RoundWork = {
+      differingBuckets: differing.length,
+      differingSubBuckets: subBuckets === null ? null : subBuckets.length,
+      entriesSent: entries.length,
+      digestMs: digestDoneMs - startedMs,
+      reconcileMs: reconcileDoneMs - digestDoneMs,
+      pushMs: clock.nowMs() - reconcileDoneMs,
+    };
+    return { peer: peer.id, inSync: false, pulled, pushed: wanted.length, work };
+  }
+
+  /**
+   * The sub-buckets of `buckets` whose hashes differ between this peer and `peer`, or null
+   * when `peer` runs a version without `subdigest` (it answers 400): the reconcile then
+   * lists whole buckets.
+   */
+  private async differingSubBuckets(peer: PeerDescriptor, buckets: number[]): Promise<number[] | null> {
+    let theirs: string;
+    try {
+      const answer = await callPeer(this.components.transport, peer, 'subdigest', { from: this.init.selfId, buckets }, { timeoutMs: this.init.callTimeoutMs });
+      theirs = answer.hashes;
+    } catch (error) {
+      if (error instanceof PeerCallError && (error.status === 400 || error.status === 404)) return null;
+      throw error;
+    }
+    const differing = this.components.registry.store.digest.differingSubBuckets(buckets, theirs);
+    if (differing === null) throw new Error(`peer ${peer.id} sent sub-bucket hashes of another size`);
+    return differing;
   }
 
   private entriesIn(buckets: Set<number>): StoredInstance[] {
     const out: StoredInstance[] = [];
     for (const service of this.components.registry.store.allServices()) {
-      for (const entry of service.instances.values()) if (buckets.has(entry.bucket)) out.push(entry);
+      for (const entry of service.instances.values()) if (buckets.has(bucketOfSub(entry.subBucket))) out.push(entry);
     }
     return out;
   }
@@ -261,7 +327,7 @@ export class AntiEntropy {
     this.stats.keysPushed += result.pushed;
     if (result.pulled + result.pushed > 0) {
       this.stats.lastRepairAtMs = nowMs;
-      this.log.info({ peer: result.peer, pulled: result.pulled, pushed: result.pushed }, 'anti-entropy repaired keys');
+      this.log.info({ peer: result.peer, pulled: result.pulled, pushed: result.pushed, ...result.work }, 'anti-entropy repaired keys');
     }
   }
 

@@ -4,6 +4,7 @@ import type { Membership } from '../membership/membership.js';
 import type { DigestEntry, PeerAnswer, PeerMethod } from '../transport/peer-calls.js';
 import type { PeerApi } from '../transport/transport.js';
 import type { Registry } from '../registry/registry.js';
+import { SUB_BUCKETS } from '../registry/digest.js';
 import type { AntiEntropy } from './anti-entropy.js';
 import type { Inbox } from './inbox.js';
 import { parseKeyString, requireArray, requireCount, requireObject, requireString, toWireRecord } from './wire.js';
@@ -48,6 +49,10 @@ export class PeerService implements PeerApi {
   constructor(components: { membership: Membership; inbox: Inbox; antiEntropy: AntiEntropy; registry: Registry }) {
     const { membership, inbox, antiEntropy, registry } = components;
     const bucketLimit = () => 1 << 20;
+    const parseBuckets = (name: string, value: unknown, max: number, maxItems = bucketLimit()) =>
+      requireArray(name, value, maxItems).map((bucket, index) => requireCount(`${name}[${index}]`, bucket, max));
+    /** The digest's own buckets only, each at most once per call: an answer is at most 512 KB. */
+    const digestBuckets = () => registry.store.digest.bucketCount;
     this.handlers = {
       replicate: (body) =>
         inbox.apply(
@@ -59,12 +64,16 @@ export class PeerService implements PeerApi {
       'ping-req': (body) => membership.handlePingReq(parsePingReqRequest(body)),
       digest: (body) =>
         antiEntropy.handleDigest({ from: parsePeerId('from', body.from), root: requireString('root', body.root, 256) }),
+      subdigest: (body) =>
+        antiEntropy.handleSubdigest({
+          from: parsePeerId('from', body.from),
+          buckets: parseBuckets('buckets', body.buckets, digestBuckets() - 1, digestBuckets()),
+        }),
       reconcile: (body) =>
         antiEntropy.handleReconcile({
           from: parsePeerId('from', body.from),
-          buckets: requireArray('buckets', body.buckets, bucketLimit()).map((bucket, index) =>
-            requireCount(`buckets[${index}]`, bucket, bucketLimit()),
-          ),
+          buckets: parseBuckets('buckets', body.buckets, bucketLimit()),
+          ...(body.subBuckets === undefined ? {} : { subBuckets: parseBuckets('subBuckets', body.subBuckets, bucketLimit() * SUB_BUCKETS) }),
           entries: parseEntries(body.entries),
         }),
       snapshot: (body) =>

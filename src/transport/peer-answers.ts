@@ -31,6 +31,11 @@ const answerChecks: { [M in PeerMethod]: (answer: unknown) => ReceivedAnswer<M> 
     const body = answerObject('digest', answer);
     return { match: Boolean(body.match), ...(typeof body.buckets === 'string' ? { buckets: body.buckets } : {}) };
   },
+  subdigest: (answer) => {
+    const body = answerObject('subdigest', answer);
+    if (typeof body.hashes !== 'string') throw new RegistryError('REG_ERR_VALIDATION', 'subdigest answer: hashes must be a string');
+    return { hashes: body.hashes };
+  },
   reconcile: (answer) => {
     const body = answerObject('reconcile', answer);
     return {

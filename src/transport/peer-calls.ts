@@ -7,7 +7,7 @@ import type { InstanceRecord } from '../registry/types.js';
  * The JSON on the wire is these shapes as they are: changing one changes the wire format
  * between versions (docs/upgrading.md).
  */
-export const peerMethods = ['replicate', 'ping', 'ping-req', 'digest', 'reconcile', 'snapshot', 'lease-check'] as const;
+export const peerMethods = ['replicate', 'ping', 'ping-req', 'digest', 'subdigest', 'reconcile', 'snapshot', 'lease-check'] as const;
 export type PeerMethod = (typeof peerMethods)[number];
 
 /** Where a peer is and what it is: gossiped between peers and listed in `/v1/cluster`. */
@@ -79,10 +79,30 @@ export interface DigestResponse {
   buckets?: string;
 }
 
-/** `reconcile`: the caller's `[key, version, deleted]` entries of the buckets that differ. */
+/**
+ * `subdigest`: the responder's sub-bucket hashes of the buckets that differ (`SUB_BUCKETS`
+ * each, registry/digest.ts), so that the reconcile lists only the records of the sub-buckets
+ * that differ. A peer of a version without it answers 400: the caller then reconciles whole
+ * buckets, as every peer did before.
+ */
+export interface SubdigestRequest {
+  from: string;
+  buckets: number[];
+}
+export interface SubdigestResponse {
+  /** `buckets.length * SUB_BUCKETS` hashes of 8 bytes, in the request's bucket order (base64). */
+  hashes: string;
+}
+
+/**
+ * `reconcile`: the caller's `[key, version, deleted]` entries of the buckets that differ; with
+ * `subBuckets`, only of those sub-buckets of the buckets (the responder then compares only its
+ * records in them).
+ */
 export interface ReconcileRequest {
   from: string;
   buckets: number[];
+  subBuckets?: number[];
   entries: DigestEntry[];
 }
 export interface ReconcileResponse {
@@ -149,6 +169,7 @@ export type PeerCalls = EveryMethod<{
   ping: { request: PingRequest; answer: PingResponse; received: PingResponse };
   'ping-req': { request: PingReqRequest; answer: PingReqResponse; received: PingReqResponse };
   digest: { request: DigestRequest; answer: DigestResponse; received: DigestResponse };
+  subdigest: { request: SubdigestRequest; answer: SubdigestResponse; received: SubdigestResponse };
   reconcile: { request: ReconcileRequest; answer: ReconcileResponse; received: WithUnparsedRecords<ReconcileResponse> };
   snapshot: { request: SnapshotRequest; answer: SnapshotResponse; received: WithUnparsedRecords<SnapshotResponse> };
   'lease-check': { request: LeaseCheckRequest; answer: LeaseCheckResponse; received: WithUnparsedRecords<LeaseCheckResponse> };

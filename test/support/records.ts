@@ -22,5 +22,5 @@ export function record(
 
 /** A stored instance for tests. */
 export function stored(rec: InstanceRecord, local: Partial<StoredInstance> = {}): StoredInstance {
-  return { record: rec, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, revision: 1, bucket: 0, ...local };
+  return { record: rec, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, revision: 1, subBucket: 0, ...local };
 }

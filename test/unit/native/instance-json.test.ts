@@ -62,7 +62,7 @@ function toEntry(fields: Record<string, any>): StoredInstance {
     held,
     ownedSinceMs: 0,
     revision: 1,
-    bucket: 0,
+    subBucket: 0,
   };
 }
 

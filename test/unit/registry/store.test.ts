@@ -1,21 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { InstanceStore, type StoreChange } from '../../../src/registry/store.js';
-import type { StoredInstance } from '../../../src/registry/types.js';
+import { instanceKeyString, type StoredInstance } from '../../../src/registry/types.js';
+import { subBucketOf } from '../../../src/registry/digest.js';
 import { record } from '../../support/records.js';
 
 const lease = { leaseExpiresAtMs: 5_000, heardUntilMs: 4_000, hidden: false, held: true, ownedSinceMs: 1_000 };
 
 describe('InstanceStore', () => {
-  it('stores a record with exactly its lease state, revision and bucket, and announces it', () => {
+  it('stores a record with exactly its lease state, revision and digest sub-bucket, and announces it', () => {
     const store = new InstanceStore(16);
     const changes: StoreChange[] = [];
     store.onChange((change) => changes.push(change));
     const rec = record();
     const entry = store.write(rec, lease, 'local');
     expect(Object.keys(entry).sort()).toEqual(
-      ['bucket', 'heardUntilMs', 'held', 'hidden', 'leaseExpiresAtMs', 'ownedSinceMs', 'record', 'revision'].sort(),
+      ['subBucket', 'heardUntilMs', 'held', 'hidden', 'leaseExpiresAtMs', 'ownedSinceMs', 'record', 'revision'].sort(),
     );
-    expect(entry).toEqual({ record: rec, ...lease, revision: 1, bucket: entry.bucket });
+    expect(entry).toEqual({ record: rec, ...lease, revision: 1, subBucket: subBucketOf(instanceKeyString(rec), 16) });
     expect(store.get(rec)).toBe(entry);
     expect(changes).toEqual([{ kind: 'write', origin: 'local', before: null, entry }]);
   });

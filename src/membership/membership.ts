@@ -232,7 +232,7 @@ export class Membership implements MembershipView {
   }
 
   /** Every recheck interval: one direct ping to each member held suspect or down. */
-  recheckNotUp(): void {
+  private recheckNotUp(): void {
     for (const member of this.members.values()) if (member.state !== 'up') void this.recheck(member);
   }
 
@@ -264,7 +264,7 @@ export class Membership implements MembershipView {
    * partition, so up to `MAX_RECHECKS_IN_FLIGHT` are in flight per member: a fresh one goes
    * out every recheck interval even while the last waits out its timeout.
    */
-  async recheck(member: Member): Promise<void> {
+  private async recheck(member: Member): Promise<void> {
     const id = member.descriptor.id;
     const inFlight = this.rechecking.get(id) ?? 0;
     if (member.state === 'up' || inFlight >= MAX_RECHECKS_IN_FLIGHT) return;

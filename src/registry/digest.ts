@@ -24,7 +24,11 @@ function avalanche(h: number): number {
   return (x ^ (x >>> 16)) >>> 0;
 }
 
-/** Which bucket a key falls in, for a digest of `bucketCount` buckets. */
+/**
+ * Which bucket a key falls in, for a digest of `bucketCount` buckets: the rule peers of every
+ * version share (a store keeps `subBucketOf`, whose bucket is this one; digest.test.ts holds
+ * them to it).
+ */
 export function bucketOf(key: string, bucketCount: number): number {
   return hash64(key)[0] % bucketCount;
 }
@@ -59,8 +63,8 @@ export function bucketOfSub(subBucket: number): number {
 /**
  * The bucket hashes, and within each bucket its `SUB_BUCKETS` sub-bucket hashes, kept up to date
  * on every write: a bucket's hash is the XOR of its sub-buckets'. The sub-buckets cost 512 KB
- * (4,096 buckets) and make the reconcile after a
- * partition list the records of the sub-buckets that differ rather than of whole buckets
+ * (4,096 buckets) and make the reconcile after a partition list the
+ * records of the sub-buckets that differ rather than of whole buckets
  * (about 2,500 entries rather than 22,000 for 1,000 changes at 100,000 records).
  */
 export class BucketDigest {

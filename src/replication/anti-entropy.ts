@@ -11,6 +11,7 @@ import type {
   DigestResponse,
   PeerMethod,
   PeerRequest,
+  ReceivedAnswer,
   ReconcileRequest,
   ReconcileResponse,
   SubdigestRequest,
@@ -74,7 +75,7 @@ export interface RoundWork {
   differingBuckets: number;
   /** Sub-buckets that differ within them (null: the peer reconciles whole buckets). */
   differingSubBuckets: number | null;
-  /** `[key, version]` entries sent in the reconcile call. */
+  /** `[key, version, deleted]` entries sent in the reconcile call. */
   entriesSent: number;
   digestMs: number;
   reconcileMs: number;
@@ -108,17 +109,13 @@ export function diffEntries(
   return { newerHere, newerThere };
 }
 
-/** The instances of `entries` whose key falls in one of `subBuckets` (numbered as `subBucketOf` does). */
-function inSubBuckets(entries: readonly StoredInstance[], subBuckets: ReadonlySet<number>): StoredInstance[] {
-  return entries.filter((entry) => subBuckets.has(entry.subBucket));
-}
-
 /**
  * Gossip anti-entropy. Every `intervalMs` (jittered) this peer picks a random live peer of its
- * own region, and every `crossRegionIntervalMs` one of another region, and compares digests: one root hash first (equal replicas cost one small round trip), then the
- * bucket hashes, then the sub-bucket hashes of the differing buckets, then `[key, version]`
- * lists of the differing sub-buckets only; each side ends up with the newer record of every key. This heals partitions and lost batches, and catches
- * up a restarted peer.
+ * own region, and every `crossRegionIntervalMs` one of another region, and compares digests:
+ * one root hash first (equal replicas cost one small round trip), then the bucket hashes, then
+ * the sub-bucket hashes of the differing buckets, then `[key, version]` lists of the differing
+ * sub-buckets only; each side ends up with the newer record of every key. This heals
+ * partitions and lost batches, and catches up a restarted peer.
  */
 export class AntiEntropy {
   readonly stats: AntiEntropyStats = {
@@ -214,8 +211,7 @@ export class AntiEntropy {
   }
 
   handleReconcile(request: ReconcileRequest): ReconcileResponse {
-    const inBuckets = this.entriesIn(new Set(request.buckets));
-    const local = request.subBuckets === undefined ? inBuckets : inSubBuckets(inBuckets, new Set(request.subBuckets));
+    const local = this.entriesIn(new Set(request.buckets), request.subBuckets && new Set(request.subBuckets));
     const { newerHere, newerThere } = diffEntries(local, request.entries);
     const view = this.components.registry.leaseView();
     return { records: newerHere.map((entry) => toWireRecord(entry, view)), want: newerThere };
@@ -235,12 +231,10 @@ export class AntiEntropy {
   }
 
   private async exchange(peer: PeerDescriptor): Promise<RoundResult> {
-    const { transport, registry, inbox } = this.components;
+    const { registry, inbox, clock } = this.components;
     const { digest } = registry.store;
-    const call = <M extends PeerMethod>(method: M, request: PeerRequest<M>) =>
-      callPeer(transport, peer, method, request, { timeoutMs: this.init.callTimeoutMs });
+    const call = <M extends PeerMethod>(method: M, request: PeerRequest<M>) => this.call(peer, method, request);
 
-    const { clock } = this.components;
     const startedMs = clock.nowMs();
     const answer = await call('digest', { from: this.init.selfId, root: digest.rootHash() });
     if (answer.match) return { peer: peer.id, inSync: true, pulled: 0, pushed: 0 };
@@ -251,8 +245,7 @@ export class AntiEntropy {
 
     const chosen = shuffled(this.components.rng, differing).slice(0, this.init.maxBucketsPerRound);
     const subBuckets = await this.differingSubBuckets(peer, chosen);
-    const inBuckets = this.entriesIn(new Set(chosen));
-    const local = subBuckets === null ? inBuckets : inSubBuckets(inBuckets, new Set(subBuckets));
+    const local = this.entriesIn(new Set(chosen), subBuckets === null ? undefined : new Set(subBuckets));
     const entries: DigestEntry[] = local.map((entry) => [
       instanceKeyString(entry.record),
       entry.record.version,
@@ -296,8 +289,7 @@ export class AntiEntropy {
   private async differingSubBuckets(peer: PeerDescriptor, buckets: number[]): Promise<number[] | null> {
     let theirs: string;
     try {
-      const answer = await callPeer(this.components.transport, peer, 'subdigest', { from: this.init.selfId, buckets }, { timeoutMs: this.init.callTimeoutMs });
-      theirs = answer.hashes;
+      theirs = (await this.call(peer, 'subdigest', { from: this.init.selfId, buckets })).hashes;
     } catch (error) {
       if (error instanceof PeerCallError && (error.status === 400 || error.status === 404)) return null;
       throw error;
@@ -307,10 +299,18 @@ export class AntiEntropy {
     return differing;
   }
 
-  private entriesIn(buckets: Set<number>): StoredInstance[] {
+  /** One call to `peer`, with the anti-entropy call timeout. */
+  private call<M extends PeerMethod>(peer: PeerDescriptor, method: M, request: PeerRequest<M>): Promise<ReceivedAnswer<M>> {
+    return callPeer(this.components.transport, peer, method, request, { timeoutMs: this.init.callTimeoutMs });
+  }
+
+  /** The stored instances in `buckets` and, when given, in `subBuckets` of them: one pass over the store. */
+  private entriesIn(buckets: ReadonlySet<number>, subBuckets?: ReadonlySet<number>): StoredInstance[] {
     const out: StoredInstance[] = [];
     for (const service of this.components.registry.store.allServices()) {
-      for (const entry of service.instances.values()) if (buckets.has(bucketOfSub(entry.subBucket))) out.push(entry);
+      for (const entry of service.instances.values()) {
+        if (buckets.has(bucketOfSub(entry.subBucket)) && (subBuckets === undefined || subBuckets.has(entry.subBucket))) out.push(entry);
+      }
     }
     return out;
   }

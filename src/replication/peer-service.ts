@@ -51,7 +51,7 @@ export class PeerService implements PeerApi {
     const bucketLimit = () => 1 << 20;
     const parseBuckets = (name: string, value: unknown, max: number, maxItems = bucketLimit()) =>
       requireArray(name, value, maxItems).map((bucket, index) => requireCount(`${name}[${index}]`, bucket, max));
-    /** The digest's own buckets only, each at most once per call: an answer is at most 512 KB. */
+    /** The digest's own bucket numbers, no more of them than it has: an answer is at most 512 KB. */
     const digestBuckets = () => registry.store.digest.bucketCount;
     this.handlers = {
       replicate: (body) =>

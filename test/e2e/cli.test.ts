@@ -80,7 +80,7 @@ describe('registry (the command line) against a real peer', () => {
     expect(shown.stdout).toContain('natural (namespace default): 21 instances, 21 up');
     expect(shown.stdout).toMatch(/group\s+canary/);
     expect((await callJson('GET', `${peer.url}/v1/services/natural?group=canary`)).body.instances).toHaveLength(21);
-    expect((await runCli(['register', 'cli-one', '10.0.0.1', '1'], env)).code).toBe(0);
+    expect((await runCli(['register', 'cli-one', '10.0.0.1', '1', '--lease-ms', '600000'], env)).code).toBe(0);
     expect((await runCli(['show', 'cli-one'], env)).stdout).toContain('cli-one (namespace default): 1 instance, 1 up');
   }, 60_000);
 
@@ -105,7 +105,7 @@ describe('registry (the command line) against a real peer', () => {
     const watch = spawnCli(['watch', 'watched'], env);
     running.push(watch);
     await watch.waitForOutput('= watched: 0 instances');
-    await callJson('POST', `${peer.url}/v1/instances`, { service: 'watched', host: '10.0.0.1', port: 1, instanceId: 'w-1' });
+    await callJson('POST', `${peer.url}/v1/instances`, { service: 'watched', host: '10.0.0.1', port: 1, instanceId: 'w-1', leaseDurationMs: 600_000 });
     await watch.waitForOutput(/\+ watched {2}w-1 {2}10\.0\.0\.1:1 {2}UP/);
     await callJson('PUT', `${peer.url}/v1/services/watched/instances/w-1/status`, { status: 'DOWN' });
     await watch.waitForOutput(/~ watched {2}w-1 {2}10\.0\.0\.1:1 {2}DOWN/);
@@ -208,7 +208,11 @@ describe('registry start, cluster and peers', () => {
       const url = `http://127.0.0.1:${ports[0]}`;
       const ready = await runCli(['wait-ready', '--peers', '2', '--timeout', '20s', '--url', url]);
       expect(ready.code, ready.stderr).toBe(0);
-      const peers = await runCli(['peers', '--url', url]);
+      // A slow probe on a loaded machine can show p1 suspect for a moment: wait until it is up.
+      const peers = await waitFor(async () => {
+        const shown = await runCli(['peers', '--url', url]);
+        return /p1\s+up\s/.test(shown.stdout) && shown;
+      }, 20_000, 'p0 to show p1 up');
       expect(peers.stdout).toContain('cluster cli (profile local), seen from p0');
       expect(peers.stdout).toMatch(/p1\s+up\s+local\s+z1\s+\S+ ago/);
       expect(peers.stdout).toMatch(/self-preservation: off/);

@@ -25,7 +25,7 @@ beforeAll(async () => {
   consulPort = await freePort();
   nativeUrl = `http://127.0.0.1:${port}`;
   peer = await startPeerProcess(['--port', String(port), '--consul-port', String(consulPort)], {}, nativeUrl);
-  await waitFor(() => peer.logs.some((line) => line.msg === 'Consul API listening'), 10_000, 'the Consul listener');
+  await waitFor(() => peer.logs.some((line) => line.msg === 'Consul API listening'), 60_000, 'the Consul listener'); // generous: it loads its modules after the peer is up
 });
 
 afterAll(async () => {

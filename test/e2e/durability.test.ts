@@ -126,8 +126,8 @@ describe('a durable peer as a real process', () => {
     async (syncPolicy) => {
       const dataDir = newDataDir();
       const first = await startPeer(dataDir, '--sync-policy', syncPolicy);
-      const stream = writeStream(first, { concurrency: 8, maxWrites: 5_000, maxMs: 15_000 });
-      await waitFor(() => stream.acked.size >= 300, 15_000, '300 acknowledged writes');
+      const stream = writeStream(first, { concurrency: 8, maxWrites: 20_000, maxMs: 45_000 });
+      await waitFor(() => stream.acked.size >= 300, 30_000, '300 acknowledged writes');
       const unansweredAtKill = stream.pending();
       first.kill('SIGKILL');
       await stream.done;
@@ -152,11 +152,14 @@ describe('a durable peer as a real process', () => {
   );
 
   it('keeps every instance whose client heartbeats through a restart; no heartbeat is answered 404', async () => {
+    // Long enough that a loaded CI machine (a start taking seconds) cannot let a lease run out
+    // between two heartbeats; the peer stays down for longer than one, which is the point.
+    const LEASE_MS = 6_000;
     const dataDir = newDataDir();
     const first = await startPeer(dataDir, '--profile', 'local');
     const ids = Array.from({ length: 20 }, (_, i) => `hb-${i}`);
     for (const id of ids) {
-      const answer = await call('POST', `${first.url}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9000, instanceId: id, leaseDurationMs: 2_000 });
+      const answer = await call('POST', `${first.url}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9000, instanceId: id, leaseDurationMs: LEASE_MS });
       expect(answer.status).toBe(201);
     }
     // Clients heartbeat every 300 ms against whichever process is up.
@@ -166,7 +169,7 @@ describe('a durable peer as a real process', () => {
     let heartbeating = true;
     const clients = Promise.all(
       ids.map(async (id) => {
-        const until = Date.now() + 20_000;
+        const until = Date.now() + 45_000;
         while (heartbeating && Date.now() < until) {
           try {
             const { status } = await call('PUT', `${target}/v1/services/orders/instances/${id}/heartbeat`);
@@ -182,10 +185,12 @@ describe('a durable peer as a real process', () => {
     await new Promise((resolve) => setTimeout(resolve, 600));
     first.kill('SIGTERM');
     expect(await first.exited).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 2_500)); // down for longer than the 2 s lease
+    const downAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 1_000)); // down for longer than a lease
     const second = await startPeer(dataDir, '--profile', 'local');
     target = second.url;
-    await new Promise((resolve) => setTimeout(resolve, 3_000)); // past the restored grace lease
+    expect(Date.now() - downAt).toBeGreaterThan(LEASE_MS);
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 1_000)); // past the restored grace lease
     heartbeating = false;
     await clients;
 

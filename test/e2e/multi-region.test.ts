@@ -4,6 +4,8 @@ import { waitFor } from '../support/process.js';
 import { RealCluster } from '../support/real-cluster.js';
 
 let cluster: RealCluster | undefined;
+/** Nothing heartbeats here: the local profile's 3 s lease could run out before the cut heals on a loaded machine. */
+const LEASE_MS = 600_000;
 afterEach(async () => {
   await cluster?.stop();
   cluster = undefined;
@@ -21,7 +23,7 @@ describe('two regions of real peers with 80 ms between them', () => {
     }
     // A register with enough metadata that its batch crosses the link gzip-compressed.
     const metadata = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`key-${i}`, `value-${i}-${'x'.repeat(40)}`]));
-    const registered = await callJson('POST', `${cluster.url(euA)}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9000, instanceId: 'eu-1', metadata });
+    const registered = await callJson('POST', `${cluster.url(euA)}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9000, instanceId: 'eu-1', metadata, leaseDurationMs: LEASE_MS });
     expect(registered.status).toBe(201);
     await waitFor(async () => (await callJson('GET', `${cluster!.url(usB)}/v1/services/orders`)).body.instances.length === 1, 10_000, 'the write in the other region');
     const seen = (await callJson('GET', `${cluster.url(usB)}/v1/services/orders/instances/eu-1`)).body;
@@ -34,8 +36,8 @@ describe('two regions of real peers with 80 ms between them', () => {
 
     // Cut the regions apart: each side keeps taking writes.
     cluster.partition([euA, euB], [usA, usB]);
-    expect((await callJson('POST', `${cluster.url(euB)}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9001, instanceId: 'eu-2' })).status).toBe(201);
-    expect((await callJson('POST', `${cluster.url(usA)}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9002, instanceId: 'us-1' })).status).toBe(201);
+    expect((await callJson('POST', `${cluster.url(euB)}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9001, instanceId: 'eu-2', leaseDurationMs: LEASE_MS })).status).toBe(201);
+    expect((await callJson('POST', `${cluster.url(usA)}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9002, instanceId: 'us-1', leaseDurationMs: LEASE_MS })).status).toBe(201);
     cluster.heal();
     for (const id of cluster.ids) {
       for (const proxyFrom of cluster.ids) if (proxyFrom !== id) cluster.proxy(proxyFrom, id).delayMs = 0;

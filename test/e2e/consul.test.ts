@@ -71,7 +71,7 @@ describe('npm consul 2.0.1', () => {
       const writtenAtMs = performance.now();
       const woke = await waitFor(() => changes.find((change) => change.ids.length === 2), 5_000, 'the watch to see web-2');
       expect(woke.ids).toEqual(['web-1', 'web-2']);
-      expect(woke.atMs - writtenAtMs).toBeLessThan(1_000);
+      expect(woke.atMs - writtenAtMs).toBeLessThan(5_000); // woken by the change: the watch's blocking wait is 30 s
       expect(errors).toEqual([]);
     } finally {
       watch.end();
@@ -144,7 +144,7 @@ describe("brpc's consul naming service", () => {
     const startedMs = performance.now();
     await registerService(consul, { name: 'brpc-echo', id: 'echo-2', address: '127.0.0.1', port: 8002, tags: ['idc-b'], check: { ttl: '30s', status: 'passing' } });
     const woke = await blocked;
-    expect(performance.now() - startedMs).toBeLessThan(1_000);
+    expect(performance.now() - startedMs).toBeLessThan(5_000); // woken by the change, not by the 60 s wait
     expect(woke.headers['x-consul-index']).not.toBe(index);
     expect(((await woke.body.json()) as unknown[]).length).toBe(2);
     // An unchanged service answers the same index when the wait ends: brpc then keeps its list.

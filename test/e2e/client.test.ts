@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 function client(peers: string[]): RegistryClient {
-  const created = createRegistryClient({ peers, requestTimeoutMs: 1_000 });
+  const created = createRegistryClient({ peers, requestTimeoutMs: 5_000 }); // peers here die (refused at once), never hang: a long timeout only keeps a slow first call on a loaded machine from switching peers
   cleanups.push(() => created.close());
   return created;
 }

@@ -22,13 +22,13 @@ describe('one peer as a real process', () => {
       service: 'orders',
       host: '127.0.0.1',
       port: 9001,
-      leaseDurationMs: 1_000,
+      leaseDurationMs: 3_000, // 1 s could run out between two calls on a loaded machine
     });
     expect(registered.status).toBe(201);
     expect((await callJson('PUT', `${peer.url}/v1/services/orders/instances/127.0.0.1:9001/heartbeat`)).status).toBe(200);
     expect((await callJson('GET', `${peer.url}/v1/services/orders`)).body.instances).toHaveLength(1);
 
-    // No more heartbeats: the reaper evicts it once its 1 s lease has run out.
+    // No more heartbeats: the reaper evicts it once its 3 s lease has run out.
     await waitFor(
       async () => (await callJson('GET', `${peer.url}/v1/services/orders/instances/127.0.0.1:9001`)).status === 404,
       10_000,

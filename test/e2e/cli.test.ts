@@ -9,7 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, spawnCli, type CliProcess } from '../support/cli.js';
 import { freePort } from '../support/fault-proxy.js';
 import { callJson } from '../support/http.js';
-import { startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
+import { onFreshPorts } from '../support/ports.js';
+import { startFailure, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 import { RealCluster } from '../support/real-cluster.js';
 
 let peer: PeerProcess;
@@ -182,30 +183,35 @@ describe('registry (the command line) against a real peer', () => {
 
 describe('registry start, cluster and peers', () => {
   it('starts a peer like npm start, and stops it cleanly', async () => {
-    const port = await freePort();
-    const start = spawnCli(['start', '--port', String(port), '--profile', 'local']);
+    const start = spawnCli(['start', '--port', '0', '--profile', 'local']);
     running.push(start);
-    await start.waitForOutput('registry peer started');
-    const ready = await runCli(['wait-ready', '--timeout', '10s', '--url', `http://127.0.0.1:${port}`]);
+    // The whole start line (the output is JSON into a pipe): it says where the peer listens.
+    await start.waitForOutput(/"msg":"registry peer started".*\n/);
+    const startLine = start.output().split('\n').find((line) => line.includes('"msg":"registry peer started"'))!;
+    const ready = await runCli(['wait-ready', '--timeout', '10s', '--url', `http://${String((JSON.parse(startLine) as { address: unknown }).address)}`]);
     expect(ready.code).toBe(0);
     expect(await start.stop('SIGTERM')).toBe(0);
   });
 
   it('launches a local cluster, whose peers it shows', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'registry-cli-'));
-    const ports = [await freePort(), await freePort()];
     const file = join(dir, 'cluster.json');
-    await writeFile(
-      file,
-      JSON.stringify({
-        cluster: { name: 'cli', profile: 'local' },
-        peers: ports.map((port, i) => ({ id: `p${i}`, url: `http://127.0.0.1:${port}`, region: 'local', zone: `z${i}` })),
-      }),
-    );
-    const cluster = spawnCli(['cluster', '--config', file]);
-    running.push(cluster);
     try {
-      const url = `http://127.0.0.1:${ports[0]}`;
+      // The file names the ports, so they are picked beforehand: a peer whose port was taken
+      // meanwhile exits, and the cluster starts again on fresh ports.
+      const { cluster, url } = await onFreshPorts(2, async (ports) => {
+        await writeFile(
+          file,
+          JSON.stringify({
+            cluster: { name: 'cli', profile: 'local' },
+            peers: ports.map((port, i) => ({ id: `p${i}`, url: `http://127.0.0.1:${port}`, region: 'local', zone: `z${i}` })),
+          }),
+        );
+        const cluster = spawnCli(['cluster', '--config', file]);
+        running.push(cluster);
+        await clusterStarted(cluster, ['p0', 'p1']);
+        return { cluster, url: `http://127.0.0.1:${ports[0]}` };
+      });
       const ready = await runCli(['wait-ready', '--peers', '2', '--timeout', '20s', '--url', url]);
       expect(ready.code, ready.stderr).toBe(0);
       // A slow probe on a loaded machine can show p1 suspect for a moment: wait until it is up.
@@ -289,3 +295,35 @@ describe('registry register --heartbeat and Ctrl-C', () => {
     }
   });
 });
+
+/**
+ * Waits until every peer `registry cluster` runs has started or exited. A peer that exited
+ * fails the start with why it did (its fatal line; `addressInUse` when its port was taken),
+ * once the cluster is stopped.
+ */
+async function clusterStarted(cluster: CliProcess, ids: string[]): Promise<void> {
+  const width = Math.max(...ids.map((id) => id.length));
+  const linesOf = (id: string) => {
+    const prefix = `[${id.padEnd(width)}] `;
+    return cluster.output().split('\n').filter((line) => line.startsWith(prefix)).map((line) => line.slice(prefix.length));
+  };
+  const exitOf = (id: string) => linesOf(id).find((line) => /^exited \(\w+\)$/.test(line));
+  const started = (id: string) => linesOf(id).some((line) => line.includes('"msg":"registry peer started"'));
+  await waitFor(() => ids.every((id) => exitOf(id) !== undefined || started(id)), 30_000, 'every peer to start or exit').catch((error: Error) => {
+    throw new Error(`${error.message}; got:\n${cluster.output()}`);
+  });
+  const exited = ids.find((id) => exitOf(id) !== undefined);
+  if (exited === undefined) return;
+  await cluster.stop('SIGINT');
+  const logs: Record<string, unknown>[] = [];
+  const other: string[] = [];
+  for (const line of linesOf(exited)) {
+    try {
+      logs.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      other.push(line);
+    }
+  }
+  const end = /^exited \((\w+)\)$/.exec(exitOf(exited)!)![1]!;
+  throw startFailure(/^\d+$/.test(end) ? { code: Number(end), signal: null } : { code: null, signal: end as NodeJS.Signals }, logs, other.join('\n'));
+}

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import Consul from 'consul';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/fault-proxy.js';
+import { onFreshPorts } from '../support/ports.js';
 import { startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 
 /**
@@ -21,10 +21,14 @@ let nativeUrl: string;
 let consulPort: number;
 
 beforeAll(async () => {
-  const port = await freePort();
-  consulPort = await freePort();
-  nativeUrl = `http://127.0.0.1:${port}`;
-  peer = await startPeerProcess(['--port', String(port), '--consul-port', String(consulPort)], {}, nativeUrl);
+  // The Consul port is chosen beforehand (its listener logs the port it was given), the HTTP
+  // port by the peer. No known URL: the peer's start line, written once every listener is up,
+  // tells when it is up, so that a Consul port taken meanwhile fails the start and a fresh one is tried.
+  peer = await onFreshPorts(1, async ([port]) => {
+    consulPort = port!;
+    return startPeerProcess(['--port', '0', '--consul-port', String(consulPort)]);
+  });
+  nativeUrl = peer.url;
   await waitFor(() => peer.logs.some((line) => line.msg === 'Consul API listening'), 60_000, 'the Consul listener'); // generous: it loads its modules after the peer is up
 });
 
@@ -161,9 +165,11 @@ describe('TLS', () => {
     let tlsPeer: PeerProcess | undefined;
     try {
       execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
-      const port = await freePort();
-      const tlsConsulPort = await freePort();
-      tlsPeer = await startPeerProcess(['--port', String(port), '--consul-port', String(tlsConsulPort), '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')]);
+      let tlsConsulPort = 0;
+      tlsPeer = await onFreshPorts(1, async ([port]) => {
+        tlsConsulPort = port!;
+        return startPeerProcess(['--port', '0', '--consul-port', String(tlsConsulPort), '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')]);
+      });
       const dispatcher = new Agent({ connect: { ca: readFileSync(join(dir, 'cert.pem')) } });
       const response = await request(`https://127.0.0.1:${tlsConsulPort}/v1/catalog/services`, { dispatcher });
       expect(response.statusCode).toBe(200);

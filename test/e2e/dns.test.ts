@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/fault-proxy.js';
 import { callJson } from '../support/http.js';
+import { onFreshPorts, PortTakenError } from '../support/ports.js';
 import { startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 
 /**
@@ -153,40 +153,10 @@ describe.skipIf(!existsSync(HAPROXY) && !inCi)('DNS with HAProxy 2.6 (server-tem
     for (const name of ['b1', 'b2', 'b3']) backends.push(await backend(name));
     for (const { name, port } of backends) expect((await register('shop', '127.0.0.1', port, { instanceId: name })).status).toBe(201);
     dir = await mkdtemp(join(tmpdir(), 'registry-haproxy-'));
-    const frontPort = await freePort();
-    const config = [
-      'global',
-      '  maxconn 100',
-      'defaults',
-      '  mode http',
-      '  timeout connect 1s',
-      '  timeout client 5s',
-      '  timeout server 5s',
-      'resolvers registry',
-      `  nameserver peer 127.0.0.1:${dnsPort}`,
-      '  accepted_payload_size 1232',
-      '  resolve_retries 3',
-      '  timeout resolve 250ms',
-      '  timeout retry 250ms',
-      '  hold valid 1s',
-      '  hold obsolete 1s',
-      '  hold nx 1s',
-      '  hold other 1s',
-      'frontend shop',
-      `  bind 127.0.0.1:${frontPort}`,
-      '  default_backend shop',
-      'backend shop',
-      '  balance roundrobin',
-      '  server-template shop 5 _shop._tcp.service.registry resolvers registry init-addr none',
-      '',
-    ].join('\n');
-    await writeFile(join(dir, 'haproxy.cfg'), config);
+    // HAProxy binds the front port it is given: when that port was taken before it listened,
+    // it exits at start, and starts again on a fresh one.
     let output = '';
-    haproxy = spawn(HAPROXY, ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    haproxy.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    haproxy.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const url = `http://127.0.0.1:${frontPort}/`;
-
+    let url = '';
     const seen = async (count: number) => {
       const names = new Map<string, number>();
       for (let i = 0; i < count; i++) {
@@ -195,7 +165,50 @@ describe.skipIf(!existsSync(HAPROXY) && !inCi)('DNS with HAProxy 2.6 (server-tem
       }
       return names;
     };
-    await waitFor(async () => (await seen(9)).size === 3 || (haproxy!.exitCode !== null && Promise.reject(new Error(`haproxy exited: ${output}`))), 20_000, `haproxy to reach the three backends (${output})`, 200);
+    await onFreshPorts(1, async ([frontPort]) => {
+      const config = [
+        'global',
+        '  maxconn 100',
+        'defaults',
+        '  mode http',
+        '  timeout connect 1s',
+        '  timeout client 5s',
+        '  timeout server 5s',
+        'resolvers registry',
+        `  nameserver peer 127.0.0.1:${dnsPort}`,
+        '  accepted_payload_size 1232',
+        '  resolve_retries 3',
+        '  timeout resolve 250ms',
+        '  timeout retry 250ms',
+        '  hold valid 1s',
+        '  hold obsolete 1s',
+        '  hold nx 1s',
+        '  hold other 1s',
+        'frontend shop',
+        `  bind 127.0.0.1:${frontPort}`,
+        '  default_backend shop',
+        'backend shop',
+        '  balance roundrobin',
+        '  server-template shop 5 _shop._tcp.service.registry resolvers registry init-addr none',
+        '',
+      ].join('\n');
+      await writeFile(join(dir, 'haproxy.cfg'), config);
+      output = '';
+      const child = spawn(HAPROXY, ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'pipe', 'pipe'] });
+      haproxy = child;
+      child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      // 'close', not 'exit': only then has all of its output arrived.
+      const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+      url = `http://127.0.0.1:${frontPort}/`;
+      const exited = async () => {
+        await closed;
+        // [ALERT] ... cannot bind socket (Address already in use) for [127.0.0.1:PORT]
+        const taken = output.includes(`cannot bind socket (Address already in use) for [127.0.0.1:${frontPort}]`);
+        return taken ? new PortTakenError(`haproxy exited: ${output}`) : new Error(`haproxy exited: ${output}`);
+      };
+      await waitFor(async () => (await seen(9)).size === 3 || (child.exitCode !== null && Promise.reject(await exited())), 20_000, `haproxy to reach the three backends (${output})`, 200);
+    });
     const spread = await seen(30);
     expect([...spread.keys()].sort()).toEqual(['b1', 'b2', 'b3']);
     expect(Math.min(...spread.values())).toBeGreaterThanOrEqual(5);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../support/fault-proxy.js';
+import { onFreshPorts } from '../support/ports.js';
 import { projectRoot, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 
 /**
@@ -41,31 +42,43 @@ function bash(script: string, env: Record<string, string> = {}): string {
 describe('the README walk-through: two peers on 0.0.0.0 with TLS, mTLS, signing and a token', () => {
   it('works as written', async () => {
     dir = await mkdtemp(join(tmpdir(), 'registry-readme-'));
-    const [portA, portB] = [await freePort(), await freePort()];
-    const text = (await readmeBlock()).replaceAll('8761', String(portA)).replaceAll('8762', String(portB));
-    const lines = text.replace(/\\\n\s*/g, '').split('\n');
-    const starts = lines.filter((line) => line.startsWith('npm start -- '));
-    expect(starts).toHaveLength(2);
-    const setup = lines.slice(0, lines.indexOf(starts[0]!)).join('\n');
-    const usage = lines.slice(lines.indexOf(starts[1]!) + 1).filter((line) => line.startsWith('curl '));
-    expect(usage).toHaveLength(2);
+    // The cluster file names the ports, so they are picked beforehand; when one was taken
+    // before its peer listened, steps 1-4 run again on fresh ports.
+    const { portA, portB, env, usage, peers } = await onFreshPorts(2, async ([portA, portB]) => {
+      const text = (await readmeBlock()).replaceAll('8761', String(portA)).replaceAll('8762', String(portB));
+      const lines = text.replace(/\\\n\s*/g, '').split('\n');
+      const starts = lines.filter((line) => line.startsWith('npm start -- '));
+      expect(starts).toHaveLength(2);
+      const setup = lines.slice(0, lines.indexOf(starts[0]!)).join('\n');
+      const usage = lines.slice(lines.indexOf(starts[1]!) + 1).filter((line) => line.startsWith('curl '));
+      expect(usage).toHaveLength(2);
 
-    // Steps 1-3: certificates, secret and token, cluster file.
-    const envOut = bash(`${setup}\nenv`);
-    const env = Object.fromEntries(
-      envOut
-        .split('\n')
-        .filter((line) => /^(REGISTRY_CLUSTER_SECRET|REGISTRY_TOKENS|TOKEN)=/.test(line))
-        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
-    ) as Record<string, string>;
-    expect(Object.keys(env).sort()).toEqual(['REGISTRY_CLUSTER_SECRET', 'REGISTRY_TOKENS', 'TOKEN']);
-    expect(env.REGISTRY_TOKENS).not.toContain(env.TOKEN);
+      // Steps 1-3: certificates, secret and token, cluster file.
+      const envOut = bash(`${setup}\nenv`);
+      const env = Object.fromEntries(
+        envOut
+          .split('\n')
+          .filter((line) => /^(REGISTRY_CLUSTER_SECRET|REGISTRY_TOKENS|TOKEN)=/.test(line))
+          .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+      ) as Record<string, string>;
+      expect(Object.keys(env).sort()).toEqual(['REGISTRY_CLUSTER_SECRET', 'REGISTRY_TOKENS', 'TOKEN']);
+      expect(env.REGISTRY_TOKENS).not.toContain(env.TOKEN);
 
-    // Step 4: both peers, as `npm start -- ...` runs them (node dist/main.js ...).
-    const peers = await Promise.all(
-      starts.map((line) => startPeerProcess(line.slice('npm start -- '.length).split(/\s+/), env, undefined, dir)),
-    );
-    started.push(...peers);
+      // Step 4: both peers, as `npm start -- ...` runs them (node dist/main.js ...). Each start
+      // is waited for: when one fails, the other is stopped before the next try.
+      const results = await Promise.allSettled(
+        starts.map((line) => startPeerProcess(line.slice('npm start -- '.length).split(/\s+/), env, undefined, dir)),
+      );
+      const peers = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+      started.push(...peers);
+      const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+      if (failed) {
+        for (const peer of peers) peer.kill('SIGKILL');
+        await Promise.all(peers.map((peer) => peer.exited));
+        throw failed.reason;
+      }
+      return { portA: portA!, portB: portB!, env, usage, peers };
+    });
     for (const peer of peers) {
       expect(peer.logs.find((line) => line.msg === 'registry peer started')).toMatchObject({ address: expect.stringMatching(/^0\.0\.0\.0:/) });
       // Fully guarded and on TLS: no safety warning at start (the start-up sync may warn that

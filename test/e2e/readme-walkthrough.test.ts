@@ -3,8 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../support/fault-proxy.js';
 import { callJson } from '../support/http.js';
+import { onFreshPorts } from '../support/ports.js';
 import { projectRoot, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 
 /**
@@ -52,8 +52,7 @@ function startGroup(command: string, args: string[]): Started {
 describe('the README walk-through: the first five minutes', () => {
   it('npm start stops on Ctrl-C with exit 0, and refuses an unknown flag with exit 2', async () => {
     expect(section('The first five minutes')).toContain('npm ci && npm start');
-    const port = await freePort();
-    const npm = startGroup('npm', ['start', '--', '--port', String(port), '--profile', 'local']);
+    const npm = startGroup('npm', ['start', '--', '--port', '0', '--profile', 'local']);
     await waitFor(() => npm.output().includes('registry peer started'), 30_000, `npm start to start; got:\n${npm.output()}`);
     // Ctrl-C on a terminal: SIGINT to the whole foreground process group (npm, node).
     process.kill(-npm.child.pid!, 'SIGINT');
@@ -65,9 +64,8 @@ describe('the README walk-through: the first five minutes', () => {
   }, 60_000);
 
   it('logs readable lines on a terminal and JSON into a pipe', async () => {
-    const port = await freePort();
     // `script` gives the peer a real terminal (a pseudo-terminal) as its standard output.
-    const onTerminal = startGroup('script', ['-qec', `exec node dist/main.js --port ${port} --profile local`, '/dev/null']);
+    const onTerminal = startGroup('script', ['-qec', 'exec node dist/main.js --port 0 --profile local', '/dev/null']);
     // Colours too, on a terminal that has them: compared without them.
     const plain = () => onTerminal.output().replace(/\x1b\[[0-9;]*m/g, '');
     await waitFor(() => /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: registry peer started \{"peer":"peer-1"/m.test(plain()), 30_000, `a readable start line; got:\n${onTerminal.output()}`);
@@ -87,16 +85,28 @@ describe('the README walk-through: a cluster on one machine', () => {
     if (!command) throw new Error('no peer-d command in the README section "A cluster on one machine"');
     const dir = await mkdtemp(join(tmpdir(), 'registry-readme-cluster-'));
     try {
-      // cluster.example.json on free ports; the README's command on them too.
-      const ports = new Map<string, number>();
-      for (const known of ['8761', '8762', '8763', '8764']) ports.set(known, await freePort());
-      const onFreePorts = (text: string) => text.replace(/876[1-4]/g, (known) => String(ports.get(known)));
-      await writeFile(join(dir, 'cluster.example.json'), onFreePorts(await readFile(join(projectRoot, 'cluster.example.json'), 'utf8')));
-      const peerA = await startPeerProcess(['--config', 'cluster.example.json', '--id', 'peer-a', '--profile', 'local'], {}, `http://127.0.0.1:${ports.get('8761')}`, dir);
-      peers.push(peerA);
-      const args = onFreePorts(command).slice('npm start -- '.length).split(/\s+/);
-      const peerD = await startPeerProcess([...args, '--profile', 'local'], {}, `http://127.0.0.1:${ports.get('8764')}`, dir);
-      peers.push(peerD);
+      // cluster.example.json on free ports; the README's command on them too. The file names
+      // the ports, so they are picked beforehand; when one was taken before its peer listened,
+      // both peers start again on fresh ones. No known URL: each peer's own start line tells
+      // when it is up (not whatever answers on its port).
+      const [peerA, peerD] = await onFreshPorts(4, async (free) => {
+        const ports = new Map(['8761', '8762', '8763', '8764'].map((known, i) => [known, free[i]!]));
+        const onFreePorts = (text: string) => text.replace(/876[1-4]/g, (known) => String(ports.get(known)));
+        await writeFile(join(dir, 'cluster.example.json'), onFreePorts(await readFile(join(projectRoot, 'cluster.example.json'), 'utf8')));
+        const peerA = await startPeerProcess(['--config', 'cluster.example.json', '--id', 'peer-a', '--profile', 'local'], {}, undefined, dir);
+        peers.push(peerA);
+        const args = onFreePorts(command).slice('npm start -- '.length).split(/\s+/);
+        try {
+          const peerD = await startPeerProcess([...args, '--profile', 'local'], {}, undefined, dir);
+          peers.push(peerD);
+          expect([peerA.url, peerD.url]).toEqual([`http://127.0.0.1:${ports.get('8761')}`, `http://127.0.0.1:${ports.get('8764')}`]);
+          return [peerA, peerD];
+        } catch (error) {
+          peerA.kill('SIGKILL');
+          await peerA.exited;
+          throw error;
+        }
+      });
 
       const self = (await callJson('GET', `${peerD.url}/v1/cluster`)).body.self as { id: string; region: string; zone: string };
       expect(self).toMatchObject({ id: 'peer-d', region: 'local', zone: 'd' });

@@ -6,7 +6,6 @@ import { credentials, makeClientConstructor, type Client, type ClientDuplexStrea
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TYPE_URLS, XdsProtos } from '../../src/xds/protos.js';
-import { freePort } from '../support/fault-proxy.js';
 import { startPeerProcess, type PeerProcess } from '../support/process.js';
 import { xdsPortOf } from '../support/xds.js';
 
@@ -35,10 +34,10 @@ beforeAll(async () => {
   await writeFile(join(dir, 'peer.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
   openssl(['x509', '-req', '-in', 'peer.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'peer.ext', '-out', 'peer.crt']);
   ca = await readFile(join(dir, 'ca.crt'));
-  const port = await freePort();
-  url = `https://127.0.0.1:${port}`;
-  await writeFile(join(dir, 'cluster.json'), JSON.stringify({ peers: [{ id: 'peer-a', url }], xds: { port: 0 } }));
-  peer = await startPeerProcess(['--config', join(dir, 'cluster.json'), '--id', 'peer-a', '--log-level', 'info', '--tls-cert', join(dir, 'peer.crt'), '--tls-key', join(dir, 'peer.key')]);
+  // Both ports chosen by the peer: its start line says where the API listens (over TLS).
+  await writeFile(join(dir, 'cluster.json'), JSON.stringify({ xds: { port: 0 } }));
+  peer = await startPeerProcess(['--config', join(dir, 'cluster.json'), '--id', 'peer-a', '--port', '0', '--log-level', 'info', '--tls-cert', join(dir, 'peer.crt'), '--tls-key', join(dir, 'peer.key')]);
+  url = `https://${String(peer.logs.find((entry) => entry.msg === 'registry peer started')!.address)}`;
   xdsPort = await xdsPortOf(peer);
   expect(peer.logs.find((entry) => entry.msg === 'xds: serving the Aggregated Discovery Service')?.tls).toBe(true);
 }, 60_000);

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { parse } from 'yaml';
-import { freePort } from './fault-proxy.js';
+import { onFreshPorts, PortTakenError } from './ports.js';
 import { waitFor } from './process.js';
 
 /** Debian's Prometheus (`apt-get install prometheus`; .ci/run installs it). */
@@ -35,12 +35,17 @@ export interface PrometheusProcess {
 /**
  * Runs Prometheus on 127.0.0.1 with `config` (JSON is YAML), its data and config in `dir`, and
  * waits until `/-/ready` answers. Nothing remote: no remote write or read, no alertmanager.
+ * Its port is picked beforehand (it does not say which port 0 gave it): when that port was
+ * taken before it listened, it starts again on a fresh one.
  */
 export async function startPrometheus(config: unknown, dir: string): Promise<PrometheusProcess> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
   const configFile = join(dir, 'prometheus.yml');
   await writeFile(configFile, JSON.stringify(config, null, 2));
+  return onFreshPorts(1, ([port]) => startPrometheusOn(port!, configFile, dir));
+}
+
+async function startPrometheusOn(port: number, configFile: string, dir: string): Promise<PrometheusProcess> {
+  const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     PROMETHEUS_BINARY,
     [`--config.file=${configFile}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`, '--storage.tsdb.retention.time=1h'],
@@ -50,6 +55,8 @@ export async function startPrometheus(config: unknown, dir: string): Promise<Pro
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // 'close', not 'exit': only then has all of its output arrived.
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const running = () => child.exitCode === null && child.signalCode === null;
   const stop = async () => {
     if (child.pid !== undefined && running()) {
@@ -60,7 +67,12 @@ export async function startPrometheus(config: unknown, dir: string): Promise<Pro
   try {
     await waitFor(
       async () => {
-        if (!running()) throw new Error(`prometheus exited (${child.exitCode ?? child.signalCode}): ${output.slice(-3_000)}`);
+        if (!running()) {
+          await closed;
+          const why = `prometheus exited (${child.exitCode ?? child.signalCode}): ${output.slice(-3_000)}`;
+          // "Unable to start web listener" err="listen tcp 127.0.0.1:PORT: bind: address already in use"
+          throw output.includes(`listen tcp 127.0.0.1:${port}: bind: address already in use`) ? new PortTakenError(why) : new Error(why);
+        }
         try {
           const response = await request(`${url}/-/ready`, { signal: AbortSignal.timeout(1_000) });
           await response.body.dump();

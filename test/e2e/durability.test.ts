@@ -6,7 +6,6 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { compareVersions } from '../../src/clock/hlc.js';
 import { callJson as call } from '../support/http.js';
-import { retryWhenPortTaken } from '../support/ports.js';
 import { mainScript, projectRoot, runPeerToExit, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 
 const inspectScript = fileURLToPath(new URL('../../dist/cli/inspect-data.js', import.meta.url));
@@ -203,41 +202,36 @@ describe('a durable peer as a real process', () => {
   }, 60_000);
 
   it('starts again at once after kill -9 while the killed peer is still a zombie (its parent has not reaped it)', async () => {
-    // The first peer listens on a port of its choosing; the second restarts on that port once
-    // the first is killed. Should anything take the port in between, the whole run starts again.
-    await retryWhenPortTaken(async () => {
-      const dataDir = newDataDir();
-      const logFile = `${dataDir}.log`;
-      // What a supervisor that is slow to reap does: the peer's parent is a shell that execs
-      // `sleep` and never waits for it, so the killed peer stays a zombie while we restart.
-      const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
-      const peerCommand = [process.execPath, mainScript, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir].map(quote).join(' ');
-      const parent = spawn('sh', ['-c', `${peerCommand} >${quote(logFile)} 2>&1 & echo $!; exec sleep 60`], { stdio: ['ignore', 'pipe', 'ignore'] });
-      try {
-        const firstPid = await new Promise<number>((resolve) => parent.stdout.once('data', (chunk: Buffer) => resolve(Number(String(chunk).trim()))));
-        // Its start line (complete: it ends the line) says where it listens.
-        const startLine = await waitFor(
-          () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '').split('\n').slice(0, -1).find((line) => line.includes('"msg":"registry peer started"')),
-          20_000,
-          'the first peer to start',
-        );
-        const address = String((JSON.parse(startLine) as { address: unknown }).address);
-        const port = address.slice(address.lastIndexOf(':') + 1);
-        const url = `http://${address}`;
-        await waitFor(async () => (await call('GET', `${url}/readyz`).catch(() => ({ status: 0 }))).status === 200, 20_000, 'the first peer to be ready');
-        expect((await call('POST', `${url}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9000, instanceId: 'kept', leaseDurationMs: 120_000 })).status).toBe(201);
-        process.kill(firstPid, 'SIGKILL');
-        await waitFor(() => readFileSync(`/proc/${firstPid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z'), 10_000, 'the killed peer to be a zombie');
+    const dataDir = newDataDir();
+    const logFile = `${dataDir}.log`;
+    // What a supervisor that is slow to reap does: the peer's parent is a shell that execs
+    // `sleep` and never waits for it, so the killed peer stays a zombie while we restart.
+    const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
+    const peerCommand = [process.execPath, mainScript, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir].map(quote).join(' ');
+    const parent = spawn('sh', ['-c', `${peerCommand} >${quote(logFile)} 2>&1 & echo $!; exec sleep 60`], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const firstPid = await new Promise<number>((resolve) => parent.stdout.once('data', (chunk: Buffer) => resolve(Number(String(chunk).trim()))));
+      // Its start line (complete: it ends the line) says where it listens.
+      const startLine = await waitFor(
+        () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '').split('\n').slice(0, -1).find((line) => line.includes('"msg":"registry peer started"')),
+        20_000,
+        'the first peer to start',
+      );
+      const address = String((JSON.parse(startLine) as { address: unknown }).address);
+      const url = `http://${address}`;
+      await waitFor(async () => (await call('GET', `${url}/readyz`).catch(() => ({ status: 0 }))).status === 200, 20_000, 'the first peer to be ready');
+      expect((await call('POST', `${url}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9000, instanceId: 'kept', leaseDurationMs: 120_000 })).status).toBe(201);
+      process.kill(firstPid, 'SIGKILL');
+      await waitFor(() => readFileSync(`/proc/${firstPid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z'), 10_000, 'the killed peer to be a zombie');
 
-        const second = await startPeer(dataDir, '--port', port);
-        expect(existsSync(`/proc/${firstPid}`)).toBe(true); // still a zombie: it was not waited for
-        expect(second.logs.find((line) => line.msg === 'data dir lock taken over')?.why).toContain(`pid ${firstPid}`);
-        expect(second.logs.some((line) => line.msg === 'data dir locked: waiting for its holder to exit')).toBe(false);
-        expect((await call('GET', `${url}/v1/services/orders/instances/kept`)).status).toBe(200);
-      } finally {
-        parent.kill('SIGKILL');
-      }
-    });
+      const second = await startPeer(dataDir);
+      expect(existsSync(`/proc/${firstPid}`)).toBe(true); // still a zombie: it was not waited for
+      expect(second.logs.find((line) => line.msg === 'data dir lock taken over')?.why).toContain(`pid ${firstPid}`);
+      expect(second.logs.some((line) => line.msg === 'data dir locked: waiting for its holder to exit')).toBe(false);
+      expect((await call('GET', `${second.url}/v1/services/orders/instances/kept`)).status).toBe(200);
+    } finally {
+      parent.kill('SIGKILL');
+    }
   }, 60_000);
 
   it('exits with code 2 naming the problem for a data dir that is locked or not a directory', async () => {

@@ -92,15 +92,7 @@ export class BucketDigest {
 
   /** The sub-bucket hashes of `buckets`, in that order, `SUB_BUCKETS` each, 8 bytes a sub-bucket (base64). */
   encodeSubBuckets(buckets: readonly number[]): string {
-    const bytes = Buffer.alloc(buckets.length * SUB_BUCKETS * 8);
-    buckets.forEach((bucket, index) => {
-      for (let n = 0; n < SUB_BUCKETS; n++) {
-        const offset = (index * SUB_BUCKETS + n) * 8;
-        bytes.writeUInt32BE(this.subHigh[bucket * SUB_BUCKETS + n] ?? 0, offset);
-        bytes.writeUInt32BE(this.subLow[bucket * SUB_BUCKETS + n] ?? 0, offset + 4);
-      }
-    });
-    return bytes.toString('base64');
+    return encodeHashes(this.subHigh, this.subLow, subBucketsIn(buckets));
   }
 
   /**
@@ -108,27 +100,12 @@ export class BucketDigest {
    * `encoded` (another peer's `encodeSubBuckets(buckets)`); null when it is of another size.
    */
   differingSubBuckets(buckets: readonly number[], encoded: string): number[] | null {
-    const bytes = Buffer.from(encoded, 'base64');
-    if (bytes.length !== buckets.length * SUB_BUCKETS * 8) return null;
-    const out: number[] = [];
-    buckets.forEach((bucket, index) => {
-      for (let n = 0; n < SUB_BUCKETS; n++) {
-        const offset = (index * SUB_BUCKETS + n) * 8;
-        const sub = bucket * SUB_BUCKETS + n;
-        if (bytes.readUInt32BE(offset) !== this.subHigh[sub] || bytes.readUInt32BE(offset + 4) !== this.subLow[sub]) out.push(sub);
-      }
-    });
-    return out;
+    return differingHashes(this.subHigh, this.subLow, subBucketsIn(buckets), encoded);
   }
 
   /** Every bucket hash, packed as base64 (8 bytes a bucket) for the wire. */
   encodeBuckets(): string {
-    const bytes = Buffer.alloc(this.bucketCount * 8);
-    for (let i = 0; i < this.bucketCount; i++) {
-      bytes.writeUInt32BE(this.high[i] ?? 0, i * 8);
-      bytes.writeUInt32BE(this.low[i] ?? 0, i * 8 + 4);
-    }
-    return bytes.toString('base64');
+    return encodeHashes(this.high, this.low, this.everyBucket());
   }
 
   /** One hash over all buckets: equal roots mean (with overwhelming odds) equal replicas. */
@@ -145,14 +122,32 @@ export class BucketDigest {
 
   /** Bucket numbers whose hash differs from `encoded` (another peer's `encodeBuckets()`). */
   differingBuckets(encoded: string): number[] | null {
-    const bytes = Buffer.from(encoded, 'base64');
-    if (bytes.length !== this.bucketCount * 8) return null;
-    const out: number[] = [];
-    for (let i = 0; i < this.bucketCount; i++) {
-      if (bytes.readUInt32BE(i * 8) !== this.high[i] || bytes.readUInt32BE(i * 8 + 4) !== this.low[i]) {
-        out.push(i);
-      }
-    }
-    return out;
+    return differingHashes(this.high, this.low, this.everyBucket(), encoded);
   }
+
+  private everyBucket(): number[] {
+    return Array.from({ length: this.bucketCount }, (_, bucket) => bucket);
+  }
+}
+
+/** The sub-bucket numbers of `buckets`, in order, `SUB_BUCKETS` each. */
+function subBucketsIn(buckets: readonly number[]): number[] {
+  return buckets.flatMap((bucket) => Array.from({ length: SUB_BUCKETS }, (_, n) => bucket * SUB_BUCKETS + n));
+}
+
+/** The 64-bit hashes (high and low halves) at `indices`, in that order, 8 bytes each, as base64: a digest on the wire. */
+function encodeHashes(high: Uint32Array, low: Uint32Array, indices: readonly number[]): string {
+  const bytes = Buffer.alloc(indices.length * 8);
+  indices.forEach((index, i) => {
+    bytes.writeUInt32BE(high[index] ?? 0, i * 8);
+    bytes.writeUInt32BE(low[index] ?? 0, i * 8 + 4);
+  });
+  return bytes.toString('base64');
+}
+
+/** Those of `indices` whose hash differs from `encoded` (another peer's `encodeHashes` of the same indices); null when it is of another size. */
+function differingHashes(high: Uint32Array, low: Uint32Array, indices: readonly number[], encoded: string): number[] | null {
+  const bytes = Buffer.from(encoded, 'base64');
+  if (bytes.length !== indices.length * 8) return null;
+  return indices.filter((index, i) => bytes.readUInt32BE(i * 8) !== high[index] || bytes.readUInt32BE(i * 8 + 4) !== low[index]);
 }

@@ -10,7 +10,7 @@ import { runCli, spawnCli, type CliProcess } from '../support/cli.js';
 import { freePort } from '../support/fault-proxy.js';
 import { callJson } from '../support/http.js';
 import { onFreshPorts } from '../support/ports.js';
-import { startFailure, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
+import { startedUrl, startFailure, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 import { RealCluster } from '../support/real-cluster.js';
 
 let peer: PeerProcess;
@@ -187,8 +187,7 @@ describe('registry start, cluster and peers', () => {
     running.push(start);
     // The whole start line (the output is JSON into a pipe): it says where the peer listens.
     await start.waitForOutput(/"msg":"registry peer started".*\n/);
-    const startLine = start.output().split('\n').find((line) => line.includes('"msg":"registry peer started"'))!;
-    const ready = await runCli(['wait-ready', '--timeout', '10s', '--url', `http://${String((JSON.parse(startLine) as { address: unknown }).address)}`]);
+    const ready = await runCli(['wait-ready', '--timeout', '10s', '--url', startedUrl(start.output())!]);
     expect(ready.code).toBe(0);
     expect(await start.stop('SIGTERM')).toBe(0);
   });

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { compareVersions } from '../../src/clock/hlc.js';
 import { callJson as call } from '../support/http.js';
-import { mainScript, projectRoot, runPeerToExit, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
+import { mainScript, projectRoot, runPeerToExit, startedUrl, startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 
 const inspectScript = fileURLToPath(new URL('../../dist/cli/inspect-data.js', import.meta.url));
 // Made in beforeAll: a run that skips every test here runs no hook and must leave nothing behind.
@@ -211,14 +211,7 @@ describe('a durable peer as a real process', () => {
     const parent = spawn('sh', ['-c', `${peerCommand} >${quote(logFile)} 2>&1 & echo $!; exec sleep 60`], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const firstPid = await new Promise<number>((resolve) => parent.stdout.once('data', (chunk: Buffer) => resolve(Number(String(chunk).trim()))));
-      // Its start line (complete: it ends the line) says where it listens.
-      const startLine = await waitFor(
-        () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '').split('\n').slice(0, -1).find((line) => line.includes('"msg":"registry peer started"')),
-        20_000,
-        'the first peer to start',
-      );
-      const address = String((JSON.parse(startLine) as { address: unknown }).address);
-      const url = `http://${address}`;
+      const url = await waitFor(() => startedUrl(existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''), 20_000, 'the first peer to start');
       await waitFor(async () => (await call('GET', `${url}/readyz`).catch(() => ({ status: 0 }))).status === 200, 20_000, 'the first peer to be ready');
       expect((await call('POST', `${url}/v1/instances`, { service: 'orders', host: '127.0.0.1', port: 9000, instanceId: 'kept', leaseDurationMs: 120_000 })).status).toBe(201);
       process.kill(firstPid, 'SIGKILL');

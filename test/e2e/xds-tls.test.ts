@@ -37,7 +37,7 @@ beforeAll(async () => {
   // Both ports chosen by the peer: its start line says where the API listens (over TLS).
   await writeFile(join(dir, 'cluster.json'), JSON.stringify({ xds: { port: 0 } }));
   peer = await startPeerProcess(['--config', join(dir, 'cluster.json'), '--id', 'peer-a', '--port', '0', '--log-level', 'info', '--tls-cert', join(dir, 'peer.crt'), '--tls-key', join(dir, 'peer.key')]);
-  url = `https://${String(peer.logs.find((entry) => entry.msg === 'registry peer started')!.address)}`;
+  url = peer.url.replace(/^http:/, 'https:');
   xdsPort = await xdsPortOf(peer);
   expect(peer.logs.find((entry) => entry.msg === 'xds: serving the Aggregated Discovery Service')?.tls).toBe(true);
 }, 60_000);

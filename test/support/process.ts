@@ -80,6 +80,19 @@ export function startFailure(
   return new PeerStartError(end.code, end.signal, reason || 'no output', false);
 }
 
+/** What a peer logs once it listens, with its `address`. */
+const START_LINE = 'registry peer started';
+const urlOf = (started: Record<string, unknown>) => `http://${String(started.address)}`;
+
+/**
+ * The URL a peer's start line gives, read from its raw output (JSON lines, as into a pipe or a
+ * file); undefined until that whole line is there.
+ */
+export function startedUrl(output: string): string | undefined {
+  const line = output.split('\n').slice(0, -1).find((text) => text.includes(`"msg":"${START_LINE}"`));
+  return line === undefined ? undefined : urlOf(JSON.parse(line) as Record<string, unknown>);
+}
+
 /**
  * Starts `node dist/main.js` with the given flags (the same command as the Docker image and
  * `npm start`, with their Node flags: src/node-flags.ts)
@@ -137,8 +150,8 @@ export async function startPeerProcess(
       // 'exit' can come before 'close': stop polling, and let `endedEarly` say why.
       if (child.exitCode !== null || child.signalCode !== null) return exitSeen;
       if (knownUrl) return (await isHealthy(knownUrl)) && knownUrl;
-      const started = logs.find((line) => line.msg === 'registry peer started');
-      return started && `http://${String(started.address)}`;
+      const started = logs.find((line) => line.msg === START_LINE);
+      return started && urlOf(started);
     },
     20_000,
     'the peer to start',

@@ -2,9 +2,11 @@
  * Reads at scale (issue 16): what a read or a push costs when many readers want the same thing.
  *
  *   1. discover (`GET /v1/services/{s}`) of a 100- and a 1,000-instance service, 16 in flight,
- *      against a bare node:http server sending the very same bytes (the reference), in
- *      alternating rounds (which goes first alternates too); the ratio is the median of the
- *      rounds' ratios, so that a change of the machine's load between rounds weighs on both;
+ *      against a bare node:http server sending the very same bytes (the reference, two
+ *      processes of it, their mean), with bare fastify sending them too, in rounds of each in
+ *      turn (the order reversed every other round); the ratio is the median of the rounds'
+ *      ratios, so that a change of the machine's load between rounds weighs on all of them.
+ *      The two bare processes' ratio to each other is shown beside it: what noise alone does;
  *   2. Eureka full fetch (`GET /eureka/apps`, JSON) of the whole registry, 1, 8 and 32 at once:
  *      time, the peer's CPU seconds, its peak RSS growth, and heartbeats sent to the same peer
  *      meanwhile (p99, max); the reference is the first, cold fetch (which builds the document);
@@ -46,6 +48,12 @@ export interface DiscoverPoint {
    */
   fastifyPerSecond?: number;
   fastifyRatio?: number;
+  /**
+   * The noise floor: the second process of the bare server against the first, the median of
+   * the same rounds and its range (absent from results written before it was measured).
+   */
+  bareAgainstBare?: number;
+  bareAgainstBareRange?: [number, number];
 }
 
 export interface FullFetchPoint {
@@ -133,31 +141,29 @@ async function rate(target: ReturnType<typeof pool>, path: string, roundMs: numb
   return run.done / (run.elapsedMs / 1_000);
 }
 
-/** Rounds of the peer and the bare server alternating (and which goes first): medians and the rounds' ratios. */
-async function alternatingRates(peerUrl: string, bareUrl: string, path: string, rounds: number, roundMs: number) {
-  const peerPool = pool(peerUrl, 16);
-  const barePool = pool(bareUrl, 16);
-  const peerRates: number[] = [];
-  const bareRates: number[] = [];
-  const ratios: number[] = [];
+/**
+ * Rounds of every server in turn, the order reversed every other round (so no server always
+ * follows the same one): each server's rate in each round. Warm-up first (connections, the
+ * listing's shared bytes, JIT), untimed.
+ */
+async function interleavedRates(urls: string[], path: string, rounds: number, roundMs: number): Promise<number[][]> {
+  const pools = urls.map((url) => pool(url, 16));
+  const rates: number[][] = urls.map(() => []);
   try {
-    // An untimed warm-up of each (connections, the listing's shared bytes, JIT).
-    await rate(peerPool, path, 500);
-    await rate(barePool, path, 500);
+    for (const target of pools) await rate(target, path, 500);
     for (let r = 0; r < rounds; r++) {
-      const peerFirst = r % 2 === 0;
-      const first = await rate(peerFirst ? peerPool : barePool, path, roundMs);
-      const second = await rate(peerFirst ? barePool : peerPool, path, roundMs);
-      const [peer, bare] = peerFirst ? [first, second] : [second, first];
-      peerRates.push(peer);
-      bareRates.push(bare);
-      ratios.push(peer / bare);
+      const order = urls.map((_, i) => (r % 2 === 0 ? i : urls.length - 1 - i));
+      for (const i of order) rates[i]!.push(await rate(pools[i]!, path, roundMs));
     }
   } finally {
-    await peerPool.close();
-    await barePool.close();
+    for (const target of pools) await target.close();
   }
-  return { peerPerSecond: median(peerRates), barePerSecond: median(bareRates), ratio: median(ratios), ratios };
+  return rates;
+}
+
+/** The median of `ratios` and their range, rounded. */
+function ratioOf(ratios: number[]): { ratio: number; range: [number, number] } {
+  return { ratio: round(median(ratios), 2), range: [round(Math.min(...ratios), 2), round(Math.max(...ratios), 2)] };
 }
 
 async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<DiscoverPoint[]> {
@@ -168,30 +174,39 @@ async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<Di
     const body = await (await request(`${peer.url}${path}`)).body.arrayBuffer();
     const file = join(tmpdir(), `read-scale-${process.pid}-${instances}.json`);
     writeFileSync(file, Buffer.from(body));
-    const bare = await startBare(file, pinned);
+    // Two processes of the very same bare server: the reference is their mean in each round
+    // (one process alone can run up to an eighth faster or slower than another for the whole
+    // run), and their ratio to each other is what this machine's noise alone makes of a ratio.
+    const bares = [await startBare(file, pinned), await startBare(file, pinned)];
     const fastify = await startBareFastify(file, pinned);
     try {
-      const rounds = quick ? 2 : 6;
-      const roundMs = quick ? 1_500 : 3_000;
       pinLoadGenerator(pinned);
-      const rates = await alternatingRates(peer.url, bare.url, path, rounds, roundMs);
-      // The same rounds with bare fastify in the peer's place: how near 1 the stack itself gets.
-      const ceiling = await alternatingRates(fastify.url, bare.url, path, rounds, roundMs);
+      const [peerRates, bareA, bareB, fastifyRates] = await interleavedRates(
+        [peer.url, bares[0]!.url, bares[1]!.url, fastify.url],
+        path,
+        quick ? 4 : 18,
+        quick ? 750 : 1_000,
+      );
       pinLoadGenerator(false);
+      const reference = bareA!.map((a, r) => (a + bareB![r]!) / 2);
+      const peerRatio = ratioOf(peerRates!.map((rate, r) => rate / reference[r]!));
+      const noise = ratioOf(bareB!.map((b, r) => b / bareA![r]!));
       const point: DiscoverPoint = {
         instances,
         bytes: body.byteLength,
-        peerPerSecond: round(rates.peerPerSecond, 0),
-        barePerSecond: round(rates.barePerSecond, 0),
-        ratio: round(rates.ratio, 2),
-        ratioRange: [round(Math.min(...rates.ratios), 2), round(Math.max(...rates.ratios), 2)],
-        fastifyPerSecond: round(ceiling.peerPerSecond, 0),
-        fastifyRatio: round(ceiling.ratio, 2),
+        peerPerSecond: round(median(peerRates!), 0),
+        barePerSecond: round(median(reference), 0),
+        ratio: peerRatio.ratio,
+        ratioRange: peerRatio.range,
+        fastifyPerSecond: round(median(fastifyRates!), 0),
+        fastifyRatio: ratioOf(fastifyRates!.map((rate, r) => rate / reference[r]!)).ratio,
+        bareAgainstBare: noise.ratio,
+        bareAgainstBareRange: noise.range,
       };
       progress(`discover ${instances}: ${JSON.stringify(point)}`);
       points.push(point);
     } finally {
-      await bare.stop();
+      for (const bare of bares) await bare.stop();
       await fastify.stop();
     }
   }
@@ -537,7 +552,8 @@ export function readScaleRows(result: ReadScaleResult): Record<string, string>[]
       value: `${d.peerPerSecond.toLocaleString('en-US')}/s`,
       reference:
         `bare node:http sending the same bytes ${d.barePerSecond.toLocaleString('en-US')}/s` +
-        (d.fastifyRatio === undefined ? '' : `; bare fastify (the stack's ceiling) ${d.fastifyPerSecond!.toLocaleString('en-US')}/s, ${d.fastifyRatio}x`),
+        (d.fastifyRatio === undefined ? '' : `; bare fastify (the stack's ceiling) ${d.fastifyPerSecond!.toLocaleString('en-US')}/s, ${d.fastifyRatio}x`) +
+        (d.bareAgainstBare === undefined ? '' : `; noise: two bare node:http processes ${d.bareAgainstBare}x of each other (rounds ${d.bareAgainstBareRange![0]}-${d.bareAgainstBareRange![1]})`),
       ratio: d.ratioRange ? `${d.ratio}x (rounds ${d.ratioRange[0]}-${d.ratioRange[1]})` : `${d.ratio}x`,
       target: `>= ${t.discoverRatio}x`,
       met: yes(d.ratio >= t.discoverRatio),

@@ -257,6 +257,13 @@ describe('the read-scale rows', () => {
     expect(row!.met).toBe('**NO**');
   });
 
+  it('shows the noise floor, two bare node:http processes against each other, when it was measured', () => {
+    const [row] = readScaleRows(result({ ...discover, fastifyPerSecond: 10_900, fastifyRatio: 0.81, bareAgainstBare: 0.97, bareAgainstBareRange: [0.85, 1.12] }));
+    expect(row!.reference).toBe(
+      "bare node:http sending the same bytes 13,391/s; bare fastify (the stack's ceiling) 10,900/s, 0.81x; noise: two bare node:http processes 0.97x of each other (rounds 0.85-1.12)",
+    );
+  });
+
   it('shows the bare node:http reference alone for results written before the ceiling was measured', () => {
     const [row] = readScaleRows(result(discover));
     expect(row!.reference).toBe('bare node:http sending the same bytes 13,391/s');

@@ -78,6 +78,23 @@ function stop(eureka: Eureka): Promise<void> {
   return new Promise((resolve, reject) => eureka.stop((error) => (error ? reject(error) : resolve())));
 }
 
+/**
+ * Stops a client just after one of its heartbeats was answered, so that none is in flight. A
+ * heartbeat that reached the peer after the deregistration would get a 404, and the client
+ * would register the instance again (eureka-js-client does so by design, as Netflix's does):
+ * right behaviour, but a race these tests are not about. The next heartbeat is 100 ms away.
+ */
+async function stopBetweenHeartbeats(eureka: Eureka): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no heartbeat answered within ${WAIT_MS} ms`)), WAIT_MS);
+    eureka.once('heartbeat', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  await stop(eureka);
+}
+
 /** Counts an event of a client. */
 function counter(eureka: Eureka, event: string): () => number {
   let count = 0;
@@ -152,10 +169,10 @@ describe.each(LAYOUTS)('eureka-js-client, $name', ({ servicePath }) => {
     }, WAIT_MS, 'the same hash code on both peers');
 
     // Stop deregisters: the other client's registry loses it.
-    await stop(orders);
+    await stopBetweenHeartbeats(orders);
     expect((await call('GET', `${peerA.url}/v1/services/E2E-ORDERS`)).body?.instances).toEqual([]);
     await waitFor(() => billing.getInstancesByAppId('E2E-ORDERS').length === 0, WAIT_MS, 'the instance to disappear');
-    await stop(billing);
+    await stopBetweenHeartbeats(billing);
   });
 
   it('fails over to the next of its serviceUrls when one does not answer', async () => {
@@ -170,7 +187,7 @@ describe.each(LAYOUTS)('eureka-js-client, $name', ({ servicePath }) => {
     await start(orders);
     await waitFor(() => heartbeats() >= 2, WAIT_MS, 'heartbeats through the live peer');
     expect(orders.getInstancesByAppId('E2E-FAILOVER')).toHaveLength(1);
-    await stop(orders);
+    await stopBetweenHeartbeats(orders);
     expect((await call('GET', `${peers[0]!.url}/v1/services/E2E-FAILOVER`)).body?.instances).toEqual([]);
   });
 
@@ -183,7 +200,7 @@ describe.each(LAYOUTS)('eureka-js-client, $name', ({ servicePath }) => {
     const found = await waitFor(() => reader.getInstancesByAppId('E2E-NATIVE').length === 1 && reader.getInstancesByAppId('E2E-NATIVE'), WAIT_MS, 'the /v1 instance');
     expect(found[0]).toMatchObject({ app: 'E2E-NATIVE', hostName: '127.0.0.1', port: { $: 9100 }, vipAddress: 'e2e-native' });
     expect(reader.getInstancesByVipAddress('e2e-native')).toHaveLength(1);
-    await stop(reader);
+    await stopBetweenHeartbeats(reader);
     await call('DELETE', `${peer.url}/v1/services/e2e-native/instances/127.0.0.1:9100`);
   });
 
@@ -213,9 +230,9 @@ describe.each(LAYOUTS)('eureka-js-client, $name', ({ servicePath }) => {
     }
     expect(owner).toBe(second.id);
 
-    await stop(orders);
+    await stopBetweenHeartbeats(orders);
     await waitFor(() => watcher.getInstancesByAppId('E2E-SURVIVOR').length === 0, WAIT_MS, 'the instance to disappear after stop');
-    await stop(watcher);
+    await stopBetweenHeartbeats(watcher);
     await cluster.startPeer(first.id);
     await cluster.waitReady(first.id);
   });

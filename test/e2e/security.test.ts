@@ -31,12 +31,9 @@ describe('peers that sign their calls, clients with tokens, over real HTTP', () 
     expect((await callJson('POST', `${a}/v1/instances`, body, bearer(TOKENS.writer))).status).toBe(201);
     const listed = async () => (await callJson('GET', `${b}/v1/services/orders?namespace=team-a`, undefined, bearer(TOKENS.reader))).body.instances?.length;
     await waitFor(async () => (await listed()) === 1, 15_000, 'peer-b to list the register made on peer-a');
-    const status = await waitFor(async () => {
-      const answer = await callJson('GET', `${a}/v1/cluster`, undefined, bearer(TOKENS.admin));
-      return answer.body.peers.every((p: { state: string }) => p.state === 'up') && answer; // a slow probe may show it suspect for a moment
-    }, 15_000, 'peer-a to see peer-b up');
-    expect(status.body.peers.map((p: { state: string }) => p.state)).toEqual(['up']);
-    expect(status.body.peers[0].replication.failures.permanent).toBe(0);
+    const status = await cluster.statusWithAllUp(cluster.ids[0]!, bearer(TOKENS.admin));
+    expect(status.peers.map((p: { state: string }) => p.state)).toEqual(['up']);
+    expect(status.peers[0].replication.failures.permanent).toBe(0);
 
     const ping = JSON.stringify({ from: { id: 'intruder', url: 'http://127.0.0.1:9', region: 'r', zone: '' }, members: [] });
     const call = async (headers: Record<string, string>) => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { seededRng } from '../../src/clock/rng.js';
 import { FaultProxy, freePort, type ProxyMode } from './fault-proxy.js';
+import { callJson } from './http.js';
 import { PeerStartError, startPeerProcess, waitFor, type PeerProcess } from './process.js';
 
 export interface RealClusterOptions {
@@ -143,6 +144,18 @@ export class RealCluster {
         return false;
       }
     }, timeoutMs, `${id} to be ready`);
+  }
+
+  /**
+   * Peer `id`'s `/v1/cluster` answer once it shows every other peer up: one slow probe on a
+   * loaded machine can show a peer suspect for a moment, so the state is waited for, not read
+   * once. `headers` for a peer that wants a token.
+   */
+  async statusWithAllUp(id: string, headers: Record<string, string> = {}, timeoutMs = 15_000): Promise<Record<string, any>> {
+    return waitFor(async () => {
+      const { body } = await callJson('GET', `${this.url(id)}/v1/cluster`, undefined, headers);
+      return (body.peers as { state: string }[]).every((peer) => peer.state === 'up') && body;
+    }, timeoutMs, `${id} to see every other peer up`);
   }
 
   /** Kills one peer process (only ever a pid this test started). */

@@ -10,12 +10,11 @@
  * - per-service wake-ups: writes to another service must wake none of them (consul#3890).
  * `npx tsx bench/consul.ts [--quick]` runs it alone (after `npm run build`).
  */
-import { readFileSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'undici';
 import { freePort } from '../test/support/fault-proxy.js';
 import { percentile, progress, quick, round, sleep, writeResult } from './lib.js';
-import { startPeer } from './processes.js';
+import { startPeer, totalCpuMsOf as cpuMs } from './processes.js';
 
 export interface ConsulResult {
   watchers: number;
@@ -47,13 +46,6 @@ const WATCHED = 'consul-bench';
 const OTHER = 'consul-other';
 const WRITE_SPACING_MS = 300;
 const IDLE_WINDOW_MS = 3_000;
-
-/** User + system CPU of a process so far, in ms (from /proc/<pid>/stat, in clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 async function idleCpuPercent(pid: number): Promise<number> {
   const before = cpuMs(pid);

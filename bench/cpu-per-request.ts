@@ -23,24 +23,18 @@
  * instances, then per route: a warm-up pass and a measured pass of 60,000 requests, 32 in
  * flight; prints user+system CPU of the peer process (from /proc) per request. Linux only.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Pool } from 'undici';
 import { pool, runBounded, type JsonCall } from './lib.js';
-import { startBareFastify, startPeer, startReference, type ServerProcess } from './processes.js';
+import { startBareFastify, startPeer, startReference, totalCpuMsOf as cpuMs, type ServerProcess } from './processes.js';
 
 const REQUESTS = 60_000;
 const IN_FLIGHT = 32;
 const SEEDED = 1_000;
 /** Bounds each pass in time as well as in count. */
 const PASS_MAX_MS = 300_000;
-
-/** CPU time (user + system) of a process so far, in ms (Linux clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 type Route = 'register' | 'heartbeat' | 'discover';
 

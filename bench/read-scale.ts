@@ -29,8 +29,9 @@ import { request } from 'undici';
 import { RealCluster } from '../test/support/real-cluster.js';
 import { freePort } from '../test/support/fault-proxy.js';
 import { loopbackOnly, percentile, pool, progress, quick, round, runBounded, send, sleep, writeResult } from './lib.js';
-import { pinLoadGenerator, pinningAvailable, startBare, startBareFastify, startPeer, startServer, type ServerProcess } from './processes.js';
+import { pinLoadGenerator, pinningAvailable, startBare, startBareFastify, startPeer, startServer, totalCpuMsOf, type ServerProcess } from './processes.js';
 import { median } from './single-peer.js';
+import { interleavedRounds, ratioOf } from './interleaved.js';
 import { idsInDelta, SseParser, type WatchDelta } from './sse-client.js';
 
 export interface DiscoverPoint {
@@ -109,13 +110,10 @@ export const READ_SCALE_TARGETS = {
 const METADATA = { a: 'alpha', b: 'bravo', c: 'charlie', d: 'delta', e: 'echo' };
 const LEASE_MS = 600_000;
 
-/** utime + stime of a process, in seconds. */
-function cpuSecondsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+/** User + system CPU of a process so far, in seconds. */
+const cpuSecondsOf = (pid: number) => totalCpuMsOf(pid) / 1_000;
 
-async function registerMany(url: string, services: string[], perService: number, prefix: string): Promise<void> {
+export async function registerMany(url: string, services: string[], perService: number, prefix: string): Promise<void> {
   const target = pool(url, 32);
   const total = services.length * perService;
   const result = await runBounded(total, 32, 300_000, async (i) => {
@@ -129,41 +127,6 @@ async function registerMany(url: string, services: string[], perService: number,
   }, `register ${total}`);
   await target.close();
   if (result.errors > 0) throw new Error(`${result.errors} registrations failed`);
-}
-
-/** Requests per second of GET `path` on `target`, 16 in flight, for one round of `roundMs`. */
-async function rate(target: ReturnType<typeof pool>, path: string, roundMs: number): Promise<number> {
-  const run = await runBounded(10_000_000, 16, roundMs, async () => {
-    const response = await target.request({ method: 'GET', path });
-    await response.body.dump();
-    if (response.statusCode !== 200) throw new Error(String(response.statusCode));
-  });
-  return run.done / (run.elapsedMs / 1_000);
-}
-
-/**
- * Rounds of every server in turn, the order reversed every other round (so no server always
- * follows the same one): each server's rate in each round. Warm-up first (connections, the
- * listing's shared bytes, JIT), untimed.
- */
-async function interleavedRates(urls: string[], path: string, rounds: number, roundMs: number): Promise<number[][]> {
-  const pools = urls.map((url) => pool(url, 16));
-  const rates: number[][] = urls.map(() => []);
-  try {
-    for (const target of pools) await rate(target, path, 500);
-    for (let r = 0; r < rounds; r++) {
-      const order = urls.map((_, i) => (r % 2 === 0 ? i : urls.length - 1 - i));
-      for (const i of order) rates[i]!.push(await rate(pools[i]!, path, roundMs));
-    }
-  } finally {
-    for (const target of pools) await target.close();
-  }
-  return rates;
-}
-
-/** The median of `ratios` and their range, rounded. */
-function ratioOf(ratios: number[]): { ratio: number; range: [number, number] } {
-  return { ratio: round(median(ratios), 2), range: [round(Math.min(...ratios), 2), round(Math.max(...ratios), 2)] };
 }
 
 async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<DiscoverPoint[]> {
@@ -181,12 +144,8 @@ async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<Di
     const fastify = await startBareFastify(file, pinned);
     try {
       pinLoadGenerator(pinned);
-      const [peerRates, bareA, bareB, fastifyRates] = await interleavedRates(
-        [peer.url, bares[0]!.url, bares[1]!.url, fastify.url],
-        path,
-        quick ? 4 : 18,
-        quick ? 750 : 1_000,
-      );
+      const rounds = await interleavedRounds([peer, ...bares, fastify], path, quick ? 4 : 18, quick ? 750 : 1_000);
+      const [peerRates, bareA, bareB, fastifyRates] = rounds.map((server) => server.map((figures) => figures.perSecond));
       pinLoadGenerator(false);
       const reference = bareA!.map((a, r) => (a + bareB![r]!) / 2);
       const peerRatio = ratioOf(peerRates!.map((rate, r) => rate / reference[r]!));

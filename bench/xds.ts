@@ -9,7 +9,7 @@
  *    a change takes to reach every stream.
  * Real peer processes on 127.0.0.1 (bench/processes.ts's helpers' style); the machine may be loaded.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ import { greeterClient, startGreeter, xdsPortOf, type GreeterServer } from '../t
 import { RealCluster } from '../test/support/real-cluster.js';
 import { XdsProtos, TYPE_URLS } from '../src/xds/protos.js';
 import { percentile, pool, progress, round, send, sleep } from './lib.js';
-import { rssMb } from './processes.js';
+import { rssMb, totalCpuMsOf } from './processes.js';
 
 export interface XdsBenchResult {
   /** Register on A to the first call routed to the new instance by a client of B. */
@@ -55,12 +55,6 @@ const churnHostOf = (change: number) => `10.250.${100 + change}.1`;
 const CHURN_HOST_BYTES = (change: number) => Buffer.from(churnHostOf(change));
 const FANOUT_SERVICE = 'xds-fanout';
 
-
-/** utime + stime of a process, in ms (from /proc/<pid>/stat; 100 ticks a second on Linux). */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 const registerBody = (service: string, host: string, port: number, instanceId: string, weight = 1) => ({ service, host, port, instanceId, weight, leaseDurationMs: 600_000 });
 
@@ -121,7 +115,7 @@ export async function benchXds(options: { quick: boolean }): Promise<XdsBenchRes
     await sleep(2_000);
     const pidB = cluster.peers.get('peer-b')!.child.pid!;
     const churn = async (allDelivered: () => boolean): Promise<{ cpuMsPerChange: number; clientCpuMsPerChange: number; sentAt: number[] }> => {
-      const cpuBefore = cpuMsOf(pidB);
+      const cpuBefore = totalCpuMsOf(pidB);
       const clientBefore = process.cpuUsage();
       const startedAt = performance.now();
       const sentAt: number[] = [];
@@ -134,7 +128,7 @@ export async function benchXds(options: { quick: boolean }): Promise<XdsBenchRes
       const deadline = performance.now() + 60_000;
       while (!allDelivered() && performance.now() < deadline) await sleep(50);
       const client = process.cpuUsage(clientBefore);
-      return { cpuMsPerChange: (cpuMsOf(pidB) - cpuBefore) / changes, clientCpuMsPerChange: (client.user + client.system) / 1_000 / changes, sentAt };
+      return { cpuMsPerChange: (totalCpuMsOf(pidB) - cpuBefore) / changes, clientCpuMsPerChange: (client.user + client.system) / 1_000 / changes, sentAt };
     };
     const without = await churn(() => true);
     const rssWithout = rssMb(pidB);

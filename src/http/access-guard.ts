@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler, preValidationHookHandler } from 'fastify';
 import type { Clock } from '../clock/clock.js';
@@ -6,7 +7,16 @@ import { RegistryError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { EMPTY_BODY_SHA256, type PeerClaim } from '../security/peer-signature.js';
 import type { Principal } from '../security/tokens.js';
-import { ClientAuth, clientVerdict, isNamespaceBound, namespaceRefusal, namespacesNamed, rateNameOf, type ClientAccessClass } from './access/client-auth.js';
+import {
+  ClientAuth,
+  clientVerdict,
+  isNamespaceBound,
+  namespaceRefusal,
+  namespacesNamed,
+  rateNameOf,
+  type ClientAccessClass,
+  type ClientVerdict,
+} from './access/client-auth.js';
 import { PeerAuth, PeerRefusalLog, peerRefusedError, replayCacheFullError } from './access/peer-auth.js';
 import { ClientRateLimits } from './access/rate-limit.js';
 import { announcesBody, verifiedAsItArrives } from './access/signed-body.js';
@@ -30,6 +40,26 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * A client request's admission, taken by a shortcut before fastify (http/front-door.ts) and
+ * kept on the raw request when the shortcut hands the request on: the guard's `onRequest` then
+ * uses it rather than asking again, so a request is counted once against its rate limit.
+ */
+const ADMISSION = Symbol('registry.admission');
+type AdmittedRequest = IncomingMessage & { [ADMISSION]?: ClientVerdict };
+
+/** What the guard offers a shortcut before fastify: the very checks its hooks run. */
+export interface AccessGuard {
+  /**
+   * Admits a bodiless client request to a route of class `access` with its parsed `query`
+   * (token, rate limit, scope, the namespaces it names; the checks and order of the hooks): true
+   * when it may be answered. The admission is kept on `raw`: when the shortcut hands the request
+   * to fastify (refused, or for any reason of its own), the hooks answer from it without
+   * counting the request again.
+   */
+  admits(raw: IncomingMessage, access: ClientAccessClass, query: unknown): boolean;
+}
+
 export interface AccessGuardComponents {
   clock: Clock;
   logger: Logger;
@@ -50,7 +80,7 @@ export interface AccessGuardComponents {
  * Hooks are callback-style (no promise per request), and the body and namespace checks are
  * attached only to the routes that need them.
  */
-export function installAccessGuard(app: FastifyInstance, config: RegistryConfig, components: AccessGuardComponents): void {
+export function installAccessGuard(app: FastifyInstance, config: RegistryConfig, components: AccessGuardComponents): AccessGuard {
   const { security } = config;
   const log = components.logger.child({ component: 'access' });
   const clients = new ClientAuth(security.tokens);
@@ -89,12 +119,17 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
     request.access = { access: 'peer', peer: { claim, verified: false } };
   };
 
-  const clientOnRequest = (request: FastifyRequest, reply: FastifyReply, access: ClientAccessClass): void => {
-    const authorization = request.headers.authorization;
+  /** A client request's token, rate limit and scope, in that order: counts the request once. */
+  const admitClient = (authorization: string | undefined, address: string, access: ClientAccessClass): ClientVerdict => {
     const principal = clients.principalOf(authorization, access);
-    const limited = rates.check(request.ip, rateNameOf(principal));
-    if (limited) throw limited;
-    const verdict = clientVerdict({ access, tokensEnabled: clients.enabled, principal, credentialsSent: authorization !== undefined });
+    const limited = rates.check(address, rateNameOf(principal));
+    if (limited) return { allowed: false, error: limited };
+    return clientVerdict({ access, tokensEnabled: clients.enabled, principal, credentialsSent: authorization !== undefined });
+  };
+
+  const clientOnRequest = (request: FastifyRequest, reply: FastifyReply, access: ClientAccessClass): void => {
+    const raw = request.raw as AdmittedRequest;
+    const verdict = raw[ADMISSION] ?? admitClient(request.headers.authorization, request.ip, access);
     if (!verdict.allowed) {
       if (verdict.challenge !== undefined) reply.header('www-authenticate', verdict.challenge);
       throw verdict.error;
@@ -117,13 +152,15 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
     done();
   };
 
-  /** The namespaces a client request names (query and body) against its token. */
+  /** The namespaces a client request names (query and body) against its token: the 403, if any. */
+  const namespacesRefusal = (access: AccessClass, principal: Principal | undefined, query: unknown, body: unknown): RegistryError | undefined => {
+    if (!principal || !isNamespaceBound(access)) return undefined;
+    return namespaceRefusal(principal, namespacesNamed(access as ClientAccessClass, query, body, security.eurekaNamespace));
+  };
+
   const checkNamespaces: preValidationHookHandler = (request, _reply, done) => {
     const state = request.access;
-    const principal = state?.principal;
-    if (!state || !principal || !isNamespaceBound(state.access)) return done();
-    const access = state.access as ClientAccessClass;
-    done(namespaceRefusal(principal, namespacesNamed(access, request.query, request.body, security.eurekaNamespace)));
+    done(state ? namespacesRefusal(state.access, state.principal, request.query, request.body) : undefined);
   };
 
   app.decorateRequest('access', null);
@@ -162,4 +199,13 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
 
   // Only signed peer calls have a body to verify; a peer without peer auth runs no hook for it.
   if (peers.enabled) app.addHook('preParsing', verifyBodyAsItArrives);
+
+  return {
+    admits: (raw, access, query) => {
+      const verdict = admitClient(raw.headers.authorization, raw.socket.remoteAddress as string, access);
+      // Kept whatever it says: a shortcut may still hand an admitted request on (a bad query).
+      (raw as AdmittedRequest)[ADMISSION] = verdict;
+      return verdict.allowed && namespacesRefusal(access, verdict.principal, query, undefined) === undefined;
+    },
+  };
 }

@@ -6,6 +6,7 @@ import { adminRoutes } from './admin-routes.js';
 import { clientRoutes } from '../native/routes.js';
 import { EUREKA_PREFIXES, eurekaApi } from '../eureka/routes.js';
 import { installErrorHandlers } from './errors.js';
+import { FrontDoor, type ShortcutContext } from './front-door.js';
 import { installReadinessGate } from './readiness-gate.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { NodeMetrics } from '../metrics/node-metrics.js';
@@ -53,17 +54,20 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // keep-alive sockets close. Answers are not bounded (long polls and watch streams last).
   const timeouts = { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS };
   const tls = options.tls;
+  const https = tls
+    ? { cert: tls.cert, key: tls.key, ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: false } : {}) }
+    : undefined;
+  // The hottest read is answered before fastify when it can be (front-door.ts).
+  const frontDoor = new FrontDoor();
   const app = Fastify({
-    ...(tls
-      ? {
-          https: {
-            ...timeouts,
-            cert: tls.cert,
-            key: tls.key,
-            ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: false } : {}),
-          },
-        }
-      : { http: timeouts }),
+    // fastify reads `https` for the scheme of the addresses it prints; the factory makes the server.
+    ...(https ? { https: { ...timeouts, ...https } } : {}),
+    serverFactory: frontDoor.serverFactory({
+      http: timeouts,
+      ...(https ? { https } : {}),
+      keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+      requestTimeoutMs: limits.requestTimeoutMs,
+    }),
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     loggerInstance: options.logger?.child({ component: 'http' }),
@@ -87,7 +91,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   }
   installErrorHandlers(app, limits);
   // Before any route: every route added below is guarded by the access policy.
-  installAccessGuard(app, node.config, node.components);
+  const guard = installAccessGuard(app, node.config, node.components);
   installReadinessGate(app, node);
   // JSON only: a text body would otherwise reach the routes as a string.
   app.removeContentTypeParser('text/plain');
@@ -108,8 +112,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // barrier) and the few settings and collaborators each needs, never the whole node.
   const application = applicationOf(node);
   const { clock } = node.components;
+  // With debug logging every request is logged by the hook above: then no shortcut is taken.
+  const shortcuts: ShortcutContext | undefined = debugLogging
+    ? undefined
+    : { frontDoor, guard, ready: () => node.ready, observe: (...observation) => metrics.observeHttp(...observation) };
+  app.addHook('preClose', async () => frontDoor.close());
   await app.register(opsRoutes, { node });
-  await app.register(clientRoutes, { application, config: node.config });
+  await app.register(clientRoutes, { application, config: node.config, ...(shortcuts ? { shortcuts } : {}) });
   await app.register(peerRoutes, { node });
   await app.register(adminRoutes, { node });
   await app.register(watchRoutes, { reads: application.reads, clock, config: node.config });

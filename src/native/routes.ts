@@ -19,6 +19,8 @@ import {
   registrationOf,
 } from '../registry/validate.js';
 import { toInstanceView, toRenewedView } from '../registry/view.js';
+import type { ShortcutContext } from '../http/front-door.js';
+import { DISCOVER_PREFIX, discoverShortcut, JSON_TYPE, type SharedListing } from './discover-shortcut.js';
 
 /** How long a long poll waits when it gives no `wait`. */
 const DEFAULT_WAIT_MS = 30_000;
@@ -39,10 +41,28 @@ function instanceKey(request: FastifyRequest): InstanceKey {
   };
 }
 
+/**
+ * The parts of a listing request, checked in the order the route names them (the namespace,
+ * the service, `status`, `group`): a `REG_ERR_VALIDATION` naming the first that is wrong.
+ */
+function listingParams(rawService: string, query: Query): { namespace: string; service: string; group: string | null } {
+  const namespace = parseNamespace(query.namespace);
+  const service = parseName('service', rawService);
+  if (query.status !== undefined && query.status !== 'all' && query.status !== 'up') {
+    throw new RegistryError('REG_ERR_VALIDATION', 'status: must be "all" or "up"');
+  }
+  return { namespace, service, group: parseGroupFilter(query.group) };
+}
+
 /** The native client API under `/v1` (see docs/api.md). */
 export async function clientRoutes(
   app: FastifyInstance,
-  options: { application: Application; config: Pick<RegistryConfig, 'limits' | 'cluster' | 'services'> },
+  options: {
+    application: Application;
+    config: Pick<RegistryConfig, 'limits' | 'cluster' | 'services'>;
+    /** Where the discover route's shortcut goes (absent: every request goes through fastify). */
+    shortcuts?: ShortcutContext;
+  },
 ): Promise<void> {
   const { writes, reads } = options.application;
   const { limits, cluster, services } = options.config;
@@ -112,22 +132,38 @@ export async function clientRoutes(
   });
 
   const perService = Object.keys(services).length > 0;
-  /** The listing of a service now: the shared bytes, or (ordered by proximity) its own object. */
-  const listing = (reply: FastifyReply, namespace: string, service: string, query: Query, group: string | null) => {
+  /** What a listing shows of the view: statuses, the service's protection threshold, a group. */
+  const selectionOf = (namespace: string, service: string, query: Query, group: string | null): ListingSelection => {
     // Most peers set no per-service settings: then no key is built for every read.
     const threshold = (perService ? services[`${namespace}/${service}`]?.protectThresholdRatio : undefined) ?? cluster.protectThresholdRatio;
-    const selection: ListingSelection = { allStatuses: query.status === 'all', protectThresholdRatio: threshold, group };
+    return { allStatuses: query.status === 'all', protectThresholdRatio: threshold, group };
+  };
+  /**
+   * The hottest read, `GET /v1/services/:service` without `near` or `index`: the service's
+   * revision and the bytes of its listing, built once per view (a change, or at most once a
+   * second for the lease countdown) from its second read on, and shared by every reader
+   * (docs/api.md). Answered by the route, and by its shortcut before fastify (discover-shortcut.ts).
+   */
+  const sharedListing = (rawService: string, query: Query): SharedListing => {
+    const { namespace, service, group } = listingParams(rawService, query);
+    const served = reads.views.get(namespace, service);
+    return { revision: served.revision, bytes: listingBytes(reads.views, served, selectionOf(namespace, service, query, group), listingJson, view) };
+  };
+  if (options.shortcuts) options.shortcuts.frontDoor.add(DISCOVER_PREFIX, discoverShortcut(options.shortcuts, sharedListing));
+
+  /** The listing of a service now: the shared bytes, or (ordered by proximity) its own object. */
+  const listing = (reply: FastifyReply, rawService: string, query: Query) => {
+    if (query.near === undefined) {
+      const shared = sharedListing(rawService, query);
+      reply.header('X-Registry-Index', String(shared.revision));
+      reply.type(JSON_TYPE);
+      return shared.bytes;
+    }
+    const { namespace, service, group } = listingParams(rawService, query);
     const served = reads.views.get(namespace, service);
     reply.header('X-Registry-Index', String(served.revision));
-    if (query.near === undefined) {
-      // The hottest read: the bytes of this listing are built once per view (a change, or at
-      // most once a second for the lease countdown) from its second read on, and shared by
-      // every reader (docs/api.md).
-      reply.type('application/json; charset=utf-8');
-      return listingBytes(reads.views, served, selection, listingJson, view);
-    }
     if (query.near.length === 0 || query.near.length > 64) throw invalid('near', 'must be a zone name of 1 to 64 characters');
-    const { entries, ...shown } = selectListing(served, selection, view);
+    const { entries, ...shown } = selectListing(served, selectionOf(namespace, service, query, group), view);
     const leases = { ...view(), nowMs: served.builtAtMs };
     const instances = entries.map((entry) => toInstanceView(entry, leases));
     return { ...shown, instances: orderByProximity(instances, query.near, (zone) => reads.regionOfZone(zone)), near: query.near };
@@ -136,20 +172,17 @@ export async function clientRoutes(
   // Not async: a plain read answers in the same tick, with no promise to settle (a discover
   // is the hottest route there is); only a long poll waits.
   serve(app, CLIENT_ROUTES.service, (request, reply) => {
-    const namespace = namespaceOf(request);
-    const service = parseName('service', (request.params as { service: string }).service);
+    const rawService = (request.params as { service: string }).service;
     const query = request.query as Query;
-    if (query.status !== undefined && query.status !== 'all' && query.status !== 'up') {
-      throw new RegistryError('REG_ERR_VALIDATION', 'status: must be "all" or "up"');
-    }
-    const group = parseGroupFilter(query.group);
-    if (query.index === undefined) return listing(reply, namespace, service, query, group);
+    if (query.index === undefined) return listing(reply, rawService, query);
+    // Checked before waiting: a bad request is answered at once.
+    const { namespace, service } = listingParams(rawService, query);
     // Long poll: answer as soon as the service's revision passes `index`, or after `wait`.
     const index = parseCount('index', query.index);
     const waitMs = Math.min(query.wait === undefined ? DEFAULT_WAIT_MS : parseDuration('wait', query.wait), cluster.longPollMaxWaitMs);
     const abort = new AbortController();
     reply.raw.on('close', () => abort.abort());
-    return reads.watch.waitForChange(namespace, service, index, waitMs, abort.signal).then(() => listing(reply, namespace, service, query, group));
+    return reads.watch.waitForChange(namespace, service, index, waitMs, abort.signal).then(() => listing(reply, rawService, query));
   });
 
   serve(app, CLIENT_ROUTES.services, async (request, reply) => {

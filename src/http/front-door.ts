@@ -1,0 +1,80 @@
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerOptions as HttpServerOptions, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
+import type { AccessGuard } from './access-guard.js';
+
+/**
+ * A request handled before fastify: true when it answered the request, false to hand the
+ * request, untouched, to fastify. A shortcut answers only the plain success of its route and
+ * hands on everything else (an error, a refusal, a form it does not know), so every such answer
+ * has one implementation: fastify's.
+ */
+export type Shortcut = (raw: IncomingMessage, res: ServerResponse) => boolean;
+
+/**
+ * What a route's shortcut needs from the server: where it goes, and the checks and figures
+ * fastify's hooks make of every request, so a shortcut makes the same ones.
+ */
+export interface ShortcutContext {
+  frontDoor: FrontDoor;
+  /** The access guard's admission (access-guard.ts): token, rate limit, scope, namespaces. */
+  guard: AccessGuard;
+  /** The readiness gate's question (readiness-gate.ts): is the start-up sync done? */
+  ready(): boolean;
+  /** The HTTP latency histogram's observation (metrics-routes.ts), in seconds. */
+  observe(method: string, route: string, statusCode: number, seconds: number): void;
+}
+
+/** The server's settings that fastify applies itself only to a server it makes (not one from `serverFactory`). */
+export interface FrontDoorTimeouts {
+  keepAliveTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+/**
+ * The peer's HTTP server, made through fastify's `serverFactory`: each request goes to the
+ * shortcut of its route when there is one, and to fastify otherwise. Fastify's way costs a
+ * fixed few µs per request (its request and reply objects, hooks, the send pipeline), which is
+ * a third of a discover of a 100-instance service whose bytes are shared (bench/findings.md):
+ * the hottest read gets a shortcut that reuses the route's own listing and the server's guard,
+ * readiness gate and histogram (native/discover-shortcut.ts). No shortcut is taken while the
+ * server closes: fastify answers those with its 503.
+ */
+export class FrontDoor {
+  private readonly shortcuts = new Map<string, Shortcut>();
+  private closing = false;
+
+  /** The shortcut for requests whose path starts with `prefix`: it is asked about each of them. */
+  add(prefix: string, shortcut: Shortcut): void {
+    this.shortcuts.set(prefix, shortcut);
+  }
+
+  /** From now on every request goes to fastify (the server is closing). */
+  close(): void {
+    this.closing = true;
+  }
+
+  /** The request listener: a shortcut's answer, else fastify's `handler`. */
+  listener(handler: (raw: IncomingMessage, res: ServerResponse) => void): (raw: IncomingMessage, res: ServerResponse) => void {
+    return (raw, res) => {
+      if (!this.closing && this.shortcuts.size > 0) {
+        const url = raw.url ?? '';
+        for (const [prefix, shortcut] of this.shortcuts) if (url.startsWith(prefix) && shortcut(raw, res)) return;
+      }
+      handler(raw, res);
+    };
+  }
+
+  /**
+   * fastify's `serverFactory`: the HTTP or HTTPS server with the settings fastify would have
+   * given it (it sets the keep-alive and request timeouts only on a server it makes itself).
+   */
+  serverFactory(options: { http: HttpServerOptions; https?: HttpsServerOptions } & FrontDoorTimeouts) {
+    return (handler: (raw: IncomingMessage, res: ServerResponse) => void): Server => {
+      const listener = this.listener(handler);
+      const server = options.https ? createHttpsServer({ ...options.http, ...options.https }, listener) : createHttpServer(options.http, listener);
+      server.keepAliveTimeout = options.keepAliveTimeoutMs;
+      server.requestTimeout = options.requestTimeoutMs;
+      return server;
+    };
+  }
+}

@@ -1,0 +1,62 @@
+import { performance } from 'node:perf_hooks';
+import { parse as parseQuery } from 'fast-querystring';
+import type { Shortcut, ShortcutContext } from '../http/front-door.js';
+import { CLIENT_ROUTES } from './route-definitions.js';
+
+/** The content type of every JSON answer of the native API. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The paths the shortcut is asked about: those of `GET /v1/services/:service`, and of the routes below it. */
+export const DISCOVER_PREFIX = '/v1/services/';
+
+/** A listing as the route answers it: the service's revision (`X-Registry-Index`) and the shared bytes. */
+export interface SharedListing {
+  revision: number;
+  bytes: Buffer;
+}
+
+const ROUTE = CLIENT_ROUTES.service;
+/**
+ * A service segment the router takes as it is: the characters of a name (NAME_PATTERN), none
+ * of them percent-encoded, no slash (a route below the service), `?` or `#`. Anything else
+ * (an encoded name, a bad one) goes to fastify, which decodes and judges it.
+ */
+const PLAIN_SEGMENT = /^[A-Za-z0-9._:-]+$/;
+
+/**
+ * `GET /v1/services/:service` answered before fastify (http/front-door.ts), in the forms that
+ * answer at once with the shared bytes: no `index` (a long poll waits), no `near` (a listing
+ * of its own). It makes the checks fastify's hooks make, with the same code (the access
+ * guard's admission, the readiness gate's question), answers with the route's own listing
+ * function, and times the request into the same histogram. Whatever is not that plain success
+ * (a refusal, not ready, a bad name or query, an encoded path, HEAD) is handed to fastify,
+ * which answers it as for any request; the admission goes with it, so a request is counted
+ * once against its rate limit. The answer is the route's, byte for byte, but for the `Date`
+ * header (a test holds the two equal).
+ */
+export function discoverShortcut(context: ShortcutContext, listing: (rawService: string, query: Record<string, string | undefined>) => SharedListing): Shortcut {
+  return (raw, res) => {
+    if (raw.method !== ROUTE.method) return false;
+    const startedAtMs = performance.now();
+    const url = raw.url!;
+    const queryAt = url.indexOf('?', DISCOVER_PREFIX.length);
+    const service = url.slice(DISCOVER_PREFIX.length, queryAt === -1 ? undefined : queryAt);
+    if (!PLAIN_SEGMENT.test(service) || url.includes('#', DISCOVER_PREFIX.length)) return false;
+    // The parser fastify's router uses (find-my-way: none for an empty query string).
+    const query = (queryAt === -1 || queryAt === url.length - 1 ? {} : parseQuery(url.slice(queryAt + 1))) as Record<string, string | undefined>;
+    if (query.index !== undefined || query.near !== undefined) return false;
+    if (!context.guard.admits(raw, ROUTE.access, query)) return false;
+    if (ROUTE.gatedUntilReady && !context.ready()) return false;
+    let answer: SharedListing;
+    try {
+      answer = listing(service, query);
+    } catch {
+      // A bad namespace, status or group: the route says what is wrong.
+      return false;
+    }
+    res.writeHead(200, { 'x-registry-index': String(answer.revision), 'content-type': JSON_TYPE, 'content-length': answer.bytes.length });
+    res.end(answer.bytes);
+    context.observe(ROUTE.method, ROUTE.url, 200, (performance.now() - startedAtMs) / 1_000);
+    return true;
+  };
+}

@@ -52,12 +52,14 @@ type AdmittedRequest = IncomingMessage & { [ADMISSION]?: ClientVerdict };
 export interface AccessGuard {
   /**
    * Admits a bodiless client request to a route of class `access` with its parsed `query`
-   * (token, rate limit, scope, the namespaces it names; the checks and order of the hooks): true
-   * when it may be answered. The admission is kept on `raw`: when the shortcut hands the request
-   * to fastify (refused, or for any reason of its own), the hooks answer from it without
-   * counting the request again.
+   * (token, rate limit, scope, the namespaces it names; the checks and order of the hooks):
+   * allowed when it may be answered. Counts the request against its rate limit: a shortcut
+   * that then hands the request to fastify (refused, or for any reason of its own) passes the
+   * admission on with `handOn`, and the hooks answer from it without counting it again.
    */
-  admits(raw: IncomingMessage, access: ClientAccessClass, query: unknown): boolean;
+  admit(raw: IncomingMessage, access: ClientAccessClass, query: unknown): ClientVerdict;
+  /** Keeps `admission` on the request for the hooks, before the shortcut hands it to fastify. */
+  handOn(raw: IncomingMessage, admission: ClientVerdict): void;
 }
 
 export interface AccessGuardComponents {
@@ -201,11 +203,15 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
   if (peers.enabled) app.addHook('preParsing', verifyBodyAsItArrives);
 
   return {
-    admits: (raw, access, query) => {
+    admit: (raw, access, query) => {
       const verdict = admitClient(raw.headers.authorization, raw.socket.remoteAddress as string, access);
-      // Kept whatever it says: a shortcut may still hand an admitted request on (a bad query).
-      (raw as AdmittedRequest)[ADMISSION] = verdict;
-      return verdict.allowed && namespacesRefusal(access, verdict.principal, query, undefined) === undefined;
+      if (!verdict.allowed) return verdict;
+      const refusal = namespacesRefusal(access, verdict.principal, query, undefined);
+      // The hooks refuse it in preValidation, as they refuse any other such request.
+      return refusal ? { allowed: false, error: refusal } : verdict;
+    },
+    handOn: (raw, admission) => {
+      (raw as AdmittedRequest)[ADMISSION] = admission;
     },
   };
 }

@@ -40,12 +40,13 @@ export interface FrontDoorTimeouts {
  * server closes: fastify answers those with its 503.
  */
 export class FrontDoor {
-  private readonly shortcuts = new Map<string, Shortcut>();
+  /** Kept as an array: iterating a Map makes an iterator and an entry per request. */
+  private readonly shortcuts: { prefix: string; shortcut: Shortcut }[] = [];
   private closing = false;
 
   /** The shortcut for requests whose path starts with `prefix`: it is asked about each of them. */
   add(prefix: string, shortcut: Shortcut): void {
-    this.shortcuts.set(prefix, shortcut);
+    this.shortcuts.push({ prefix, shortcut });
   }
 
   /** From now on every request goes to fastify (the server is closing). */
@@ -56,9 +57,12 @@ export class FrontDoor {
   /** The request listener: a shortcut's answer, else fastify's `handler`. */
   listener(handler: (raw: IncomingMessage, res: ServerResponse) => void): (raw: IncomingMessage, res: ServerResponse) => void {
     return (raw, res) => {
-      if (!this.closing && this.shortcuts.size > 0) {
+      if (!this.closing) {
         const url = raw.url ?? '';
-        for (const [prefix, shortcut] of this.shortcuts) if (url.startsWith(prefix) && shortcut(raw, res)) return;
+        for (let i = 0; i < this.shortcuts.length; i++) {
+          const { prefix, shortcut } = this.shortcuts[i]!;
+          if (url.startsWith(prefix) && shortcut(raw, res)) return;
+        }
       }
       handler(raw, res);
     };

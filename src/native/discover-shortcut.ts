@@ -23,6 +23,15 @@ const ROUTE = CLIENT_ROUTES.service;
  */
 const PLAIN_SEGMENT = /^[A-Za-z0-9._:-]+$/;
 
+/** The listing, or nothing for a bad namespace, status or group (the route says what is wrong). */
+function listingOrNothing<Q>(listing: (rawService: string, query: Q) => SharedListing, service: string, query: Q): SharedListing | undefined {
+  try {
+    return listing(service, query);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * `GET /v1/services/:service` answered before fastify (http/front-door.ts), in the forms that
  * answer at once with the shared bytes: no `index` (a long poll waits), no `near` (a listing
@@ -45,13 +54,11 @@ export function discoverShortcut(context: ShortcutContext, listing: (rawService:
     // The parser fastify's router uses (find-my-way: none for an empty query string).
     const query = (queryAt === -1 || queryAt === url.length - 1 ? {} : parseQuery(url.slice(queryAt + 1))) as Record<string, string | undefined>;
     if (query.index !== undefined || query.near !== undefined) return false;
-    if (!context.guard.admits(raw, ROUTE.access, query)) return false;
-    if (ROUTE.gatedUntilReady && !context.ready()) return false;
-    let answer: SharedListing;
-    try {
-      answer = listing(service, query);
-    } catch {
-      // A bad namespace, status or group: the route says what is wrong.
+    const admission = context.guard.admit(raw, ROUTE.access, query);
+    const answer = admission.allowed && (!ROUTE.gatedUntilReady || context.ready()) ? listingOrNothing(listing, service, query) : undefined;
+    if (answer === undefined) {
+      // The request is counted: fastify gets the admission with it.
+      context.guard.handOn(raw, admission);
       return false;
     }
     res.writeHead(200, { 'x-registry-index': String(answer.revision), 'content-type': JSON_TYPE, 'content-length': answer.bytes.length });

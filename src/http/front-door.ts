@@ -33,9 +33,9 @@ export interface FrontDoorTimeouts {
 /**
  * The peer's HTTP server, made through fastify's `serverFactory`: each request goes to the
  * shortcut of its route when there is one, and to fastify otherwise. Fastify's way costs a
- * fixed few µs per request (its request and reply objects, hooks, the send pipeline), which is
- * a third of a discover of a 100-instance service whose bytes are shared (bench/findings.md):
- * the hottest read gets a shortcut that reuses the route's own listing and the server's guard,
+ * fixed 1 to 3 µs of CPU per request (its request and reply objects, hooks, the send
+ * pipeline: bench/findings.md, 2026-12-03), a tenth of a discover whose bytes are shared and
+ * more of a small one, so the hottest read gets a shortcut that reuses the route's own listing and the server's guard,
  * readiness gate and histogram (native/discover-shortcut.ts). No shortcut is taken while the
  * server closes: fastify answers those with its 503.
  */

@@ -35,9 +35,9 @@ export interface FrontDoorTimeouts {
  * shortcut of its route when there is one, and to fastify otherwise. Fastify's way costs a
  * fixed 1 to 3 µs of CPU per request (its request and reply objects, hooks, the send
  * pipeline: bench/findings.md, 2026-12-03), a tenth of a discover whose bytes are shared and
- * more of a small one, so the hottest read gets a shortcut that reuses the route's own listing and the server's guard,
- * readiness gate and histogram (native/discover-shortcut.ts). No shortcut is taken while the
- * server closes: fastify answers those with its 503.
+ * more of a small one, so the hottest read gets a shortcut that reuses the route's own
+ * listing and the server's guard, readiness gate and histogram (native/discover-shortcut.ts).
+ * No shortcut is taken while the server closes: fastify answers those with its 503.
  */
 export class FrontDoor {
   /** Kept as an array: iterating a Map makes an iterator and an entry per request. */

@@ -60,8 +60,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // The hottest read is answered before fastify when it can be (front-door.ts).
   const frontDoor = new FrontDoor();
   const app = Fastify({
-    // fastify reads `https` for the scheme of the addresses it prints; the factory makes the server.
-    ...(https ? { https: { ...timeouts, ...https } } : {}),
+    // fastify reads `https` only for the scheme of the addresses it prints: the factory makes the server.
+    ...(https ? { https } : {}),
     serverFactory: frontDoor.serverFactory({
       http: timeouts,
       ...(https ? { https } : {}),

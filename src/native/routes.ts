@@ -103,7 +103,7 @@ export async function clientRoutes(
 
   serve(app, CLIENT_ROUTES.heartbeat, (request, reply) => {
     const key = instanceKey(request);
-    reply.type('application/json; charset=utf-8');
+    reply.type(JSON_TYPE);
     return whenDurable(writes.heartbeat(key), renewedJson);
   });
 

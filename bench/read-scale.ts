@@ -129,6 +129,9 @@ export async function registerMany(url: string, services: string[], perService: 
   if (result.errors > 0) throw new Error(`${result.errors} registrations failed`);
 }
 
+/** Rounds of 1 s per server in the discover measurement (all servers in turn each round). */
+const DISCOVER_ROUNDS = 36;
+
 async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<DiscoverPoint[]> {
   await registerMany(peer.url, ['discover-100'], 100, 'd');
   const points: DiscoverPoint[] = [];
@@ -144,7 +147,10 @@ async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<Di
     const fastify = await startBareFastify(file, pinned);
     try {
       pinLoadGenerator(pinned);
-      const rounds = await interleavedRounds([peer, ...bares, fastify], path, quick ? 4 : 18, quick ? 750 : 1_000);
+      // 36 rounds: three identical bare servers measured like this (2026-12-03, bench/findings.md)
+      // gave medians from 0.88x to 1.08x of each other over 12 to 48 rounds, so 18 left a run's
+      // figure within noise of its target; twice the rounds narrow that by about a third.
+      const rounds = await interleavedRounds([peer, ...bares, fastify], path, quick ? 4 : DISCOVER_ROUNDS, quick ? 750 : 1_000);
       const [peerRates, bareA, bareB, fastifyRates] = rounds.map((server) => server.map((figures) => figures.perSecond));
       pinLoadGenerator(false);
       const reference = bareA!.map((a, r) => (a + bareB![r]!) / 2);

@@ -4,9 +4,11 @@
  * interleaved rounds, with each server's CPU per request (user and system apart, from
  * /proc/<pid>/stat) and how busy its core was. `--main` adds a peer of another build (a
  * checkout's or a hand-edited copy's dist/main.js; repeatable), to see what a change moves.
- * The two bare processes against each other show the noise of one process.
+ * The two bare processes against each other show the noise of one process; `--bares N` runs
+ * N of them (the reference stays the mean of the first two), each further one read like the
+ * peer: the noise of the ratio itself.
  *
- *   npm run build && npx tsx bench/discover-cpu.ts [--instances 100] [--rounds 16] [--main DIR/main.js ...]
+ *   npm run build && npx tsx bench/discover-cpu.ts [--instances 100] [--rounds 16] [--bares 2] [--main DIR/main.js ...]
  *
  * Each server pinned to CPU 0 when taskset is there, the load on the others; only 127.0.0.1.
  * Prints a table; writes nothing.
@@ -22,6 +24,7 @@ import { registerMany } from './read-scale.js';
 import { median } from './single-peer.js';
 
 const SERVICE = 'discover-cpu';
+const ORDINALS = ['1st', '2nd', '3rd'];
 
 function option(name: string, fallback: number): number {
   const at = process.argv.indexOf(name);
@@ -31,6 +34,8 @@ function option(name: string, fallback: number): number {
 async function main(): Promise<void> {
   const instances = option('--instances', 100);
   const rounds = option('--rounds', 16);
+  const bares = option('--bares', 2);
+  if (!Number.isInteger(bares) || bares < 2) throw new Error('--bares: at least 2 (the reference is the mean of two)');
   const mains = process.argv.flatMap((arg, i) => (process.argv[i - 1] === '--main' ? [arg] : []));
   const pinned = pinningAvailable();
   const path = `/v1/services/${SERVICE}`;
@@ -49,7 +54,9 @@ async function main(): Promise<void> {
       const other = await startLoadedPeer(`discover-cpu-other-${i}`, main);
       if (other.length !== body.length) progress(`${main} answers ${other.length} bytes, the peer ${body.length}: not the same listing`);
     }
-    servers.push(['bare node:http', await startBare(file, pinned)], ['bare node:http (2nd)', await startBare(file, pinned)]);
+    // The reference is the mean of the first two; a third and more are measured against it as
+    // the peer is: identical servers, so their ratios are what noise alone makes of one.
+    for (let i = 0; i < bares; i++) servers.push([i === 0 ? 'bare node:http' : `bare node:http (${ORDINALS[i] ?? `${i + 1}th`})`, await startBare(file, pinned)]);
     servers.push(['bare fastify', await startBareFastify(file, pinned)]);
     progress(`${servers.length} servers, a ${instances}-instance listing of ${body.length} bytes, ${rounds} rounds of 1 s each`);
     pinLoadGenerator(pinned);

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (about 15 minutes, at most 17) and `npm run bench -- --quick` (at most 3.5):
+ * `npm run bench` (about 14 minutes, at most 17) and `npm run bench -- --quick` (at most 3.5):
  * every benchmark in one run on this machine, so that each figure stands next to a reference
  * measured in the same run. Prints progress as it goes, writes bench/results.json,
  * bench/out/results-<mode>.json, bench/RESULTS.md and bench/scaling.svg. A section or a point

@@ -45,7 +45,13 @@ function instanceKey(request: FastifyRequest): InstanceKey {
  * The parts of a listing request, checked in the order the route names them (the namespace,
  * the service, `status`, `group`): a `REG_ERR_VALIDATION` naming the first that is wrong.
  */
-function listingParams(rawService: string, query: Query): { namespace: string; service: string; group: string | null } {
+interface ListingParams {
+  namespace: string;
+  service: string;
+  group: string | null;
+}
+
+function listingParams(rawService: string, query: Query): ListingParams {
   const namespace = parseNamespace(query.namespace);
   const service = parseName('service', rawService);
   if (query.status !== undefined && query.status !== 'all' && query.status !== 'up') {
@@ -133,7 +139,7 @@ export async function clientRoutes(
 
   const perService = Object.keys(services).length > 0;
   /** What a listing shows of the view: statuses, the service's protection threshold, a group. */
-  const selectionOf = (namespace: string, service: string, query: Query, group: string | null): ListingSelection => {
+  const selectionOf = ({ namespace, service, group }: ListingParams, query: Query): ListingSelection => {
     // Most peers set no per-service settings: then no key is built for every read.
     const threshold = (perService ? services[`${namespace}/${service}`]?.protectThresholdRatio : undefined) ?? cluster.protectThresholdRatio;
     return { allStatuses: query.status === 'all', protectThresholdRatio: threshold, group };
@@ -144,26 +150,27 @@ export async function clientRoutes(
    * second for the lease countdown) from its second read on, and shared by every reader
    * (docs/api.md). Answered by the route, and by its shortcut before fastify (discover-shortcut.ts).
    */
-  const sharedListing = (rawService: string, query: Query): SharedListing => {
-    const { namespace, service, group } = listingParams(rawService, query);
-    const served = reads.views.get(namespace, service);
-    return { revision: served.revision, bytes: listingBytes(reads.views, served, selectionOf(namespace, service, query, group), listingJson, view) };
+  const sharedListing = (params: ListingParams, query: Query): SharedListing => {
+    const served = reads.views.get(params.namespace, params.service);
+    return { revision: served.revision, bytes: listingBytes(reads.views, served, selectionOf(params, query), listingJson, view) };
   };
-  if (options.shortcuts) options.shortcuts.frontDoor.add(DISCOVER_PREFIX, discoverShortcut(options.shortcuts, sharedListing));
+  if (options.shortcuts) {
+    const shortcut = discoverShortcut(options.shortcuts, (rawService, query) => sharedListing(listingParams(rawService, query), query));
+    options.shortcuts.frontDoor.add(DISCOVER_PREFIX, shortcut);
+  }
 
   /** The listing of a service now: the shared bytes, or (ordered by proximity) its own object. */
-  const listing = (reply: FastifyReply, rawService: string, query: Query) => {
+  const listing = (reply: FastifyReply, params: ListingParams, query: Query) => {
     if (query.near === undefined) {
-      const shared = sharedListing(rawService, query);
+      const shared = sharedListing(params, query);
       reply.header('X-Registry-Index', String(shared.revision));
       reply.type(JSON_TYPE);
       return shared.bytes;
     }
-    const { namespace, service, group } = listingParams(rawService, query);
-    const served = reads.views.get(namespace, service);
+    const served = reads.views.get(params.namespace, params.service);
     reply.header('X-Registry-Index', String(served.revision));
     if (query.near.length === 0 || query.near.length > 64) throw invalid('near', 'must be a zone name of 1 to 64 characters');
-    const { entries, ...shown } = selectListing(served, selectionOf(namespace, service, query, group), view);
+    const { entries, ...shown } = selectListing(served, selectionOf(params, query), view);
     const leases = { ...view(), nowMs: served.builtAtMs };
     const instances = entries.map((entry) => toInstanceView(entry, leases));
     return { ...shown, instances: orderByProximity(instances, query.near, (zone) => reads.regionOfZone(zone)), near: query.near };
@@ -172,17 +179,16 @@ export async function clientRoutes(
   // Not async: a plain read answers in the same tick, with no promise to settle (a discover
   // is the hottest route there is); only a long poll waits.
   serve(app, CLIENT_ROUTES.service, (request, reply) => {
-    const rawService = (request.params as { service: string }).service;
     const query = request.query as Query;
-    if (query.index === undefined) return listing(reply, rawService, query);
     // Checked before waiting: a bad request is answered at once.
-    const { namespace, service } = listingParams(rawService, query);
+    const params = listingParams((request.params as { service: string }).service, query);
+    if (query.index === undefined) return listing(reply, params, query);
     // Long poll: answer as soon as the service's revision passes `index`, or after `wait`.
     const index = parseCount('index', query.index);
     const waitMs = Math.min(query.wait === undefined ? DEFAULT_WAIT_MS : parseDuration('wait', query.wait), cluster.longPollMaxWaitMs);
     const abort = new AbortController();
     reply.raw.on('close', () => abort.abort());
-    return reads.watch.waitForChange(namespace, service, index, waitMs, abort.signal).then(() => listing(reply, rawService, query));
+    return reads.watch.waitForChange(params.namespace, params.service, index, waitMs, abort.signal).then(() => listing(reply, params, query));
   });
 
   serve(app, CLIENT_ROUTES.services, async (request, reply) => {

@@ -4,7 +4,7 @@ import { EXIT_USAGE } from './cli/client.js';
 import { addPeerOptions } from './cli/peer-options.js';
 import { startPeer } from './peer.js';
 
-/** `npm start`: one registry peer. Flags as in CONTRACT.md; each has an environment twin. */
+/** `npm start`: one registry peer. Flags as in docs/configuration.md; each has an environment twin. */
 const program = addPeerOptions(new Command().name('registry-peer').description('Start one registry peer.')).showHelpAfterError().exitOverride();
 
 try {

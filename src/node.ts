@@ -37,7 +37,7 @@ export interface NodeComponents {
   processIdentity?: LockIdentity;
 }
 
-/** Number of anti-entropy digest buckets; the same on every peer (see DESIGN.md, Replication). */
+/** Number of anti-entropy digest buckets; the same on every peer (see docs/replication.md, Anti-entropy). */
 export const DIGEST_BUCKETS = 4096;
 /** Digest buckets per start-up snapshot page (16 pages in all). */
 const SNAPSHOT_BUCKETS_PER_PAGE = 256;

@@ -12,7 +12,7 @@ export type StoreReader = Pick<InstanceStore, 'revision' | 'get' | 'getService' 
 /** The name of the counts kept with each stable view, and how they are made. */
 const SERVICE_COUNTS = 'service-counts';
 
-interface Counts {
+export interface Counts {
   instances: number;
   up: number;
 }
@@ -72,11 +72,16 @@ export class RegistryReads {
     const leases = this.leaseView();
     const out: ServiceSummary[] = [];
     for (const service of views.servicesOf(namespace)) {
-      const counts = views.stableEncoding(views.stable(namespace, service, leases), SERVICE_COUNTS, countServed);
-      const kept = group === null ? counts.all : counts.byGroup.get(group);
+      const kept = this.countsOf(views.stable(namespace, service, leases), group);
       if (kept && kept.instances > 0) out.push({ service, instances: kept.instances, up: kept.up });
     }
     return out;
+  }
+
+  /** A service's served instances and UP ones (one group's, given one), kept with its stable view until it changes. */
+  countsOf(view: StableView, group: string | null): Counts | undefined {
+    const counts = this.components.views.stableEncoding(view, SERVICE_COUNTS, countServed);
+    return group === null ? counts.all : counts.byGroup.get(group);
   }
 
   get views(): ServiceViews {

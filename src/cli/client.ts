@@ -1,4 +1,5 @@
 import { request, type Dispatcher } from 'undici';
+import { sendRetryingEarlyClose } from '../client/early-close.js';
 
 /** Exit codes of the command line (docs/cli.md). */
 export const EXIT_OK = 0;
@@ -81,13 +82,16 @@ export class PeerClient {
     const url = this.url(path, options.query);
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(url, {
-        method,
-        headers: this.headers(options.body === undefined ? {} : { 'content-type': 'application/json' }),
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        headersTimeout: this.options.timeoutMs ?? 10_000,
-        bodyTimeout: this.options.timeoutMs ?? 10_000,
-      });
+      // Every call of the API is idempotent: one lost to the keep-alive race is sent again.
+      response = await sendRetryingEarlyClose(() =>
+        request(url, {
+          method,
+          headers: this.headers(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+          body: options.body === undefined ? undefined : JSON.stringify(options.body),
+          headersTimeout: this.options.timeoutMs ?? 10_000,
+          bodyTimeout: this.options.timeoutMs ?? 10_000,
+        }),
+      );
     } catch (error) {
       throw new CliError(`cannot reach ${this.baseUrl}: ${describeNetworkError(error)}`, EXIT_PEER);
     }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 
 /**
- * The flags of a peer (CONTRACT.md), each with its environment twin; shared by `npm start`
+ * The flags of a peer (docs/configuration.md, docs/cli.md), each with its environment twin; shared by `npm start`
  * (src/main.ts) and `registry start` so the two never drift apart.
  */
 export function addPeerOptions(command: Command): Command {

@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { sendRetryingEarlyClose } from '../client/early-close.js';
 import type { InstanceView } from '../registry/view.js';
 import { SseParser } from '../ui/sse-parser.js';
 import { plural } from '../ui/words.js';
@@ -58,11 +59,16 @@ export async function watchCommand(client: PeerClient, service: string | undefin
   process.once('SIGTERM', stop);
   let response;
   try {
-    response = await request(client.url('/v1/watch', { services: service }), {
-      headers: client.headers({ accept: 'text/event-stream' }),
-      signal: abort.signal,
-      bodyTimeout: 0,
-    });
+    // A read: lost to the keep-alive race, it is sent again (client/early-close.ts).
+    response = await sendRetryingEarlyClose(
+      () =>
+        request(client.url('/v1/watch', { services: service }), {
+          headers: client.headers({ accept: 'text/event-stream' }),
+          signal: abort.signal,
+          bodyTimeout: 0,
+        }),
+      abort.signal,
+    );
   } catch (error) {
     if (interrupted) return;
     throw new CliError(`cannot reach ${client.baseUrl}: ${describeNetworkError(error)}`, EXIT_PEER);

@@ -1,4 +1,5 @@
 import { Pool } from 'undici';
+import { sendRetryingEarlyClose } from './early-close.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -81,13 +82,18 @@ export function createUndiciHttp(options: UndiciHttpOptions): HttpLayer {
   return {
     async request(peerUrl, request) {
       const { pool, basePath } = poolFor(peerUrl);
-      const response = await pool.request({
-        method: request.method,
-        path: `${basePath}${request.path}`,
-        headers: request.headers,
-        body: request.body,
-        signal: request.signal,
-      });
+      // Every request of the API is idempotent: one lost to the keep-alive race is sent again (early-close.ts).
+      const response = await sendRetryingEarlyClose(
+        () =>
+          pool.request({
+            method: request.method,
+            path: `${basePath}${request.path}`,
+            headers: request.headers,
+            body: request.body,
+            signal: request.signal,
+          }),
+        request.signal,
+      );
       const headers: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(response.headers)) {
         headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;

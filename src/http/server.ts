@@ -5,6 +5,7 @@ import { installAccessGuard } from './access-guard.js';
 import { adminRoutes } from './admin-routes.js';
 import { clientRoutes } from '../native/routes.js';
 import { EUREKA_PREFIXES, eurekaApi } from '../eureka/routes.js';
+import { installBodyParsers } from './body-parsers.js';
 import { installErrorHandlers } from './errors.js';
 import { FrontDoor, type ShortcutContext } from './front-door.js';
 import { installReadinessGate } from './readiness-gate.js';
@@ -93,8 +94,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Before any route: every route added below is guarded by the access policy.
   const guard = installAccessGuard(app, node.config, node.components);
   installReadinessGate(app, node);
-  // JSON only: a text body would otherwise reach the routes as a string.
-  app.removeContentTypeParser('text/plain');
+  // JSON bodies; an empty body is no body whatever its content type (body-parsers.ts).
+  installBodyParsers(app);
   // The log level is fixed for the life of the process: without debug, no hook runs at all.
   const debugLogging = options.logger?.level === 'debug' || options.logger?.level === 'trace';
   if (debugLogging) app.addHook('onResponse', (request, reply, done) => {

@@ -27,7 +27,7 @@ const OWNER_RESTARTED: HeartbeatDecision = { takeover: 'owner restarted' };
 const OWNER_DOWN: HeartbeatDecision = { takeover: 'owner down' };
 
 /**
- * What a heartbeat here does (DESIGN.md, Takeover): this peer renews what it owns; for an
+ * What a heartbeat here does (docs/replication.md, Takeover): this peer renews what it owns; for an
  * instance another peer owns it relays the heartbeat (only the local lease moves) while that
  * owner is up and presumably hears the client, and takes the instance over when the owner is
  * down (or the instance was hidden because of that) or restarted since it wrote the record.

@@ -21,6 +21,8 @@ import {
 import { toInstanceView, toRenewedView } from '../registry/view.js';
 import type { ShortcutContext } from '../http/front-door.js';
 import { DISCOVER_PREFIX, discoverShortcut, JSON_TYPE, type SharedListing } from './discover-shortcut.js';
+import { sendChunks } from '../http/send-chunks.js';
+import { ServicesListings } from './services-listing.js';
 
 /** How long a long poll waits when it gives no `wait`. */
 const DEFAULT_WAIT_MS = 30_000;
@@ -191,11 +193,13 @@ export async function clientRoutes(
     return reads.watch.waitForChange(params.namespace, params.service, index, waitMs, abort.signal).then(() => listing(reply, params, query));
   });
 
+  // Every service of a namespace: built once per change in slices and shared (services-listing.ts).
+  const servicesListings = new ServicesListings(reads);
   serve(app, CLIENT_ROUTES.services, async (request, reply) => {
     const namespace = namespaceOf(request);
     const group = parseGroupFilter((request.query as Query).group);
-    const revision = reads.store.revision;
-    reply.header('X-Registry-Index', String(revision));
-    return { namespace, revision, services: reads.services(namespace, group) };
+    const listing = await servicesListings.listing(namespace, group);
+    reply.header('X-Registry-Index', String(listing.revision));
+    return sendChunks(reply, listing, JSON_TYPE);
   });
 }

@@ -15,7 +15,7 @@ export interface MergeContext {
   tombstoneTtlMs: number;
 }
 
-/** Last-writer-wins on version, with the takeover rule for evictions (see DESIGN.md). */
+/** Last-writer-wins on version, with the takeover rule for evictions (see docs/replication.md). */
 export function decideMerge(
   current: StoredInstance | undefined,
   incoming: InstanceRecord,

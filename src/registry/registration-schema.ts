@@ -16,8 +16,12 @@ export const ZONE_MAX_LENGTH = 64;
 export const MAX_WEIGHT = 1_000_000;
 /** A service, namespace or group name: letters, digits, `.`, `_`, `:` and `-`, starting with a letter or digit. */
 export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
-// Control characters, '/', '?', '#' and whitespace cannot appear in an instance id: it is a URL path segment.
-export const INSTANCE_ID_PATTERN = '^[^\\u0000-\\u0020\\u007f/?#%\\\\]*$';
+// Control characters, '/', '?', '#' and whitespace cannot appear in an instance id: it is a URL path
+// segment. For the same reason it is not `.` or `..`: curl, fetch and `new URL` resolve those
+// segments away, so such an instance could be registered but never reached again.
+export const INSTANCE_ID_PATTERN = '^(?!\\.\\.?$)[^\\u0000-\\u0020\\u007f/?#%\\\\]*$';
+/** A metadata key holds no control character (CR, LF, NUL...): it becomes a Prometheus label, a DNS TXT string, an HTTP header's text. */
+export const METADATA_KEY_PATTERN = '^[^\\u0000-\\u001f\\u007f]+$';
 
 /** The words of the name and instance id rules, shared by the schema and the parsers of path and query values. */
 export const nameMessages = {
@@ -31,7 +35,7 @@ export const nameMessages = {
 export const instanceIdMessages = {
   ...nameMessages,
   maxLength: `must be at most ${INSTANCE_ID_MAX_LENGTH} characters`,
-  pattern: 'must not contain spaces, control characters or any of / ? # % \\',
+  pattern: 'must not be "." or "..", nor contain spaces, control characters or any of / ? # % \\',
 };
 const portMessages = { required: 'is required', type: 'must be an integer', minimum: 'must be between 1 and 65535', maximum: 'must be between 1 and 65535' };
 

@@ -5,6 +5,7 @@ import {
   INSTANCE_ID_MAX_LENGTH,
   INSTANCE_ID_PATTERN,
   instanceIdMessages,
+  METADATA_KEY_PATTERN,
   NAME_MAX_LENGTH,
   NAME_PATTERN,
   nameMessages,
@@ -39,6 +40,7 @@ export const DEFAULT_NAMESPACE = 'default';
 const HOSTNAME_LABEL = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
 const NAME = new RegExp(NAME_PATTERN);
 const INSTANCE_ID = new RegExp(INSTANCE_ID_PATTERN);
+const METADATA_KEY = new RegExp(METADATA_KEY_PATTERN);
 
 /**
  * A name or id from a path or query (the register body's are checked by its schema, with the
@@ -67,7 +69,7 @@ export function parseNamespace(value: unknown): string {
   return value === undefined ? DEFAULT_NAMESPACE : parseName('namespace', value);
 }
 
-/** An instance id: at most 256 characters, none of them whitespace, a control character or `/ ? # % \\`. */
+/** An instance id: at most 256 characters, none of them whitespace, a control character or `/ ? # % \\`, and not `.` or `..`. */
 export function parseInstanceId(field: string, value: unknown): string {
   return parseText(field, value, INSTANCE_ID_MAX_LENGTH, INSTANCE_ID, instanceIdMessages);
 }
@@ -99,7 +101,8 @@ export function parseStatus(field: string, value: unknown): InstanceStatus {
 
 /**
  * The configured limits on a metadata map whose shape is already checked (string keys, not
- * empty, to string values): key count, key and value lengths.
+ * empty, to string values): key count, key and value lengths; and keys without a control
+ * character (every write path comes through here: native, Eureka, Consul, peers).
  */
 export function checkMetadataLimits(field: string, metadata: Record<string, string>, limits: InputLimits): Record<string, string> {
   const keys = Object.keys(metadata);
@@ -107,6 +110,9 @@ export function checkMetadataLimits(field: string, metadata: Record<string, stri
   for (const key of keys) {
     if (key.length > limits.metadataKeyMaxLength) {
       throw invalid(`${field}.${key.slice(0, 32)}`, `key must be at most ${limits.metadataKeyMaxLength} characters`);
+    }
+    if (!METADATA_KEY.test(key)) {
+      throw invalid(field, `key ${JSON.stringify(key.slice(0, 32))} must not contain control characters (CR, LF, NUL...)`);
     }
     if ((metadata[key] as string).length > limits.metadataValueMaxLength) {
       throw invalid(`${field}.${key}`, `must be at most ${limits.metadataValueMaxLength} characters`);

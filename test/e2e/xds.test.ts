@@ -20,10 +20,18 @@ const require = createRequire(import.meta.url);
 let cluster: RealCluster;
 let dir: string;
 const greeters: GreeterServer[] = [];
-let hello: (deadlineMs?: number) => Promise<string>;
-let close: () => void = () => {};
+let client: ReturnType<typeof greeterClient> | undefined;
 
+/**
+ * One call through the xDS client, made on first use: each test sets up what it needs itself
+ * (it may run alone, or after a test that failed half-way), the client included.
+ */
+function hello(): Promise<string> {
+  client ??= greeterClient('xds:///greeter');
+  return client.hello();
+}
 
+/** Registers an instance, or registers it again (200): a test states what it needs, whatever ran before. */
 async function register(peer: string, greeter: GreeterServer, weight: number): Promise<void> {
   const { status } = await callJson('POST', `${cluster.url(peer)}/v1/instances`, {
     service: 'greeter',
@@ -33,7 +41,21 @@ async function register(peer: string, greeter: GreeterServer, weight: number): P
     weight,
     leaseDurationMs: 300_000,
   });
-  expect(status).toBe(201);
+  expect([200, 201]).toContain(status);
+}
+
+/** Cancels an instance, if it is there (404 when a test before never registered it). */
+async function cancel(peer: string, greeter: GreeterServer): Promise<void> {
+  const { status } = await callJson('DELETE', `${cluster.url(peer)}/v1/services/greeter/instances/${greeter.name}`);
+  expect([200, 404]).toContain(status);
+}
+
+/** Until the client's calls reach exactly these greeters (the registry's state has reached it). */
+async function untilServedBy(names: string[], timeoutMs = 20_000): Promise<void> {
+  const wanted = [...names].sort().join(',');
+  // A call may fail while the client takes in a change (no endpoint yet): that is "not yet".
+  const servedBy = async () => [...(await callMany(50)).keys()].sort().join(',');
+  await waitFor(async () => (await servedBy().catch(() => '')) === wanted, timeoutMs, `calls to reach exactly ${wanted}`);
 }
 
 /** `count` calls, `parallel` at a time; answers how many each greeter took. */
@@ -65,7 +87,7 @@ beforeAll(async () => {
 }, 150_000);
 
 afterAll(async () => {
-  close();
+  client?.client.close();
   for (const greeter of greeters) greeter.close();
   await cluster?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -76,11 +98,8 @@ describe('a gRPC client resolving xds:///greeter through the registry', () => {
     const [g1, g2] = greeters as [GreeterServer, GreeterServer];
     await register('peer-a', g1, 1);
     await register('peer-a', g2, 2);
-    const client = greeterClient('xds:///greeter');
-    hello = client.hello;
-    close = () => client.client.close();
     // The first calls wait for the client's xDS resources; once both answer, count afresh.
-    await waitFor(async () => (await callMany(50)).size === 2, 20_000, 'both greeters to answer');
+    await untilServedBy(['g1', 'g2']);
     const first = await callMany(1_000);
     expect([...first.keys()].sort()).toEqual(['g1', 'g2']);
     // Weighted random picks are noisy: 3,000 more calls keep a 10% band around the expected
@@ -92,6 +111,10 @@ describe('a gRPC client resolving xds:///greeter through the registry', () => {
   }, 120_000);
 
   it('sends every call to the other instance within 2 s of a cancel', async () => {
+    const [g1, g2] = greeters as [GreeterServer, GreeterServer];
+    await register('peer-a', g1, 1);
+    await register('peer-a', g2, 2);
+    await untilServedBy(['g1', 'g2']);
     const { status } = await callJson('DELETE', `${cluster.url('peer-a')}/v1/services/greeter/instances/g1`);
     expect(status).toBe(200);
     const cancelledAtMs = Date.now();
@@ -107,6 +130,9 @@ describe('a gRPC client resolving xds:///greeter through the registry', () => {
   });
 
   it('routes calls to a third instance registered on the other peer', async () => {
+    await cancel('peer-a', greeters[0]!);
+    await register('peer-a', greeters[1]!, 2);
+    await untilServedBy(['g2']);
     await register('peer-b', greeters[2]!, 2);
     await waitFor(async () => (await callMany(50)).has('g3'), 10_000, 'g3 to take calls');
     const answers = await callMany(500);
@@ -114,6 +140,10 @@ describe('a gRPC client resolving xds:///greeter through the registry', () => {
   });
 
   it('keeps working when the peer it talks to stops, and follows changes through the other', async () => {
+    await cancel('peer-a', greeters[0]!);
+    await register('peer-a', greeters[1]!, 2);
+    await register('peer-b', greeters[2]!, 2);
+    await untilServedBy(['g2', 'g3']);
     await cluster.kill('peer-a');
     // What the client holds keeps serving calls while it reconnects.
     const answers = await callMany(200);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
-/** Debian's chromium (`apt-get install -y chromium`; .ci/run installs it). Never a downloaded browser. */
+/** Debian's chromium (`apt-get install -y chromium`; `npm test` installs it: scripts/test-deps.mjs). Never a downloaded browser. */
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** The flags the dashboard tests run chromium with (a fresh --user-data-dir comes on top). */
@@ -39,7 +39,7 @@ export interface Browser {
  * when chromium is not installed.
  */
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as npm test does as root (scripts/test-deps.mjs)`);
   const userDataDir = await mkdtemp(join(tmpdir(), 'registry-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,

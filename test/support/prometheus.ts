@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import { onFreshPorts, PortTakenError } from './ports.js';
 import { waitFor } from './process.js';
 
-/** Debian's Prometheus (`apt-get install prometheus`; .ci/run installs it). */
+/** Debian's Prometheus (`apt-get install prometheus`; `npm test` installs it: scripts/test-deps.mjs). */
 export const PROMETHEUS_BINARY = '/usr/bin/prometheus';
 
 /** A target as Prometheus's `/api/v1/targets` lists it. */

@@ -68,6 +68,10 @@ describe('POST /v1/instances', () => {
     [{ ...body, metadata: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata'],
     [{ ...body, metadata: { k: 'v'.repeat(513) } }, 'metadata.k'],
     [{ ...body, leaseDurationMs: 10 }, 'leaseDurationMs'],
+    [{ ...body, instanceId: '.' }, 'instanceId'],
+    [{ ...body, instanceId: '..' }, 'instanceId'],
+    [{ ...body, metadata: { 'a\r\nb': 'v' } }, 'metadata'],
+    [{ ...body, metadata: { 'a\u0000': 'v' } }, 'metadata'],
   ])('answers 400 REG_ERR_VALIDATION naming the field for %j', async (payload, field) => {
     const { app, register, node } = await setup();
     const response = await register(payload);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RegistryError } from '../../../src/errors.js';
-import { isHost, parseInstanceId, parseName, parseRegistration } from '../../../src/registry/validate.js';
+import { isHost, parseInstanceId, parseMetadata, parseName, parseRegistration } from '../../../src/registry/validate.js';
 
 const limits = { metadataMaxKeys: 3, metadataKeyMaxLength: 8, metadataValueMaxLength: 10 };
 const bounds = { leaseDurationMs: 30_000, minLeaseDurationMs: 1_000, maxLeaseDurationMs: 60_000 };
@@ -79,11 +79,17 @@ describe('parseRegistration', () => {
     [{ ...valid, metadata: { averyverylongkey: '1' } }, 'key must be at most 8'],
     [{ ...valid, metadata: { a: '12345678901' } }, 'metadata.a: must be at most 10'],
     [{ ...valid, metadata: { '': 'x' } }, 'metadata: keys must not be empty'],
+    [{ ...valid, metadata: { 'a\rb': 'x' } }, 'metadata: key "a\\rb" must not contain control characters'],
+    [{ ...valid, metadata: { 'a\n': 'x' } }, 'metadata: key "a\\n" must not contain control characters'],
+    [{ ...valid, metadata: { 'a\u0000': 'x' } }, 'metadata: key "a\\u0000" must not contain control characters'],
+    [{ ...valid, metadata: { '\u007f': 'x' } }, 'must not contain control characters'],
+    [{ ...valid, instanceId: '.' }, 'instanceId: must not be "." or ".."'],
+    [{ ...valid, instanceId: '..' }, 'instanceId: must not be "." or ".."'],
     [{ ...valid, leaseDurationMs: 999 }, 'leaseDurationMs: must be between 1000 and 60000'],
     [{ ...valid, leaseDurationMs: 60_001 }, 'leaseDurationMs: must be between'],
     [{ ...valid, leaseDurationMs: '5s' }, 'leaseDurationMs: must be an integer'],
-    [{ ...valid, instanceId: 'a/b' }, 'instanceId: must not contain'],
-    [{ ...valid, instanceId: 'a b' }, 'instanceId: must not contain'],
+    [{ ...valid, instanceId: 'a/b' }, 'instanceId: must not be "." or "..", nor contain'],
+    [{ ...valid, instanceId: 'a b' }, 'instanceId: must not be "." or "..", nor contain'],
     [{ ...valid, instanceId: '' }, 'instanceId: is required'],
     [{ ...valid, zone: 5 }, 'zone: must be a string'],
     [{ ...valid, leaseDuration: 5 }, 'leaseDuration: is not a known field'],
@@ -129,10 +135,25 @@ describe('names', () => {
   it.each(['-lead', '.hidden', 'sp ace', 'sl/ash', 'ünï'])('refuses %s', (name) => {
     expect(() => parseName('service', name)).toThrow(RegistryError);
   });
-  it.each(['host:8080', 'i-1', 'ORDERS@host'])('accepts instance id %s', (id) => {
+  it.each(['host:8080', 'i-1', 'ORDERS@host', '...', '.a', 'a.', '..b'])('accepts instance id %s', (id) => {
     expect(parseInstanceId('id', id)).toBe(id);
   });
-  it.each(['a?b', 'a#b', 'a%2Fb', 'tab\tx', 'x'.repeat(257)])('refuses instance id %j', (id) => {
+  it.each(['a?b', 'a#b', 'a%2Fb', 'tab\tx', 'x'.repeat(257), '.', '..'])('refuses instance id %j', (id) => {
     expect(() => parseInstanceId('id', id)).toThrow(RegistryError);
+  });
+  it('says why "." and ".." are refused: a client that normalises paths could never reach them', () => {
+    expect(() => parseInstanceId('id', '..')).toThrow('id: must not be "." or ".."');
+  });
+});
+
+describe('metadata keys', () => {
+  const roomy = { metadataMaxKeys: 10, metadataKeyMaxLength: 64, metadataValueMaxLength: 64 };
+  it('refuses a key with CR, LF or NUL on every path that checks metadata (Eureka and peers come through parseMetadata)', () => {
+    for (const key of ['a\r', 'a\nb', '\u0000']) {
+      expect(() => parseMetadata('metadata', { [key]: 'v' }, roomy)).toThrow('must not contain control characters');
+    }
+  });
+  it('keeps keys of printable text, Unicode included', () => {
+    expect(parseMetadata('metadata', { 'app.kubernetes.io/name': 'x', 'ключ é': 'y' }, roomy)).toEqual({ 'app.kubernetes.io/name': 'x', 'ключ é': 'y' });
   });
 });

@@ -127,7 +127,10 @@ export class HeldPoolRecorder {
     readonly source: HeldSource,
   ) {}
 
-  /** A client was refused a slot: `cap` says which cap (a `HeldRefusal`'s `cap`). */
+  /**
+   * A client was refused a slot: `cap` says which cap (a `HeldRefusal`'s `cap`). When the
+   * refusal answers a request (a 429, RESOURCE_EXHAUSTED), record that request as `limited` too.
+   */
   refused(cap: 'peer' | 'principal'): void {
     if (cap === 'peer') this.refusedAtPeerCap += 1;
     else this.refusedAtPrincipalShare += 1;
@@ -201,8 +204,13 @@ export class AdapterRecorders {
     return recorder;
   }
 
-  /** Requests so far (every operation and outcome), and those refused (`limited`, and held slots refused). */
-  totals(): { requests: number; refused: number; held: number; byOutcome: Record<Outcome, number> } {
+  /**
+   * Requests so far (every operation and outcome); those refused (answered `limited`,
+   * `unauthenticated` or `forbidden`); slots refused at a cap (`HeldPoolRecorder.refused`: a
+   * refusal that answers a request is in both, as a refused request and as a refused slot);
+   * slots held now.
+   */
+  totals(): { requests: number; refused: number; refusedAtCap: number; held: number; byOutcome: Record<Outcome, number> } {
     const byOutcome = Object.fromEntries(outcomes.map((outcome) => [outcome, 0])) as Record<Outcome, number>;
     let requests = 0;
     for (const recorder of this.operations.values()) {
@@ -212,13 +220,13 @@ export class AdapterRecorders {
         requests += count;
       }
     }
-    let refused = byOutcome.limited;
+    let refusedAtCap = 0;
     let held = 0;
     for (const pool of this.pools.values()) {
-      refused += pool.refusedAtPeerCap + pool.refusedAtPrincipalShare;
+      refusedAtCap += pool.refusedAtPeerCap + pool.refusedAtPrincipalShare;
       held += pool.source.held;
     }
-    return { requests, refused, held, byOutcome };
+    return { requests, refused: byOutcome.limited + byOutcome.unauthenticated + byOutcome.forbidden, refusedAtCap, held, byOutcome };
   }
 }
 

@@ -50,8 +50,10 @@ export interface ProtocolLoad {
   protocol: string;
   /** Requests answered since the peer started (the page turns two readings into a rate). */
   requests: number;
-  /** Requests refused (`limited`) and held slots refused at a cap, since start. */
+  /** Requests refused since start: answered `limited` (a rate or a cap), `unauthenticated` or `forbidden`. */
   refused: number;
+  /** Slots (streams, long polls, connections...) refused at the peer's cap or a principal's share, since start. */
+  refusedAtCap: number;
   /** Clients held now: streams, long polls, blocking queries, connections, subscribers. */
   held: number;
   byOutcome: Record<Outcome, number>;
@@ -89,6 +91,7 @@ export function protocolsView(sources: ProtocolsSources): ProtocolsView {
     protocol,
     requests: 0,
     refused: 0,
+    refusedAtCap: 0,
     held: 0,
     byOutcome: Object.fromEntries(outcomes.map((outcome) => [outcome, 0])) as Record<Outcome, number>,
   });

@@ -15,6 +15,7 @@ export interface ProtocolLoadView {
   protocol: string;
   requests: number;
   refused: number;
+  refusedAtCap: number;
   held: number;
   byOutcome: Record<string, number>;
 }
@@ -52,6 +53,7 @@ export interface ProtocolRow {
   held: number;
   requests: number;
   refused: number;
+  refusedAtCap: number;
   /** Null on the first reading (no previous one to compare with). */
   requestsPerSecond: number | null;
   refusedPerSecond: number | null;
@@ -80,6 +82,7 @@ export function protocolRows(current: ProtocolsView, previous: ProtocolsView | n
       held: load?.held ?? 0,
       requests: load?.requests ?? 0,
       refused: load?.refused ?? 0,
+      refusedAtCap: load?.refusedAtCap ?? 0,
       requestsPerSecond: rate(load?.requests ?? 0, then?.requests),
       refusedPerSecond: rate(load?.refused ?? 0, then?.refused),
     };

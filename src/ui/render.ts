@@ -144,7 +144,12 @@ export function protocolRowElements(rows: readonly ProtocolRow[]): HTMLElement[]
       cell(rateText(row.requestsPerSecond), 'num rps'),
       cell(rateText(row.refusedPerSecond), (row.refusedPerSecond ?? 0) > 0 ? 'num refused-rate warn' : 'num refused-rate'),
       cell(row.requests.toLocaleString('en'), 'num requests'),
-      cell(row.refused.toLocaleString('en'), row.refused > 0 ? 'num refused warn' : 'num refused'),
+      h(
+        'td',
+        { class: row.refused + row.refusedAtCap > 0 ? 'num refused warn' : 'num refused', title: 'requests refused (rate, cap, credentials); slots refused at a cap' },
+        row.refused.toLocaleString('en'),
+        row.refusedAtCap > 0 ? h('span', { class: 'at-cap' }, ` · ${row.refusedAtCap.toLocaleString('en')} at a cap`) : null,
+      ),
     );
   });
 }

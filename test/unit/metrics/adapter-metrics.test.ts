@@ -130,16 +130,22 @@ describe('the adapters’ metrics port', () => {
     expect(m.get('registry_xds_nacks_total')!.samples).toHaveLength(5);
   });
 
-  it('sums each adapter’s requests, refusals and held slots for the dashboard', () => {
+  it('sums each adapter’s requests, refused requests, slots refused at a cap and slots held, for the dashboard', () => {
     const { metrics } = setUp();
     const shares = new HeldShares({ what: 'streams', peerSetting: 's', peerMax: 2, principalMax: 2 });
     const native = metrics.adapter('native', ['GET /v1/services']);
     const pool = native.pool('streams', shares);
     shares.take('address:10.0.0.1');
     pool.refused('peer');
-    native.operation('GET /v1/services').observe('ok', 0.001);
-    native.operation('GET /v1/services').observe('limited', 0.001);
-    expect(native.totals()).toMatchObject({ requests: 2, refused: 2, held: 1, byOutcome: { ok: 1, limited: 1, error: 0 } });
+    const services = native.operation('GET /v1/services');
+    for (const outcome of ['ok', 'limited', 'unauthenticated', 'forbidden', 'bad_input', 'error'] as const) services.observe(outcome, 0.001);
+    expect(native.totals()).toEqual({
+      requests: 6,
+      refused: 3,
+      refusedAtCap: 1,
+      held: 1,
+      byOutcome: { ok: 1, bad_input: 1, unauthenticated: 1, forbidden: 1, limited: 1, error: 1 },
+    });
   });
 
   it('maps HTTP statuses to outcomes', () => {

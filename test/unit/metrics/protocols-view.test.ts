@@ -67,7 +67,7 @@ describe('GET /v1/dashboard/registrations and /v1/dashboard/protocols', () => {
     expect(listener('xds')).toMatchObject({ on: false, address: null });
     expect(listener('consul')).toMatchObject({ on: false });
     const load = (protocol: string) => body.protocols.find((p) => p.protocol === protocol);
-    expect(load('native')).toMatchObject({ requests: 2, refused: 0, held: 0, byOutcome: { ok: 1, bad_input: 1 } });
+    expect(load('native')).toMatchObject({ requests: 2, refused: 0, refusedAtCap: 0, held: 0, byOutcome: { ok: 1, bad_input: 1 } });
     expect(load('eureka')).toMatchObject({ requests: 1 });
     expect(load('dns')).toMatchObject({ requests: 0, held: 0 });
   });

@@ -8,7 +8,7 @@ const reading = (nowMs: number, loads: Record<string, [requests: number, refused
     { protocol: 'native', on: true, address: 'http://127.0.0.1:8761/v1', transport: 'HTTP' },
     { protocol: 'dns', on: false, address: null, transport: 'UDP and TCP' },
   ],
-  protocols: Object.entries(loads).map(([protocol, [requests, refused, held]]) => ({ protocol, requests, refused, held, byOutcome: outcomes })),
+  protocols: Object.entries(loads).map(([protocol, [requests, refused, held]]) => ({ protocol, requests, refused, refusedAtCap: 0, held, byOutcome: outcomes })),
 });
 
 describe('the Protocols panel’s arithmetic', () => {
@@ -26,6 +26,7 @@ describe('the Protocols panel’s arithmetic', () => {
 
   it('reads a restart of the peer (counts going back) as 0, not a negative rate', () => {
     const before = reading(10_000, { native: [500, 9, 0] });
+    expect(protocolRows({ ...before, protocols: [{ ...before.protocols[0]!, refusedAtCap: 4 }] }, null)[0]).toMatchObject({ refused: 9, refusedAtCap: 4 });
     const after = reading(11_000, { native: [20, 0, 0] });
     expect(protocolRows(after, before)[0]).toMatchObject({ requestsPerSecond: 0, refusedPerSecond: 0 });
   });

@@ -57,7 +57,7 @@ function routeCall(route: RouteName, i: number, prefix: string) {
   return { method: 'GET' as const, path: '/v1/services/disco' };
 }
 
-async function seed(target: Pool): Promise<void> {
+export async function seed(target: Pool): Promise<void> {
   const bodies = [
     ...Array.from({ length: HEARTBEAT_INSTANCES }, (_, i) => ({ service: 'hb', instanceId: `hb-${i}`, host: '10.0.0.2', port: 1 + i, leaseDurationMs: 600_000, metadata })),
     ...Array.from({ length: DISCOVER_INSTANCES }, (_, i) => ({ service: 'disco', instanceId: `d-${i}`, host: '10.0.0.3', port: 1 + i, leaseDurationMs: 600_000, metadata })),
@@ -70,7 +70,7 @@ async function seed(target: Pool): Promise<void> {
 }
 
 /** One timed closed-loop burst of one route against one server. */
-async function burst(target: Pool, route: RouteName, seconds: number, prefix: string) {
+export async function burst(target: Pool, route: RouteName, seconds: number, prefix: string) {
   return runBounded(MAX_OPS_PER_BURST, CONCURRENCY, seconds * 1_000, async (i) => {
     const answer = await send(target, routeCall(route, i, prefix));
     if (answer.status >= 300) throw new Error(`${route} answered ${answer.status}`);
@@ -83,7 +83,7 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-function figures(runs: { latenciesMs: number[]; elapsedMs: number; errors: number }[]): RouteFigures {
+export function figures(runs: { latenciesMs: number[]; elapsedMs: number; errors: number }[]): RouteFigures {
   const latencies = runs.flatMap((run) => run.latenciesMs);
   const elapsedMs = runs.reduce((sum, run) => sum + run.elapsedMs, 0);
   return {

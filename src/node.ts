@@ -23,6 +23,7 @@ import type { PeerDescriptor, PeerTransport } from './transport/transport.js';
 import { WatchHub } from './watch/hub.js';
 import { ServiceViews } from './views/service-views.js';
 import { clusterStatus, type ClusterStatus } from './cluster-status.js';
+import { AdapterMetrics } from './metrics/adapter-metrics.js';
 
 /** Collaborators a peer is built from: everything that touches time, chance or the outside. */
 export interface NodeComponents {
@@ -78,6 +79,10 @@ export class RegistryNode {
   readonly heartbeats: Record<HeartbeatOutcome, number> = { renewed: 0, relayed: 0, takeover: 0, unknown: 0 };
   readonly startedAtMs: number;
   bootstrapResult: BootstrapResult | undefined;
+  /** How long the start-up sync took (until the peer was caught up and ready), once it is done. */
+  bootstrapDurationMs: number | undefined;
+  /** The protocol adapters' metrics port (metrics/adapter-metrics.ts): each adapter records into it, /metrics reads it. */
+  readonly adapterMetrics: AdapterMetrics;
   private readyFlag = false;
   private readonly log: Logger;
 
@@ -92,6 +97,7 @@ export class RegistryNode {
     this.transport = transport;
     this.log = logger;
     this.startedAtMs = clock.nowMs();
+    this.adapterMetrics = new AdapterMetrics({ monotonicMs: () => performance.now(), nowMs: () => clock.nowMs() });
     this.store = new InstanceStore(DIGEST_BUCKETS);
     this.hlc = new HybridClock(clock, config.self.id);
     // Built in this order (each one's collaborators first); membership draws its incarnation from the Rng.
@@ -133,6 +139,7 @@ export class RegistryNode {
     await this.persistence?.open();
     this.membership.start();
     this.replicator.start();
+    const syncStartedMs = this.clock.nowMs();
     this.bootstrapResult = await bootstrap(
       this.membership.list().map((member) => member.descriptor),
       {
@@ -147,6 +154,7 @@ export class RegistryNode {
       },
       { selfId: this.config.self.id, callTimeoutMs: this.config.cluster.peerCallTimeoutMs, bucketsPerPage: SNAPSHOT_BUCKETS_PER_PAGE, startedAtMs: this.startedAtMs },
     );
+    this.bootstrapDurationMs = this.clock.nowMs() - syncStartedMs;
     this.reaper.start();
     this.antiEntropy.start();
     this.readyFlag = true;

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { LONG_POLL_SUFFIX } from '../metrics/http-attribution.js';
 import type { NodeMetrics } from '../metrics/node-metrics.js';
 import { text } from './openapi/schemas.js';
 import { serve, type RouteGroup } from './route-definition.js';
@@ -19,6 +20,7 @@ export const METRICS_ROUTES = {
 const STREAMS = new Set(['/v1/watch']);
 /** The long-poll form of this route (with `?index=`) waits on purpose: it gets its own label. */
 const LONG_POLL_ROUTE = '/v1/services/:service';
+const LONG_POLL_LABEL = `${LONG_POLL_ROUTE}${LONG_POLL_SUFFIX}`;
 
 /**
  * Times every answered request into the HTTP latency histogram, labelled by the route's
@@ -26,11 +28,15 @@ const LONG_POLL_ROUTE = '/v1/services/:service';
  * on the root app so it sees every route group.
  */
 export function instrumentHttp(app: FastifyInstance, metrics: NodeMetrics): void {
+  // Each protocol's routes become its adapter's operations as they are added (bounded: the routes).
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) metrics.declareHttpRoute(method, route.url, { longPoll: route.url === LONG_POLL_ROUTE });
+  });
   app.addHook('onResponse', (request, reply, done) => {
     let route = request.routeOptions.url ?? 'unmatched';
     if (STREAMS.has(route)) return done();
     if (route === LONG_POLL_ROUTE && (request.query as Record<string, unknown> | undefined)?.index !== undefined) {
-      route = `${LONG_POLL_ROUTE} (long poll)`;
+      route = LONG_POLL_LABEL;
     }
     metrics.observeHttp(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     done();

@@ -25,15 +25,33 @@ export const PEER_ROUTES = {
   },
 } satisfies RouteGroup;
 
+/** The calling peer's id: every peer request names it in `from` (a descriptor in `ping`); null when it does not. */
+function callerOf(body: unknown): string | null {
+  const from = (body as { from?: unknown } | null | undefined)?.from;
+  const id = typeof from === 'object' && from !== null ? (from as { id?: unknown }).id : from;
+  return typeof id === 'string' && id.length > 0 && id.length <= 128 ? id : null;
+}
+
 /**
  * The peer API, `POST /v1/peer/{method}`: replication batches, membership probes,
  * anti-entropy exchanges and start-up snapshots. Its own plugin scope, so that peer
  * authentication can guard it apart from the client routes. Bodies may be large (an
  * exchange after a long partition), up to `limits.peerBodyMaxBytes`.
  */
-export async function peerRoutes(app: FastifyInstance, options: { node: Pick<RegistryNode, 'peerApi' | 'config'> }): Promise<void> {
+export async function peerRoutes(app: FastifyInstance, options: { node: Pick<RegistryNode, 'peerApi' | 'config' | 'transport'> }): Promise<void> {
   const { node } = options;
   installPeerCompression(app, node.config.cluster.compressMinBytes, node.config.limits.peerBodyMaxBytes);
+  const peerBytes = node.transport.peerBytes;
+  // After the compression hook: the bytes as they travel (registry_peer_bytes_total).
+  if (peerBytes) app.addHook('onSend', async (request, _reply, payload) => {
+    const caller = callerOf(request.body);
+    const method = (request.params as { method?: string } | undefined)?.method;
+    if (caller !== null && method !== undefined) {
+      peerBytes.count(caller, method, 'received', Number(request.headers['content-length'] ?? 0));
+      peerBytes.count(caller, method, 'sent', typeof payload === 'string' ? Buffer.byteLength(payload) : Buffer.isBuffer(payload) ? payload.length : 0);
+    }
+    return payload;
+  });
   serve(
     app,
     PEER_ROUTES.call,

@@ -129,6 +129,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(eurekaApi, { application, clock, config: node.config, prefixes: EUREKA_PREFIXES });
   await app.register(metricsRoutes, { metrics });
   await app.register(docsRoutes);
-  await app.register(uiRoutes);
+  await app.register(uiRoutes, { node });
   return app as unknown as FastifyInstance;
 }

@@ -3,6 +3,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { RegistryError } from '../errors.js';
+import { protocolsView, registrationsView, type ProtocolsSources } from '../metrics/protocols-view.js';
+import { parseName, parseNamespace } from '../registry/validate.js';
+import type { ServiceViews } from '../views/service-views.js';
 import { responses, text } from './openapi/schemas.js';
 import { serve, type RouteGroup } from './route-definition.js';
 
@@ -48,6 +51,34 @@ export const UI_ROUTES = {
       response: responses({ 200: text('JavaScript, CSS or an image') }, [404, 503]),
     },
   },
+  // What the page shows beyond the client API: the operator's view of the protocols, and which
+  // protocol registered each instance of a namespace (docs/dashboard.md).
+  protocols: {
+    method: 'GET',
+    url: '/v1/dashboard/protocols',
+    access: 'admin',
+    gatedUntilReady: false,
+    doc: {
+      summary: "The dashboard's Protocols panel: listeners, and each protocol's requests, refusals and clients held",
+      tags: ['dashboard'],
+      response: responses({ 200: Type.Object({}, { description: '`{nowMs, listeners: [{protocol, on, address, transport}], protocols: [{protocol, requests, refused, held, byOutcome}]}`' }) }, [401, 403]),
+    },
+  },
+  registrations: {
+    method: 'GET',
+    url: '/v1/dashboard/registrations',
+    access: 'read',
+    gatedUntilReady: true,
+    doc: {
+      summary: 'Which protocol registered the instances of a namespace: per service, and per instance of one service',
+      tags: ['dashboard'],
+      querystring: Type.Object({ namespace: Type.Optional(Type.String()), service: Type.Optional(Type.String()) }),
+      response: responses(
+        { 200: Type.Object({}, { description: '`{namespace, services: [{service, protocols: {eureka: 2, native: 1}}], instances?: [{instanceId, protocol}]}`' }) },
+        [400, 401, 403, 503],
+      ),
+    },
+  },
 } satisfies RouteGroup;
 
 /**
@@ -78,7 +109,10 @@ export function loadAssets(dir: URL | undefined = findAssetsDir()): Map<string, 
  * `npm run build` into dist/ui and served by the peer itself, so it works offline. Its own
  * plugin scope, so the security layer can guard it. Assets are revalidated (ETag) on each load.
  */
-export async function uiRoutes(app: FastifyInstance, options: { assets?: Map<string, Asset> } = {}): Promise<void> {
+export async function uiRoutes(
+  app: FastifyInstance,
+  options: { assets?: Map<string, Asset>; node?: ProtocolsSources & { readonly views: ServiceViews } } = {},
+): Promise<void> {
   const assets = options.assets ?? loadAssets();
 
   const send = (request: FastifyRequest, reply: FastifyReply, name: string) => {
@@ -101,4 +135,13 @@ export async function uiRoutes(app: FastifyInstance, options: { assets?: Map<str
 
   serve(app, UI_ROUTES.page, async (request, reply) => send(request, reply, 'index.html'));
   serve(app, UI_ROUTES.asset, async (request, reply) => send(request, reply, (request.params as { file: string }).file));
+
+  const { node } = options;
+  if (!node) return;
+  serve(app, UI_ROUTES.protocols, async () => protocolsView(node));
+  serve(app, UI_ROUTES.registrations, async (request) => {
+    const query = request.query as { namespace?: unknown; service?: unknown };
+    const service = query.service === undefined ? null : parseName('service', query.service);
+    return registrationsView(node.views, parseNamespace(query.namespace), service);
+  });
 }

@@ -10,6 +10,10 @@ import { peerStates } from '../membership/state.js';
 import type { EvictionSafetyStatus } from '../lease/eviction-safety.js';
 import type { ChannelStats } from '../replication/channel.js';
 import type { WatchHub } from '../watch/hub.js';
+import type { AdapterMetrics } from './adapter-metrics.js';
+import { registerAdapterSeries } from './adapter-series.js';
+import { HttpAttribution } from './http-attribution.js';
+import { registerPeerSeries, type PeerSeriesSources } from './peer-series.js';
 import { RequestHistogram } from './request-histogram.js';
 import { WriteCounts, type EvictionReason } from './write-counts.js';
 
@@ -17,8 +21,10 @@ import { WriteCounts, type EvictionReason } from './write-counts.js';
  * What the metrics read from a peer, and nothing more (a `RegistryNode` is one): the figures
  * the core keeps anyway, read at scrape time, and the store's change feed for the write counts.
  */
-export interface MetricsSources extends PeerFigures {
+export interface MetricsSources extends PeerFigures, PeerSeriesSources {
   readonly clock: Pick<Clock, 'nowMs'>;
+  /** The protocol adapters' recorders (requests, held slots, pushes, DNS and xDS figures). */
+  readonly adapterMetrics: AdapterMetrics;
   readonly store: Pick<InstanceStore, 'allServices' | 'revision' | 'onChange'>;
   readonly heartbeats: Readonly<Record<HeartbeatOutcome, number>>;
   readonly watch: Pick<WatchHub, 'stats'>;
@@ -80,6 +86,7 @@ export class NodeMetrics {
   readonly registry = new Registry();
   private readonly writes: WriteCounts;
   private readonly httpDuration: RequestHistogram;
+  private readonly httpAttribution: HttpAttribution;
   private frame: Frame | undefined;
 
   constructor(
@@ -293,12 +300,26 @@ export class NodeMetrics {
       this.registry,
     );
 
+    // --- protocols, peer traffic, start-up sync --------------------------------------------------
+    this.httpAttribution = new HttpAttribution(sources.adapterMetrics);
+    registerAdapterSeries(this.registry, sources.adapterMetrics);
+    registerPeerSeries(this.registry, sources);
+
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
   /** Records one answered request; `route` is the route's pattern, never the raw URL. */
   observeHttp(method: string, route: string, statusCode: number, seconds: number): void {
     this.httpDuration.observe(method, route, statusCode, seconds);
+    this.httpAttribution.observe(method, route, statusCode, seconds);
+  }
+
+  /**
+   * Declares a route of the main port as an operation of its protocol adapter (native, Eureka,
+   * Prometheus SD: http-attribution.ts), as it is added; its requests are then counted there too.
+   */
+  declareHttpRoute(method: string, url: string, options: { longPoll?: boolean } = {}): void {
+    this.httpAttribution.declare(method, url, options);
   }
 
   /** The exposition text of every series; the node's state is read once for the whole scrape. */

@@ -1,15 +1,8 @@
 import type { Metric, Registry } from 'prom-client';
+import { bucketOf, pushHistogramValues, type ExportedValue } from './histogram-values.js';
 
 /** The labels of the HTTP latency histogram, in the order they are exported. */
 export type RequestLabel = 'method' | 'route' | 'status_code';
-
-/** One exported value, in the shape prom-client's registry prints (its Histogram answers these). */
-interface ExportedValue {
-  metricName: string;
-  labels: { le?: number | '+Inf' };
-  sharedLabels: Series['labels'];
-  value: number;
-}
 
 interface Series {
   labels: Record<RequestLabel, string | number>;
@@ -58,30 +51,15 @@ export class RequestHistogram {
       byStatus.set(statusCode, series);
       this.order.push(series);
     }
-    let bucket = 0;
-    while (bucket < this.bounds.length && seconds > this.bounds[bucket]!) bucket += 1;
-    series.counts[bucket]! += 1;
+    series.counts[bucketOf(this.bounds, seconds)]! += 1;
     series.sum += seconds;
     series.count += 1;
   }
 
   /** The figures as prom-client's Histogram answers them: per series cumulative buckets, +Inf, sum, count. */
   get(): Promise<{ name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: ExportedValue[] }> {
-    const bucketName = `${this.name}_bucket`;
     const values: ExportedValue[] = [];
-    for (const series of this.order) {
-      let cumulative = 0;
-      const shared = { sharedLabels: series.labels };
-      this.bounds.forEach((le, i) => {
-        cumulative += series.counts[i]!;
-        values.push({ labels: { le }, value: cumulative, metricName: bucketName, ...shared });
-      });
-      values.push(
-        { labels: { le: '+Inf' }, value: series.count, metricName: bucketName, ...shared },
-        { labels: {}, value: series.sum, metricName: `${this.name}_sum`, ...shared },
-        { labels: {}, value: series.count, metricName: `${this.name}_count`, ...shared },
-      );
-    }
+    for (const series of this.order) pushHistogramValues(values, this.name, this.bounds, series.labels, { ...series, offset: 0 });
     return Promise.resolve({ name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator });
   }
 

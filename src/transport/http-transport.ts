@@ -2,6 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { Agent, request } from 'undici';
 import { signedHeaders } from '../security/peer-signature.js';
+import { PeerTrafficCounts } from './peer-traffic.js';
 import { classifyFailure, PeerCallError, type CallOptions, type PeerDescriptor, type PeerMethod, type PeerTransport } from './transport.js';
 
 export interface HttpTransportOptions {
@@ -43,6 +44,8 @@ const gunzipAsync = promisify(gunzip);
 export class HttpTransport implements PeerTransport {
   private readonly agent: Agent;
   private readonly traffic = new Map<string, PeerTraffic>();
+  /** Bytes by peer, call and direction, both as caller (here) and as responder (the peer routes count into it). */
+  readonly peerBytes = new PeerTrafficCounts();
 
   constructor(private readonly options: HttpTransportOptions) {
     this.agent = new Agent({
@@ -74,7 +77,9 @@ export class HttpTransport implements PeerTransport {
     }
     const counters = this.countersFor(peer.id);
     counters.calls += 1;
-    counters.bytesSent += Buffer.byteLength(payload);
+    const sentBytes = Buffer.byteLength(payload);
+    counters.bytesSent += sentBytes;
+    this.peerBytes.count(peer.id, method, 'sent', sentBytes);
     let statusCode: number;
     let text: string;
     try {
@@ -90,6 +95,7 @@ export class HttpTransport implements PeerTransport {
       statusCode = response.statusCode;
       const raw = Buffer.from(await response.body.arrayBuffer());
       counters.bytesReceived += raw.length;
+      this.peerBytes.count(peer.id, method, 'received', raw.length);
       text = (response.headers['content-encoding'] === 'gzip' ? await gunzipAsync(raw) : raw).toString('utf8');
     } catch (error) {
       const code = (error as { code?: string }).code;

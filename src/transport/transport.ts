@@ -4,6 +4,7 @@
  * network in one process (test/support/sim-network.ts). Either way the receiving side runs the
  * same `PeerApi.handle`, so tests exercise the production replication code.
  */
+import type { PeerTrafficCounts } from './peer-traffic.js';
 import type { PeerAnswer, PeerDescriptor, PeerMethod, PeerRequest } from './peer-calls.js';
 
 export { peerMethods, type PeerDescriptor, type PeerMethod } from './peer-calls.js';
@@ -24,6 +25,11 @@ export interface PeerTransport {
   close?(): Promise<void>;
   /** Calls and bytes exchanged with each peer so far, when the transport counts them. */
   trafficByPeer?(): Record<string, { calls: number; bytesSent: number; bytesReceived: number }>;
+  /**
+   * Bytes by peer, call and direction, when the transport counts them (HTTP): its calls, and
+   * the answers the peer routes give (they count into it too). Read by `/metrics`.
+   */
+  readonly peerBytes?: PeerTrafficCounts;
 }
 
 /** The receiving side of the peer API: what the HTTP peer routes and the simulated network call. */

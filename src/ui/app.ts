@@ -1,6 +1,7 @@
 import { getJson, storedToken, storeToken, watchNamespace } from './api.js';
 import { RegistryModel, type DeltaEvent, type Instance, type ServiceState, type SnapshotEvent } from './model.js';
-import { banners, byId, h, instanceRow, peerRows, serviceRow } from './render.js';
+import { protocolRows, REGISTERING_PROTOCOLS, registeredThrough, registrationsByService, type ProtocolsView, type RegistrationsView } from './protocols.js';
+import { banners, byId, h, instanceRow, peerRows, protocolRowElements, serviceRow } from './render.js';
 import { VirtualList } from './virtual-list.js';
 import { peerSummary, plural, type ClusterView } from './words.js';
 
@@ -13,6 +14,8 @@ import { peerSummary, plural, type ClusterView } from './words.js';
 const CLUSTER_POLL_MS = 1_500;
 /** Lease figures of the selected service are refreshed this often (heartbeats are not streamed). */
 const LEASE_REFRESH_MS = 5_000;
+/** Which protocol registered each instance changes only with registrations: read this often. */
+const REGISTRATIONS_REFRESH_MS = 5_000;
 const NAMESPACES_KEY = 'registry.namespaces';
 
 interface State {
@@ -24,6 +27,16 @@ interface State {
   clusterError: string | null;
   streamOpen: boolean;
   stopWatch: () => void;
+  /** The last two readings of the Protocols panel (rates come from their difference). */
+  protocols: ProtocolsView | null;
+  previousProtocols: ProtocolsView | null;
+  protocolsError: string | null;
+  /** The "registered through" filter ('' = any protocol). */
+  via: string;
+  /** Per service, its instances by the protocol that registered them. */
+  registrations: Map<string, Record<string, number>>;
+  /** The protocol of each instance of the selected service. */
+  instanceVia: Map<string, string>;
 }
 
 const params = new URLSearchParams(location.search);
@@ -36,10 +49,18 @@ const state: State = {
   clusterError: null,
   streamOpen: false,
   stopWatch: () => undefined,
+  protocols: null,
+  previousProtocols: null,
+  protocolsError: null,
+  via: params.get('via') ?? '',
+  registrations: new Map(),
+  instanceVia: new Map(),
 };
 
 const servicesList = new VirtualList<ServiceState>(byId('services'), (service) => serviceRow(service, service.name === state.selected));
-const instancesList = new VirtualList<ReturnType<RegistryModel['instancesOf']>[number]>(byId('instances'), (entry) => instanceRow(entry, Date.now()));
+const instancesList = new VirtualList<ReturnType<RegistryModel['instancesOf']>[number]>(byId('instances'), (entry) =>
+  instanceRow(entry, Date.now(), state.instanceVia.get(entry.instance.instanceId)),
+);
 
 // --- rendering --------------------------------------------------------------------------------
 
@@ -75,28 +96,46 @@ function renderHeader(): void {
     byId('cluster-summary').textContent = `${peerSummary(cluster)} · ${plural(cluster.self.instances, 'instance', cluster.self.instances.toLocaleString())} served · revision ${cluster.self.revision}`;
     byId('peers').querySelector('tbody')!.replaceChildren(...peerRows(cluster));
   }
+  renderProtocols();
+}
+
+function renderProtocols(): void {
+  const view = state.protocols;
+  const summary = byId('protocols-summary');
+  if (!view) {
+    summary.textContent = state.protocolsError ?? 'loading…';
+    return;
+  }
+  const rows = protocolRows(view, state.previousProtocols);
+  const on = view.listeners.filter((listener) => listener.on).length;
+  summary.textContent = `${on} of ${view.listeners.length} listeners on` + (state.protocolsError ? ` · ${state.protocolsError}` : '');
+  byId('protocols').querySelector('tbody')!.replaceChildren(...protocolRowElements(rows));
 }
 
 function renderServices(): void {
-  const services = state.model.servicesMatching(state.query);
+  const services = state.model.servicesMatching(state.query).filter((service) => registeredThrough(state.registrations, service.name, state.via));
   // Something to look at from the first glance: the first service, until the user picks one.
   if (state.selected === null && services.length > 0) {
     state.selected = services[0]!.name;
     instancesDirty = true;
     void refreshLeases();
+    void refreshRegistrations();
   }
   servicesList.setItems(services);
   const total = state.model.names().length;
   byId('services-summary').textContent =
     `${plural(total, 'service', total.toLocaleString())} · ${plural(state.model.total, 'instance', state.model.total.toLocaleString())}` +
-    (state.query ? ` · ${services.length.toLocaleString()} matching` : '');
+    (state.query || state.via ? ` · ${services.length.toLocaleString()} matching` : '') +
+    (state.via ? ` · ${plural(services.length, 'service')} still registered through ${viaLabel(state.via)}` : '');
   byId('services-empty').hidden = total > 0 || !state.streamOpen;
 }
 
 function renderInstances(): void {
   const name = state.selected;
   const service = name ? state.model.services.get(name) : undefined;
-  const entries = name ? state.model.instancesOf(name, state.query) : [];
+  const entries = (name ? state.model.instancesOf(name, state.query) : []).filter(
+    (entry) => state.via === '' || state.instanceVia.get(entry.instance.instanceId) === state.via,
+  );
   instancesList.setItems(entries);
   byId('instances-title').textContent = name ? `Instances of ${name}` : 'Instances';
   const size = service?.instances.size ?? 0;
@@ -118,6 +157,38 @@ async function pollCluster(): Promise<void> {
     state.clusterError = error instanceof Error ? error.message : String(error);
   }
   scheduleRender();
+}
+
+const viaLabel = (protocol: string) => REGISTERING_PROTOCOLS.find(([name]) => name === protocol)?.[1] ?? protocol;
+
+async function pollProtocols(): Promise<void> {
+  try {
+    const view = await getJson<ProtocolsView>('/v1/dashboard/protocols');
+    state.previousProtocols = state.protocols;
+    state.protocols = view;
+    state.protocolsError = null;
+  } catch (error) {
+    state.protocolsError = error instanceof Error ? error.message : String(error);
+  }
+  scheduleRender();
+}
+
+/** Which protocol registered the instances: counts per service, and each instance of the selected service. */
+async function refreshRegistrations(): Promise<void> {
+  if (document.hidden) return;
+  const namespace = state.namespace;
+  const name = state.selected;
+  try {
+    const query = `namespace=${encodeURIComponent(namespace)}${name ? `&service=${encodeURIComponent(name)}` : ''}`;
+    const view = await getJson<RegistrationsView>(`/v1/dashboard/registrations?${query}`);
+    if (namespace !== state.namespace) return;
+    state.registrations = registrationsByService(view);
+    if (name === state.selected) state.instanceVia = new Map((view.instances ?? []).map((entry) => [entry.instanceId, entry.protocol]));
+    servicesDirty = instancesDirty = true;
+    scheduleRender();
+  } catch {
+    // the next refresh tries again
+  }
 }
 
 async function refreshLeases(): Promise<void> {
@@ -168,6 +239,8 @@ function watch(namespace: string): void {
 function updateUrl(): void {
   const url = new URL(location.href);
   url.searchParams.set('namespace', state.namespace);
+  if (state.via) url.searchParams.set('via', state.via);
+  else url.searchParams.delete('via');
   if (state.selected) url.searchParams.set('service', state.selected);
   else url.searchParams.delete('service');
   history.replaceState(null, '', url);
@@ -180,6 +253,7 @@ function select(name: string): void {
   updateUrl();
   scheduleRender();
   void refreshLeases();
+  void refreshRegistrations();
 }
 
 function rememberNamespace(namespace: string): void {
@@ -211,6 +285,20 @@ function setUp(): void {
     rememberNamespace(namespace);
     updateUrl();
     watch(namespace);
+    state.registrations = new Map();
+    state.instanceVia = new Map();
+    void refreshRegistrations();
+  });
+
+  const via = byId<HTMLSelectElement>('via');
+  via.append(...REGISTERING_PROTOCOLS.map(([protocol, label]) => h('option', { value: protocol }, `Registered through ${label}`)));
+  via.value = state.via;
+  via.addEventListener('change', () => {
+    state.via = via.value;
+    servicesDirty = instancesDirty = true;
+    updateUrl();
+    scheduleRender();
+    void refreshRegistrations();
   });
 
   const search = byId<HTMLInputElement>('search');
@@ -241,11 +329,17 @@ function setUp(): void {
     (tokenInput.closest('details') as HTMLDetailsElement).open = false;
     watch(state.namespace);
     void pollCluster();
+    void pollProtocols();
+    void refreshRegistrations();
   });
 
   watch(state.namespace);
   void pollCluster();
+  void pollProtocols();
+  void refreshRegistrations();
   setInterval(() => void pollCluster(), CLUSTER_POLL_MS);
+  setInterval(() => void pollProtocols(), CLUSTER_POLL_MS);
+  setInterval(() => void refreshRegistrations(), REGISTRATIONS_REFRESH_MS);
   setInterval(() => void refreshLeases(), LEASE_REFRESH_MS);
   // Lease countdowns move every second; only the rows in view are drawn again.
   setInterval(() => instancesList.schedule(), 1_000);

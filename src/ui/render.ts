@@ -1,4 +1,5 @@
 import { leaseLeft, type InstanceEntry, type ServiceState } from './model.js';
+import { protocolLabel, rateText, type ProtocolRow } from './protocols.js';
 import { ago, duration, guardNotices, metadataText, type ClusterView, type Notice, type PeerView } from './words.js';
 
 /**
@@ -129,8 +130,32 @@ export function serviceRow(service: ServiceState, selected: boolean): HTMLElemen
   return row;
 }
 
-/** One row of the instances table; the lease counts down from when its figure was read. */
-export function instanceRow(entry: InstanceEntry, nowMs: number): HTMLElement {
+/** The rows of the Protocols panel: listener (or off), clients held, rates and totals. */
+export function protocolRowElements(rows: readonly ProtocolRow[]): HTMLElement[] {
+  return rows.map((row) => {
+    const listener = row.listener;
+    const where = !listener ? '-' : listener.on ? `${listener.address ?? ''} (${listener.transport})` : 'off';
+    return h(
+      'tr',
+      { 'data-protocol': row.protocol, class: listener && !listener.on ? 'off' : '' },
+      h('td', {}, h('strong', {}, protocolLabel(row.protocol))),
+      h('td', { class: listener?.on ? 'listener' : 'listener muted' }, where),
+      cell(row.held.toLocaleString('en'), 'num held'),
+      cell(rateText(row.requestsPerSecond), 'num rps'),
+      cell(rateText(row.refusedPerSecond), (row.refusedPerSecond ?? 0) > 0 ? 'num refused-rate warn' : 'num refused-rate'),
+      cell(row.requests.toLocaleString('en'), 'num requests'),
+      h(
+        'td',
+        { class: row.refused + row.refusedAtCap > 0 ? 'num refused warn' : 'num refused', title: 'requests refused (rate, cap, credentials); slots refused at a cap' },
+        row.refused.toLocaleString('en'),
+        row.refusedAtCap > 0 ? h('span', { class: 'at-cap' }, ` · ${row.refusedAtCap.toLocaleString('en')} at a cap`) : null,
+      ),
+    );
+  });
+}
+
+/** One row of the instances table; the lease counts down from when its figure was read. `via`: the protocol that registered it, when known. */
+export function instanceRow(entry: InstanceEntry, nowMs: number, via?: string): HTMLElement {
   const { instance } = entry;
   const lease = leaseLeft(entry, nowMs);
   const host = instance.host.includes(':') ? `[${instance.host}]` : instance.host;
@@ -138,7 +163,12 @@ export function instanceRow(entry: InstanceEntry, nowMs: number): HTMLElement {
   return h(
     'div',
     { class: 'row instances-row', 'data-instance': instance.instanceId },
-    h('span', { class: 'name', title: instance.instanceId }, instance.instanceId),
+    h(
+      'span',
+      { class: 'name', title: instance.instanceId },
+      instance.instanceId,
+      via ? h('span', { class: `badge via via-${via}`, 'data-via': via, title: `registered through ${protocolLabel(via)}` }, via) : null,
+    ),
     h('span', { title: 'address' }, `${host}:${instance.port}${instance.securePort === null ? '' : ` · tls ${instance.securePort}`}`),
     h('span', {}, h('span', { class: `badge status-${instance.status}` }, instance.status)),
     h('span', { class: 'zone' }, instance.zone || '-'),

@@ -1,3 +1,4 @@
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type Browser } from '../support/browser.js';
 import { callJson } from '../support/http.js';
@@ -68,6 +69,67 @@ describe('the dashboard, in chromium, against a 3-peer cluster', () => {
     await phone.locator('#instances [data-instance="orders-2"]').waitFor();
     await browser.screenshot(phone, 'dashboard-phone');
     await phone.close();
+    await page.close();
+    expect(browser.errors).toEqual([]);
+  });
+
+  it('shows the protocols served and their load live, and which protocol registered each instance, with a filter', async () => {
+    const url = cluster.url('peer-a');
+    // "legacy" has one instance registered through Eureka and one through /v1; "modern" only /v1.
+    expect((await register('peer-a', 'legacy', 'legacy-native')).status).toBe(201);
+    expect((await register('peer-a', 'modern', 'modern-1')).status).toBe(201);
+    const eurekaInstance = {
+      app: 'LEGACY', hostName: 'legacy-1.local', ipAddr: '10.0.0.7', port: { $: 8080, '@enabled': true }, vipAddress: 'legacy', status: 'UP',
+      dataCenterInfo: { '@class': 'com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo', name: 'MyOwn' },
+    };
+    const eureka = await request(`${url}/eureka/v2/apps/LEGACY`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ instance: eurekaInstance }) });
+    await eureka.body.dump();
+    expect(eureka.statusCode).toBe(204);
+
+    const page = await browser.page();
+    await page.goto(`${url}/?service=legacy`);
+    await page.waitForSelector('#live.on');
+    const native = page.locator('#protocols tr[data-protocol="native"]');
+    await native.waitFor();
+    expect(await native.locator('.listener').textContent()).toBe(`${url}/v1 (HTTP)`);
+    expect(await page.locator('#protocols tr[data-protocol="dns"] .listener').textContent()).toBe('off');
+    expect(await page.textContent('#protocols-summary')).toMatch(/^3 of \d+ listeners on/);
+
+    // Eureka clients fetching: the panel turns the counts into a rate, live (bounded load: at most 10 s).
+    const rate = page.locator('#protocols tr[data-protocol="eureka"] .rps');
+    const until = Date.now() + 10_000;
+    let loading = true;
+    const load = (async () => {
+      while (loading && Date.now() < until) {
+        const answer = await request(`${url}/eureka/v2/apps/LEGACY`, { headers: { accept: 'application/json' } });
+        await answer.body.dump();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    try {
+      await waitFor(async () => /^(?!0$)\d/.test((await rate.textContent()) ?? ''), 10_000, 'the Eureka row to show requests per second');
+    } finally {
+      loading = false;
+      await load;
+    }
+    expect(Number((await page.locator('#protocols tr[data-protocol="eureka"] .requests').textContent())!.replace(/,/g, ''))).toBeGreaterThan(1);
+
+    // Each instance says which protocol registered it.
+    await page.locator('#instances [data-instance="legacy-1.local"] [data-via="eureka"]').waitFor();
+    await page.locator('#instances [data-instance="legacy-native"] [data-via="native"]').waitFor();
+    await browser.screenshot(page, 'dashboard-protocols');
+
+    // The migration view: services still registered through Eureka, and only those instances.
+    await page.selectOption('#via', 'eureka');
+    await waitFor(async () => (await page.locator('#services [data-service="modern"]').count()) === 0, 5_000, 'modern to be filtered out');
+    expect(await page.locator('#services [data-service="legacy"]').count()).toBe(1);
+    expect(await page.textContent('#services-summary')).toContain('1 service still registered through Eureka');
+    await waitFor(async () => (await page.locator('#instances [data-instance]').count()) === 1, 5_000, 'only the Eureka instance');
+    expect(await page.locator('#instances [data-instance="legacy-1.local"]').count()).toBe(1);
+    expect(new URL(page.url()).searchParams.get('via')).toBe('eureka');
+    await browser.screenshot(page, 'dashboard-registered-through-eureka');
+    await page.selectOption('#via', '');
+    await page.locator('#services [data-service="modern"]').waitFor();
     await page.close();
     expect(browser.errors).toEqual([]);
   });

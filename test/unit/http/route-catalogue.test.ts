@@ -9,7 +9,8 @@ import { routeKey } from '../../../src/http/route-definition.js';
 function gatedByPrefix(url: string): boolean {
   if (url.startsWith('/eureka')) return true;
   if (!url.startsWith('/v1/')) return false;
-  return !url.startsWith('/v1/peer/') && url !== '/v1/cluster' && !url.startsWith('/v1/admin/');
+  // The operator's views (the cluster, the dashboard's Protocols panel) answer while the peer syncs.
+  return !url.startsWith('/v1/peer/') && url !== '/v1/cluster' && url !== '/v1/dashboard/protocols' && !url.startsWith('/v1/admin/');
 }
 
 describe('the route catalogue', () => {

@@ -14,7 +14,8 @@ describe('the metrics and /v1/cluster read only what their interfaces name', () 
   it('scrapes every series from the members of MetricsSources alone', async () => {
     const { node } = await createTestNode();
     node.registry.register(instance('i-1'));
-    const keys = ['clock', 'store', 'registry', 'ready', 'heartbeats', 'membership', 'replicator', 'inbox', 'antiEntropy', 'safety', 'watch'] as const;
+    const keys = ['clock', 'store', 'registry', 'ready', 'heartbeats', 'membership', 'replicator', 'inbox', 'antiEntropy', 'safety', 'watch',
+      'adapterMetrics', 'transport', 'bootstrapResult', 'bootstrapDurationMs'] as const;
     const sources: MetricsSources = { ...only<MetricsSources>(node, keys), ready: false, heartbeats: { renewed: 7, relayed: 0, takeover: 0, unknown: 1 } };
     const metrics = new NodeMetrics(sources);
     try {

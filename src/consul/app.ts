@@ -22,7 +22,7 @@ import { ConsulWrites } from './writes.js';
  */
 export type ConsulNode = ApplicationSource &
   ConsulPeer &
-  Pick<RegistryNode, 'ready'> & { readonly config: RegistryConfig; readonly components: Pick<NodeComponents, 'clock' | 'rng' | 'logger'> };
+  Pick<RegistryNode, 'ready' | 'ports'> & { readonly config: RegistryConfig; readonly components: Pick<NodeComponents, 'clock' | 'rng' | 'logger'> };
 
 export interface ConsulAppOptions {
   node: ConsulNode;
@@ -75,7 +75,7 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   installConsulErrors(app);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
-  const access = new ConsulAccess(node.config, node.components.clock);
+  const access = new ConsulAccess(node.config, node.ports.limits.rates);
   const blocking = new BlockingQueries({ views: node.views, clock: node.components.clock, rng: node.components.rng }, { maxWaiters: settings.blockingQueriesMax });
   const application = applicationOf(node);
   const writes = new ConsulWrites(node, application.writes, application.reads);

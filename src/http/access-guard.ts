@@ -65,6 +65,11 @@ export interface AccessGuard {
 export interface AccessGuardComponents {
   clock: Clock;
   logger: Logger;
+  /**
+   * The peer's one rate limiter (the adapter contract's limits port, `node.ports.limits.rates`),
+   * shared with every other protocol so a token has one budget on the whole peer.
+   */
+  rates: ClientRateLimits;
 }
 
 /**
@@ -87,7 +92,7 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
   const log = components.logger.child({ component: 'access' });
   const clients = new ClientAuth(security.tokens);
   const peers = new PeerAuth(components.clock, security);
-  const rates = new ClientRateLimits(components.clock, config.limits);
+  const { rates } = components;
   const refusals = new PeerRefusalLog(components.clock, log);
 
   /** A refused peer request: counted against its address, logged (throttled), answered 401. */

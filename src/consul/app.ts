@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { applicationOf, type ApplicationSource } from '../app/application.js';
+import { hostCheckHook } from '../http/access-guard.js';
 import type { ServerTls } from '../http/server.js';
 import type { Logger } from '../log/logger.js';
 import type { RegistryConfig } from '../config/load.js';
@@ -82,6 +83,9 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   // Blocking queries would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => blocking.close());
   // Access, readiness gating and docs come from each route's definition (route-definitions.ts).
+  // A dev peer on loopback answers only requests for its own names (DNS rebinding), as /v1 does.
+  const hostCheck = hostCheckHook(node.config);
+  if (hostCheck) app.addHook('onRequest', hostCheck);
   installConsulGuard(app, access, node);
   await installConsulOpenApi(app);
   await app.register(agentRoutes, { config: node.config, reads: application.reads, writes });

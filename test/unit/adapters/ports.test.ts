@@ -100,6 +100,18 @@ describe('the limits port', () => {
     expect(limits.hold(pool, { address: '10.0.0.3' }).held).toBe(true);
   });
 
+  it('holds a loopback caller without a token to the peer\'s cap only (a local agent or load test), a token on loopback to its share', () => {
+    const { limits } = portsOf();
+    const pool = limits.pool('watch streams', 4, 'cluster.watchMaxWatchers');
+    expect([1, 2, 3].map(() => limits.hold(pool, { address: '127.0.0.1' }).held)).toEqual([true, true, true]);
+    expect(limits.hold(pool, { address: '::1', tokenName: 'reader' }).held).toBe(true);
+    expect(limits.hold(pool, { address: '::1' })).toMatchObject({ held: false, cap: 'peer' });
+    const other = limits.pool('long polls', 4, 'cluster.watchMaxWatchers');
+    limits.hold(other, { address: '::1', tokenName: 'reader' });
+    limits.hold(other, { address: '::1', tokenName: 'reader' });
+    expect(limits.hold(other, { address: '::1', tokenName: 'reader' })).toMatchObject({ held: false, cap: 'principal' });
+  });
+
   it('is one rate limit for every protocol: what one adapter counts, another sees', () => {
     const { limits, access } = portsOf();
     for (let i = 0; i < 3; i++) expect(limits.rate({ address: '10.0.0.1', tokenName: 'reader' })).toBeUndefined();

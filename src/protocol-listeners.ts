@@ -4,6 +4,7 @@ import { startConsulListener } from './consul/listener.js';
 import { startDns } from './dns/listener.js';
 import type { ServerTls } from './http/server.js';
 import type { Logger } from './log/logger.js';
+import { startNacosListener } from './nacos/listener.js';
 import { startXdsListener } from './xds/listener.js';
 
 /**
@@ -36,7 +37,7 @@ export type ListenerStarter = (deps: ListenerDeps) => Promise<ProtocolListener |
  * The protocol listeners beside the HTTP API, each off by default (see config/protocols.ts).
  * One line per protocol: its folder's starter.
  */
-const starters: ListenerStarter[] = [startDns, startXdsListener, startConsulListener];
+const starters: ListenerStarter[] = [startDns, startXdsListener, startConsulListener, startNacosListener];
 
 /** Starts every configured listener; a failure stops the ones already started and is rethrown. */
 export async function startProtocolListeners(deps: ListenerDeps): Promise<ProtocolListener[]> {

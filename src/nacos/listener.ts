@@ -1,0 +1,53 @@
+import { createSocket, type Socket } from 'node:dgram';
+import { isIPv6 } from 'node:net';
+import type { ListenerStarter } from '../protocol-listeners.js';
+import { buildNacosApp } from './app.js';
+
+/** Opens the UDP socket pushes go out from (an ephemeral port of the peer's host, as Nacos does). */
+async function openPushSocket(host: string): Promise<Socket> {
+  const socket = createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4' });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(0, host, () => {
+      socket.off('error', reject);
+      resolve();
+    });
+  });
+  return socket;
+}
+
+/**
+ * Starts the Nacos naming API on `nacos.port` of the peer's host (off when the port is null):
+ * v1 over HTTP with UDP push, and the Nacos 2.x gRPC API on `nacos.grpcPort` (port + 1000).
+ */
+export const startNacosListener: ListenerStarter = async ({ node, config, logger, tls }) => {
+  const settings = config.protocols.nacos;
+  if (settings.port === null) return null;
+  const log = logger.child({ component: 'nacos' });
+  const udp = await openPushSocket(config.host);
+  udp.on('error', (error) => log.warn({ err: error }, 'nacos: UDP push socket error'));
+  const nacos = await buildNacosApp({
+    node,
+    logger,
+    ...(tls ? { tls } : {}),
+    socket: { send: (bytes, port, address) => udp.send(bytes, port, address) },
+  });
+  udp.on('message', (message, remote) => nacos.push?.receive(message, remote.address, remote.port));
+  try {
+    await nacos.app.listen({ host: config.host, port: settings.port });
+  } catch (error) {
+    await nacos.app.close();
+    udp.close();
+    throw error;
+  }
+  const address = nacos.app.server.address();
+  const port = typeof address === 'object' && address ? address.port : settings.port;
+  log.info({ host: config.host, port, udpPort: udp.address().port }, 'Nacos API listening');
+  return {
+    name: 'nacos',
+    async close() {
+      await nacos.app.close();
+      udp.close();
+    },
+  };
+};

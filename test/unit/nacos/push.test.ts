@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestNacos, form, type TestNacos } from '../../support/nacos.js';
+
+let t: TestNacos;
+afterEach(async () => t?.close());
+
+const BASE = '/nacos/v1/ns';
+const web = { serviceName: 'DEFAULT_GROUP@@web', ip: '10.0.0.1', port: '8080' };
+const register = (fields: Record<string, string>) => t.app.inject({ method: 'POST', url: `${BASE}/instance`, ...form(fields) });
+const subscribe = (udpPort: number, remoteAddress = '127.0.0.1', extra = '') =>
+  t.app.inject({ url: `${BASE}/instance/list?serviceName=DEFAULT_GROUP%40%40web&udpPort=${udpPort}&clientIP=192.0.2.99${extra}`, remoteAddress });
+const ack = (lastRefTime: number, port: number, address = '127.0.0.1') => t.push!.receive(Buffer.from(JSON.stringify({ type: 'push-ack', lastRefTime, data: '' })), address, port);
+
+describe('Nacos UDP push', () => {
+  it('pushes a listed service on every change to the source address of the list, never to clientIP', async () => {
+    t = await createTestNacos();
+    await register(web);
+    await subscribe(40_001, '127.0.0.5');
+    expect(t.socket.sent).toEqual([]);
+    await register({ ...web, ip: '10.0.0.2' });
+    await t.clock.advance(0);
+    expect(t.socket.sent).toHaveLength(1);
+    const [push] = t.socket.sent;
+    expect([push!.address, push!.port, push!.packet.type]).toEqual(['127.0.0.5', 40_001, 'dom']);
+    const data = JSON.parse(push!.packet.data) as { name: string; hosts: { ip: string }[]; lastRefTime: number };
+    expect(data.name).toBe('DEFAULT_GROUP@@web');
+    expect(data.hosts.map((host) => host.ip)).toEqual(['10.0.0.1', '10.0.0.2']);
+    expect(data.lastRefTime).toBe(push!.packet.lastRefTime);
+  });
+
+  it('sends again until push-ack, at most pushRetriesMax times, and an ack from elsewhere does not count', async () => {
+    t = await createTestNacos({ file: { nacos: { pushRetriesMax: 2, pushRetryIntervalMs: 500 } } });
+    await subscribe(40_001);
+    await subscribe(40_002);
+    await register(web);
+    await t.clock.advance(0);
+    expect(t.socket.sent.map((push) => push.port)).toEqual([40_001, 40_002]);
+    const { lastRefTime } = t.socket.sent[0]!.packet;
+    ack(lastRefTime, 40_001);
+    ack(lastRefTime, 40_002, '192.0.2.1');
+    await t.clock.advance(500);
+    expect(t.socket.sent.map((push) => push.port)).toEqual([40_001, 40_002, 40_002]);
+    await t.clock.advance(500);
+    await t.clock.advance(500);
+    await t.clock.advance(5_000);
+    // One send and two retries for the target that never acked; none more.
+    expect(t.socket.sent.filter((push) => push.port === 40_002)).toHaveLength(3);
+    expect(t.push!.counts).toMatchObject({ acked: 1, givenUp: 1 });
+  });
+
+  it('gzips payloads above 1 KB, and builds one payload per change for every target of the same list', async () => {
+    t = await createTestNacos();
+    for (let i = 0; i < 3; i++) await subscribe(40_000 + i);
+    const created = await register({ ...web, metadata: JSON.stringify({ a: 'x'.repeat(400), b: 'y'.repeat(400), c: 'z'.repeat(400) }) });
+    expect(created.body).toBe('ok');
+    await t.clock.advance(0);
+    expect(t.socket.sent.map((push) => push.gzipped)).toEqual([true, true, true]);
+    expect(t.socket.raw[0]).toBe(t.socket.raw[1]);
+    expect(t.socket.raw[1]).toBe(t.socket.raw[2]);
+  });
+
+  it('stops pushing to a client that stopped listing (pushSubscriptionTtlMs)', async () => {
+    t = await createTestNacos({ file: { nacos: { pushSubscriptionTtlMs: 10_000 } } });
+    await subscribe(40_001);
+    await t.clock.advance(8_000);
+    await subscribe(40_001);
+    await t.clock.advance(8_000);
+    await register(web);
+    await t.clock.advance(0);
+    expect(t.socket.sent).toHaveLength(1);
+    ack(t.socket.sent[0]!.packet.lastRefTime, 40_001);
+    await t.clock.advance(12_000);
+    expect(t.push!.size).toBe(0);
+    await register({ ...web, ip: '10.0.0.2' });
+    await t.clock.advance(0);
+    expect(t.socket.sent).toHaveLength(1);
+  });
+
+  it('bounds the targets per source address and in all, dropping the oldest', async () => {
+    t = await createTestNacos({ file: { nacos: { pushTargetsPerSourceMax: 2, pushTargetsMax: 3 } } });
+    for (const port of [1, 2, 3]) await subscribe(40_000 + port, '127.0.0.7');
+    expect(t.push!.size).toBe(2);
+    await subscribe(50_001, '127.0.0.8');
+    await subscribe(50_002, '127.0.0.9');
+    expect(t.push!.size).toBe(3);
+    await register(web);
+    await t.clock.advance(0);
+    expect(t.socket.sent.map((push) => `${push.address}:${push.port}`).sort()).toEqual(['127.0.0.7:40003', '127.0.0.8:50001', '127.0.0.9:50002']);
+  });
+
+  it('ignores acks that are not JSON, too large, or for no push', async () => {
+    t = await createTestNacos();
+    await subscribe(40_001);
+    await register(web);
+    await t.clock.advance(0);
+    t.push!.receive(Buffer.from('not json'), '127.0.0.1', 40_001);
+    t.push!.receive(Buffer.alloc(10_000, 32), '127.0.0.1', 40_001);
+    ack(12_345, 40_001);
+    expect(t.push!.counts.acked).toBe(0);
+  });
+});

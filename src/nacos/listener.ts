@@ -33,8 +33,14 @@ export const startNacosListener: ListenerStarter = async ({ node, config, logger
     socket: { send: (bytes, port, address) => udp.send(bytes, port, address) },
   });
   udp.on('message', (message, remote) => nacos.push?.receive(message, remote.address, remote.port));
+  let grpc: { port: number; close(): Promise<void> } | null = null;
   try {
     await nacos.app.listen({ host: config.host, port: settings.port });
+    if (settings.grpcPort !== null) {
+      // Loaded only when Nacos is on: grpc-js and protobufjs are many modules a peer without it would carry.
+      const { startNacosGrpc } = await import('./grpc/server.js');
+      grpc = await startNacosGrpc({ node, nacos, host: config.host, port: settings.grpcPort, logger: log, ...(tls ? { tls } : {}) });
+    }
   } catch (error) {
     await nacos.app.close();
     udp.close();
@@ -42,10 +48,11 @@ export const startNacosListener: ListenerStarter = async ({ node, config, logger
   }
   const address = nacos.app.server.address();
   const port = typeof address === 'object' && address ? address.port : settings.port;
-  log.info({ host: config.host, port, udpPort: udp.address().port }, 'Nacos API listening');
+  log.info({ host: config.host, port, grpcPort: grpc?.port ?? null, udpPort: udp.address().port }, 'Nacos API listening');
   return {
     name: 'nacos',
     async close() {
+      await grpc?.close();
       await nacos.app.close();
       udp.close();
     },

@@ -17,6 +17,8 @@ interface LiveConnection extends GrpcConnection {
   backedUp: boolean;
   /** Subscriptions changed while backed up: pushed on drain. */
   stale: Set<string>;
+  /** When it last made a request: one that never opens its stream is forgotten after `streamlessIdleMs`. */
+  lastSeenMs: number;
 }
 
 export interface GrpcConnectionsComponents extends GrpcHandlerDeps {
@@ -30,6 +32,8 @@ export interface GrpcConnectionsInit {
   renewIntervalMs: number;
   /** Most connections held at once; past it a new one is refused. */
   connectionsMax: number;
+  /** How long a connection that made unary calls but opened no bi-stream is kept after its last call, in ms. */
+  streamlessIdleMs: number;
 }
 
 /**
@@ -68,11 +72,13 @@ export class GrpcConnections {
   /** The connection of a peer address, made on first use (a unary call may come before the stream). */
   private connectionOf(peer: string): LiveConnection {
     let connection = this.connections.get(peer);
-    if (!connection) {
+    const nowMs = this.components.clock.nowMs();
+    if (connection) connection.lastSeenMs = nowMs;
+    else {
       if (this.connections.size >= this.init.connectionsMax) {
         throw new RegistryError('REG_ERR_TOO_MANY_CONNECTIONS', `this peer already holds ${this.init.connectionsMax} Nacos connections (nacos.pushTargetsMax); use another server`, 5);
       }
-      connection = { id: peer, address: addressOf(peer), instances: new Map(), subscriptions: new Map(), stream: null, backedUp: false, stale: new Set() };
+      connection = { id: peer, address: addressOf(peer), instances: new Map(), subscriptions: new Map(), stream: null, backedUp: false, stale: new Set(), lastSeenMs: nowMs };
       this.connections.set(peer, connection);
     }
     return connection;
@@ -122,9 +128,17 @@ export class GrpcConnections {
     this.connections.clear();
   }
 
-  /** Renews the leases of the instances of every connection whose stream is open. */
+  /**
+   * Renews the leases of the instances of every connection whose stream is open, and forgets
+   * the connections that never opened one (unary calls only) once idle for `streamlessIdleMs`:
+   * they would otherwise hold a place in the table for ever.
+   */
   private renew(): void {
-    for (const connection of this.connections.values()) if (connection.stream) this.components.writes.renew(connection.instances.values());
+    const idleSinceMs = this.components.clock.nowMs() - this.init.streamlessIdleMs;
+    for (const [peer, connection] of this.connections) {
+      if (connection.stream) this.components.writes.renew(connection.instances.values());
+      else if (connection.lastSeenMs < idleSinceMs) this.connections.delete(peer);
+    }
   }
 
   private onChange(change: ServiceChange): void {

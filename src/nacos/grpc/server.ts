@@ -45,7 +45,7 @@ export async function startNacosGrpc(options: NacosGrpcOptions): Promise<NacosGr
       views: node.views,
       logger,
     },
-    { renewIntervalMs: Math.max(100, Math.min(cluster.heartbeatIntervalMs, Math.floor(cluster.leaseDurationMs / 3))), connectionsMax: settings.pushTargetsMax },
+    { renewIntervalMs: Math.max(100, Math.min(cluster.heartbeatIntervalMs, Math.floor(cluster.leaseDurationMs / 3))), connectionsMax: settings.pushTargetsMax, streamlessIdleMs: cluster.leaseDurationMs },
   );
   const definitions = nacosPackage();
   const server = new Server({ 'grpc.max_receive_message_length': 4 * 1_048_576 });

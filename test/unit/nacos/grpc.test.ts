@@ -30,7 +30,7 @@ async function setUp(file: Record<string, unknown> = {}): Promise<void> {
   const application = applicationOf(t.node);
   connections = new GrpcConnections(
     { access: t.access, reads: t.reads, writes: t.writes, services: application.reads, ready: () => t.node.ready, perConnectionMax: 4, clock: t.clock, views: t.node.views, logger: t.node.components.logger },
-    { renewIntervalMs: 1_000, connectionsMax: 3 },
+    { renewIntervalMs: 1_000, connectionsMax: 3, streamlessIdleMs: 3_000 },
   );
 }
 
@@ -136,6 +136,10 @@ describe('Nacos gRPC connections', () => {
     await call('127.0.0.1:5001', 'HealthCheckRequest', {});
     await call('127.0.0.1:5002', 'HealthCheckRequest', {});
     expect(await call('127.0.0.1:5003', 'HealthCheckRequest', {})).toMatchObject({ type: 'ErrorResponse', body: { errorCode: 429, message: expect.stringMatching(/^REG_ERR_TOO_MANY_CONNECTIONS: .*3 Nacos connections/) } });
+    // Connections that never opened their stream are forgotten once idle: they do not hold the table for ever.
+    await t.clock.advance(4_000);
+    expect(connections.size).toBe(0);
+    expect((await call('127.0.0.1:5003', 'HealthCheckRequest', {})).body.resultCode).toBe(200);
   });
 
   it('takes the access token from the request headers', async () => {

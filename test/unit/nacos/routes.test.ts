@@ -180,3 +180,23 @@ describe('Nacos credentials', () => {
     expect((await t.app.inject({ url: `${BASE}/instance/list?serviceName=web&accessToken=${READER}` })).statusCode).toBe(200);
   });
 });
+
+describe('Nacos request logs', () => {
+  it('never carry the credentials Nacos clients put in the query string', async () => {
+    const { Writable } = await import('node:stream');
+    const { createPinoLogger } = await import('../../../src/log/pino.js');
+    const { buildNacosApp } = await import('../../../src/nacos/app.js');
+    const written: string[] = [];
+    const logger = createPinoLogger('trace', new Writable({ write: (chunk: Buffer, _encoding, done) => (written.push(chunk.toString()), done()) }));
+    const secret = 'writer-token-0123456789';
+    t = await createTestNacos({ file: { security: { tokens: [{ name: 'writer', token: secret, namespaces: ['*'], scopes: ['write'] }] } } });
+    const { app } = await buildNacosApp({ node: t.node, logger: logger as never });
+    await app.inject({ method: 'POST', url: `${BASE}/instance?serviceName=web&ip=10.0.0.1&port=1&username=writer&password=${secret}` });
+    await app.inject({ url: `${BASE}/instance/list?serviceName=web&accessToken=${secret}` });
+    await app.inject({ url: `${BASE}/instance/list?serviceName=web&accessToken=wrong-${secret}` });
+    await app.close();
+    logger.flush();
+    expect(written.join('')).toContain('nacos request');
+    expect(written.join('')).not.toContain(secret);
+  });
+});

@@ -5,8 +5,8 @@ import Consul from 'consul';
 import { Eureka } from 'eureka-js-client';
 import { NacosNamingClient as V1Client } from 'nacos';
 import { NacosNamingClient as V2Client, type NacosServiceInstance } from 'nacos-sdk-rust-binding-node';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callJson } from '../support/http.js';
 import { freePort } from '../support/fault-proxy.js';
 import { nacosPortsOf, quietNacosLogger } from '../support/nacos-process.js';
 import { retryWhenPortTaken } from '../support/ports.js';
@@ -89,13 +89,7 @@ describe('a Nacos-registered instance in every protocol', () => {
     });
     await waitFor(() => v1Seen.length > 0 && v2Seen.length > 0, 20_000, 'both subscriptions');
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // past the v1 client's first poll
-    const registered = await request(`${peer.url}/v1/instances`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ service: 'xproto-v1', host: '127.0.0.13', port: 9403, leaseDurationMs: 60_000 }),
-    });
-    expect(registered.statusCode).toBe(201);
-    await registered.body.dump();
+    expect((await callJson('POST', `${peer.url}/v1/instances`, { service: 'xproto-v1', host: '127.0.0.13', port: 9403, leaseDurationMs: 60_000 })).status).toBe(201);
     const at = Date.now();
     await waitFor(() => v1Seen.at(-1)?.length === 2 && v2Seen.at(-1)?.length === 2, 5_000, 'both Nacos subscribers to be pushed the /v1 instance');
     expect(Date.now() - at).toBeLessThan(1_000);

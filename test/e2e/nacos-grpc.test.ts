@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { NacosNamingClient, type NacosServiceInstance } from 'nacos-sdk-rust-binding-node';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callJson } from '../support/http.js';
 import { freePort } from '../support/fault-proxy.js';
 import { nacosPortsOf } from '../support/nacos-process.js';
 import { retryWhenPortTaken } from '../support/ports.js';
@@ -64,13 +65,7 @@ describe('nacos-sdk-rust-binding-node 0.8.0 (Nacos 2.x gRPC)', () => {
     await waitFor(() => seen.some((list) => list.length === 1), 20_000, 'the subscription callback');
 
     // Another instance, registered through the native API: the Rust client is notified by push.
-    const registered = await request(`${peer.url}/v1/instances`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ service: 'rust-e2e', host: '127.0.0.1', port: 9202, leaseDurationMs: 60_000 }),
-    });
-    expect(registered.statusCode).toBe(201);
-    await registered.body.dump();
+    expect((await callJson('POST', `${peer.url}/v1/instances`, { service: 'rust-e2e', host: '127.0.0.1', port: 9202, leaseDurationMs: 60_000 })).status).toBe(201);
     await waitFor(() => seen.at(-1)?.length === 2, 10_000, 'a notification with both instances');
 
     const all = await client.getAllInstances('rust-e2e', 'DEFAULT_GROUP');

@@ -53,6 +53,8 @@ interface PendingPush {
 
 /** Payloads larger than this are gzipped (Nacos's threshold). */
 export const GZIP_ABOVE_BYTES = 1_024;
+/** The largest UDP payload (IPv4); a service whose push is larger is not pushed (its clients' polls carry it). */
+export const UDP_MAX_BYTES = 65_507;
 /** Acks larger than this are ignored unread. */
 const ACK_MAX_BYTES = 4_096;
 
@@ -85,7 +87,7 @@ export class NacosPush {
   private readonly unsubscribe: () => void;
   private lastRefTimeMs = 0;
   /** Pushes sent (first sends and retries), acks taken, pushes given up: for tests and metrics. */
-  readonly counts = { sent: 0, acked: 0, givenUp: 0 };
+  readonly counts = { sent: 0, acked: 0, givenUp: 0, tooLarge: 0 };
 
   constructor(
     private readonly components: NacosPushComponents,
@@ -205,6 +207,11 @@ export class NacosPush {
       }
       // A newer push replaces one still waiting for its ack.
       if (target.pending) this.settle(target.pending);
+      if (bytes.length > UDP_MAX_BYTES) {
+        // No datagram holds it: the client's next list (every cacheMillis) brings the change.
+        this.counts.tooLarge += 1;
+        continue;
+      }
       const pending: PendingPush = { target, bytes, lastRefTimeMs, attempts: 0 };
       target.pending = pending;
       this.pendingByAck.set(ackKey(target.address, target.port, lastRefTimeMs), pending);

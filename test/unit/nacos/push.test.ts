@@ -99,3 +99,21 @@ describe('Nacos UDP push', () => {
     expect(t.push!.counts.acked).toBe(0);
   });
 });
+
+describe('Nacos UDP push size', () => {
+  it('does not push a service whose payload no datagram holds, even gzipped (the client polls it)', async () => {
+    t = await createTestNacos({ file: { limits: { metadataValueMaxLength: 65_536 } } });
+    await subscribe(40_001);
+    // Random-looking text gzips poorly: about 90 KB even compressed.
+    let seed = 7;
+    const noise = () => Array.from({ length: 30_000 }, () => ((seed = (seed * 48_271) % 2_147_483_647), String.fromCharCode(33 + (seed % 90)))).join('');
+    for (const ip of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) {
+      expect((await register({ ...web, ip, metadata: JSON.stringify({ blob: noise() }) })).body).toBe('ok');
+      await t.clock.advance(0);
+    }
+    // One and two instances fit (about 25 KB each, gzipped); three do not.
+    expect(t.socket.sent.map((push) => JSON.parse(push.packet.data).hosts.length)).toEqual([1, 2]);
+    expect(t.socket.raw.every((bytes) => bytes.length <= 65_507)).toBe(true);
+    expect(t.push!.counts.tooLarge).toBeGreaterThan(0);
+  });
+});

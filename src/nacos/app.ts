@@ -92,7 +92,7 @@ export async function buildNacosApp(options: NacosAppOptions): Promise<NacosApp>
   const application = applicationOf(node);
   const beatMs = () => cluster.heartbeatIntervalMs;
   const access = new NacosAccess(node.config, clock, settings.namespaces);
-  const reads = new NacosReads(application.reads, clock, beatMs, settings.namespaces);
+  const reads = new NacosReads(application.reads, beatMs, settings.namespaces);
   const writes = new NacosWrites(application.writes, application.reads, () => nacosLimitsOf(node.config));
   const logger = (options.logger ?? node.components.logger).child({ component: 'nacos' });
   const push = options.socket

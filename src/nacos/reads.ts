@@ -1,5 +1,4 @@
 import type { RegistryReads } from '../app/reads.js';
-import type { Clock } from '../clock/clock.js';
 import { buildNacosHosts, NACOS_HOSTS_ENCODING, type NacosHosts } from './documents.js';
 
 /**
@@ -10,7 +9,6 @@ import { buildNacosHosts, NACOS_HOSTS_ENCODING, type NacosHosts } from './docume
 export class NacosReads {
   constructor(
     private readonly reads: Pick<RegistryReads, 'views' | 'services'>,
-    private readonly clock: Pick<Clock, 'nowMs'>,
     private readonly heartbeatIntervalMs: () => number,
     private readonly namespaces: readonly string[],
   ) {}
@@ -18,10 +16,6 @@ export class NacosReads {
   hostsOf(namespace: string, service: string): NacosHosts {
     const { views } = this.reads;
     return views.stableEncoding(views.stable(namespace, service), NACOS_HOSTS_ENCODING, (view) => buildNacosHosts(view, this.heartbeatIntervalMs()));
-  }
-
-  nowMs(): number {
-    return this.clock.nowMs();
   }
 
   /** Services and instances served in this listener's namespaces. */

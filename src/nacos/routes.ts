@@ -7,7 +7,7 @@ import { DEFAULT_GROUP } from '../registry/types.js';
 import { parseName } from '../registry/validate.js';
 import type { NacosAccess } from './access.js';
 import { TOKEN_TTL_SECONDS } from './access.js';
-import { nacosHostOf, serviceInfoJson } from './documents.js';
+import { nacosHostOf } from './documents.js';
 import { booleanParam, ipParam, portParam, type NacosInstanceFields, type NacosParams } from './instance-input.js';
 import { groupedName, instanceIdOf, namespaceOfNacos, parseServiceName, zonesOfClusters } from './names.js';
 import type { NacosPush } from './push.js';
@@ -98,7 +98,7 @@ function beatFieldsOf(params: NacosParams, namespaceId: string | undefined): Nac
 }
 
 const text = (reply: FastifyReply, body: string) => reply.type('text/plain; charset=utf-8').send(body);
-const json = (reply: FastifyReply, body: string) => reply.type('application/json; charset=utf-8').send(body);
+const json = (reply: FastifyReply, body: Buffer) => reply.type('application/json; charset=utf-8').send(body);
 
 /** The v1 naming routes (docs/nacos.md): instance, beat, list, service list, metrics and login. */
 export function nacosRoutes(app: FastifyInstance, deps: NacosRouteDeps): void {
@@ -159,8 +159,7 @@ export function nacosRoutes(app: FastifyInstance, deps: NacosRouteDeps): void {
     if (udpPort > 0 && deps.push) {
       deps.push.subscribe({ address: sourceAddressOf(request), port: udpPort, namespace, service, group, name, clusters, zones });
     }
-    const hosts = deps.reads.hostsOf(namespace, service);
-    return json(reply, serviceInfoJson(hosts.json(group, zones, healthyOnly), { name, groupName: group, clusters, lastRefTimeMs: deps.reads.nowMs(), checksum: String(hosts.revision) }));
+    return json(reply, deps.reads.hostsOf(namespace, service).listBody(name, group, clusters, zones, healthyOnly));
   });
 
   app.get(`${BASE}/service/list`, (request, reply) => {

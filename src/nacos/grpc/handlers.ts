@@ -132,7 +132,7 @@ function track(connection: GrpcConnection, key: InstanceKey): void {
 /** The service info of a v2 answer or push (JSON text), for one service, group and clusters filter. */
 export function serviceInfoOf(deps: Pick<GrpcHandlerDeps, 'reads'>, namespace: string, service: string, group: string, clusters: string, healthyOnly: boolean): string {
   const hosts = deps.reads.hostsOf(namespace, service);
-  return serviceInfoJson(hosts.json(group, zonesOfClusters(clusters), healthyOnly), { name: service, groupName: group, clusters, lastRefTimeMs: deps.reads.nowMs(), checksum: String(hosts.revision) });
+  return serviceInfoJson(hosts.json(group, zonesOfClusters(clusters), healthyOnly), { name: service, groupName: group, clusters, lastRefTimeMs: hosts.builtAtMs, checksum: String(hosts.revision) });
 }
 
 const instanceRequest: Handler = (deps, request) => {

@@ -141,6 +141,21 @@ describe('Nacos v1 instance routes', () => {
     expect((await list('serviceName=DEFAULT_GROUP%40%40web')).hosts).toEqual([]);
   });
 
+  it('answers lists of one view from one encoding: the same bytes until the service changes', async () => {
+    t = await createTestNacos();
+    await register(web);
+    const url = `${BASE}/instance/list?serviceName=DEFAULT_GROUP%40%40web`;
+    const first = (await t.app.inject({ url })).body;
+    await t.clock.advance(100);
+    expect((await t.app.inject({ url })).body).toBe(first);
+    const { reads } = t;
+    expect(reads.hostsOf('default', 'web').listBody('DEFAULT_GROUP@@web', 'DEFAULT_GROUP', '', null, false)).toBe(reads.hostsOf('default', 'web').listBody('DEFAULT_GROUP@@web', 'DEFAULT_GROUP', '', null, false));
+    await register({ ...web, ip: '10.0.0.2' });
+    const after = JSON.parse((await t.app.inject({ url })).body) as { hosts: unknown[]; lastRefTime: number };
+    expect(after.hosts).toHaveLength(2);
+    expect(after.lastRefTime).toBeGreaterThan(JSON.parse(first).lastRefTime);
+  });
+
   it('lists services in pages and answers operator/metrics', async () => {
     t = await createTestNacos();
     for (const name of ['a', 'b', 'c']) await register({ ...web, serviceName: name });

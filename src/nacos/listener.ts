@@ -1,7 +1,8 @@
 import { createSocket, type Socket } from 'node:dgram';
-import { isIPv6 } from 'node:net';
+import { isIPv4, isIPv6 } from 'node:net';
 import type { ListenerStarter } from '../protocol-listeners.js';
 import { buildNacosApp } from './app.js';
+import { unmappedAddress } from './push.js';
 
 /** Opens the UDP socket pushes go out from (an ephemeral port of the peer's host, as Nacos does). */
 async function openPushSocket(host: string): Promise<Socket> {
@@ -26,13 +27,15 @@ export const startNacosListener: ListenerStarter = async ({ node, config, logger
   const log = logger.child({ component: 'nacos' });
   const udp = await openPushSocket(config.host);
   udp.on('error', (error) => log.warn({ err: error }, 'nacos: UDP push socket error'));
+  // On an IPv6 host the socket is dual-stack: IPv4 clients are reached, and answer, as IPv4-mapped addresses.
+  const ipv6 = isIPv6(config.host);
   const nacos = await buildNacosApp({
     node,
     logger,
     ...(tls ? { tls } : {}),
-    socket: { send: (bytes, port, address) => udp.send(bytes, port, address) },
+    socket: { send: (bytes, port, address) => udp.send(bytes, port, ipv6 && isIPv4(address) ? `::ffff:${address}` : address) },
   });
-  udp.on('message', (message, remote) => nacos.push?.receive(message, remote.address, remote.port));
+  udp.on('message', (message, remote) => nacos.push?.receive(message, unmappedAddress(remote.address), remote.port));
   let grpc: { port: number; close(): Promise<void> } | null = null;
   try {
     await nacos.app.listen({ host: config.host, port: settings.port });

@@ -69,6 +69,11 @@ export interface NacosPushComponents {
   hostsOf: (namespace: string, service: string) => NacosHosts;
 }
 
+/** An IPv4-mapped IPv6 address as plain IPv4: the form push targets are kept and acks matched in. */
+export function unmappedAddress(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
 /** A push payload: `{type: "dom", data, lastRefTime}`, gzipped above GZIP_ABOVE_BYTES. */
 export function pushPayload(data: string, lastRefTimeMs: number): Buffer {
   const bytes = Buffer.from(JSON.stringify({ type: 'dom', data, lastRefTime: lastRefTimeMs }));

@@ -10,7 +10,7 @@ import { TOKEN_TTL_SECONDS } from './access.js';
 import { nacosHostOf } from './documents.js';
 import { booleanParam, ipParam, portParam, type NacosInstanceFields, type NacosParams } from './instance-input.js';
 import { groupedName, instanceIdOf, namespaceOfNacos, parseServiceName, zonesOfClusters } from './names.js';
-import type { NacosPush } from './push.js';
+import { unmappedAddress, type NacosPush } from './push.js';
 import type { NacosReads } from './reads.js';
 import type { NacosWrites } from './writes.js';
 
@@ -42,8 +42,7 @@ export function paramsOf(request: FastifyRequest): NacosParams {
 
 /** The source address of a request as a UDP target: an IPv4-mapped IPv6 address as plain IPv4. */
 export function sourceAddressOf(request: FastifyRequest): string {
-  const address = request.ip;
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+  return unmappedAddress(request.ip);
 }
 
 /** The credential of a request: `accessToken`, else `password`, else `Authorization: Bearer`. */

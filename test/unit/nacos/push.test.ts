@@ -88,6 +88,16 @@ describe('Nacos UDP push', () => {
     expect(t.socket.sent.map((push) => `${push.address}:${push.port}`).sort()).toEqual(['127.0.0.7:40003', '127.0.0.8:50001', '127.0.0.9:50002']);
   });
 
+  it('keeps an IPv4-mapped source as its IPv4 address, which its acks come from', async () => {
+    t = await createTestNacos();
+    await subscribe(40_001, '::ffff:127.0.0.9');
+    await register(web);
+    await t.clock.advance(0);
+    expect(t.socket.sent.map((push) => push.address)).toEqual(['127.0.0.9']);
+    ack(t.socket.sent[0]!.packet.lastRefTime, 40_001, '127.0.0.9');
+    expect(t.push!.counts.acked).toBe(1);
+  });
+
   it('ignores acks that are not JSON, too large, or for no push', async () => {
     t = await createTestNacos();
     await subscribe(40_001);

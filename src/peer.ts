@@ -71,6 +71,8 @@ function protocolTarget(config: RegistryConfig, error: unknown): ListenTarget | 
       return { what: `the ${PROTOCOL_NAMES[name]} listener`, host: config.host, port: listener.port, portSetting: PORT_SETTINGS[name] };
     }
   }
+  const { grpcPort } = config.protocols.nacos;
+  if (grpcPort !== null && grpcPort === port) return { what: 'the Nacos gRPC listener', host: config.host, port: grpcPort, portSetting: PORT_SETTINGS.nacos };
   return null;
 }
 

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import querystring from 'fast-querystring';
 import { applicationOf, type ApplicationSource } from '../app/application.js';
 import type { RegistryConfig } from '../config/load.js';
@@ -67,7 +67,7 @@ export async function buildNacosApp(options: NacosAppOptions): Promise<NacosApp>
     // Nacos clients send credentials in the query string (`accessToken`, npm nacos's `password`
     // on every call): fastify's request lines would log the URL with them. One line without
     // the query is logged at debug instead (below).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     ...(options.logger ? { loggerInstance: options.logger.child({ component: 'nacos' }) as never } : {}),
   });
   app.removeAllContentTypeParsers();

@@ -1,4 +1,4 @@
-import { Server, ServerCredentials, status, type sendUnaryData, type ServerDuplexStream, type ServerUnaryCall, type ServiceDefinition } from '@grpc/grpc-js';
+import { Server, ServerCredentials, setLogger, status, type sendUnaryData, type ServerDuplexStream, type ServerUnaryCall, type ServiceDefinition } from '@grpc/grpc-js';
 import type { ServerTls } from '../../http/server.js';
 import type { Logger } from '../../log/logger.js';
 import type { NacosApp, NacosNode } from '../app.js';
@@ -47,6 +47,8 @@ export async function startNacosGrpc(options: NacosGrpcOptions): Promise<NacosGr
     },
     { renewIntervalMs: Math.max(100, Math.min(cluster.heartbeatIntervalMs, Math.floor(cluster.leaseDurationMs / 3))), connectionsMax: settings.pushTargetsMax, streamlessIdleMs: cluster.leaseDurationMs },
   );
+  // grpc-js writes its own errors to stderr (a taken port among them); they go to the peer's log.
+  setLogger({ error: (...args: unknown[]) => logger.warn({ grpc: args.map(String).join(' ') }, 'grpc'), info: () => {}, debug: () => {} });
   const definitions = nacosPackage();
   const server = new Server({ 'grpc.max_receive_message_length': 4 * 1_048_576 });
   server.addService(definitions.Request as ServiceDefinition, {

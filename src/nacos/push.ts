@@ -181,8 +181,12 @@ export class NacosPush {
     }
   }
 
-  private nextRefTimeMs(): number {
-    this.lastRefTimeMs = Math.max(this.components.clock.nowMs(), this.lastRefTimeMs + 1);
+  /**
+   * The `lastRefTime` of a push: the view's build time, as its lists answer (clients warn when a
+   * list is older than what they were pushed), made unique, since an ack names its push by it.
+   */
+  private nextRefTimeMs(builtAtMs: number): number {
+    this.lastRefTimeMs = Math.max(builtAtMs, this.lastRefTimeMs + 1);
     return this.lastRefTimeMs;
   }
 
@@ -191,7 +195,7 @@ export class NacosPush {
     if (!set || set.size === 0) return;
     const nowMs = this.components.clock.nowMs();
     const hosts = this.components.hostsOf(namespace, service);
-    const lastRefTimeMs = this.nextRefTimeMs();
+    const lastRefTimeMs = this.nextRefTimeMs(hosts.builtAtMs);
     const payloads = new Map<string, Buffer>();
     for (const target of [...set]) {
       if (target.expiresAtMs <= nowMs) {

@@ -26,6 +26,10 @@ describe('Nacos UDP push', () => {
     expect(data.name).toBe('DEFAULT_GROUP@@web');
     expect(data.hosts.map((host) => host.ip)).toEqual(['10.0.0.1', '10.0.0.2']);
     expect(data.lastRefTime).toBe(push!.packet.lastRefTime);
+    // A list of the same state says the same time: clients warn when a list is older than a push.
+    await t.clock.advance(5_000);
+    const listed = (await subscribe(40_001, '127.0.0.5')).json() as { lastRefTime: number };
+    expect(listed.lastRefTime).toBe(data.lastRefTime);
   });
 
   it('sends again until push-ack, at most pushRetriesMax times, and an ack from elsewhere does not count', async () => {

@@ -1,5 +1,5 @@
 import type { RegistryReads } from '../app/reads.js';
-import { buildNacosHosts, NACOS_HOSTS_ENCODING, type NacosHosts } from './documents.js';
+import { buildNacosHosts, NACOS_HOSTS_ENCODING, NacosHosts } from './documents.js';
 
 /**
  * The Nacos adapter's reads, from the read layer: a service's hosts as the shared per-change
@@ -8,13 +8,16 @@ import { buildNacosHosts, NACOS_HOSTS_ENCODING, type NacosHosts } from './docume
  */
 export class NacosReads {
   constructor(
-    private readonly reads: Pick<RegistryReads, 'views' | 'services'>,
+    private readonly reads: Pick<RegistryReads, 'views' | 'services' | 'store'>,
     private readonly heartbeatIntervalMs: () => number,
     private readonly namespaces: readonly string[],
   ) {}
 
   hostsOf(namespace: string, service: string): NacosHosts {
-    const { views } = this.reads;
+    const { views, store } = this.reads;
+    // A service with no record gets no view: the read layer keeps a view per name asked, and
+    // clients may list any name (a subscriber waits for a service before it exists).
+    if (store.getService(namespace, service) === undefined) return new NacosHosts(0, 0, new Map());
     return views.stableEncoding(views.stable(namespace, service), NACOS_HOSTS_ENCODING, (view) => buildNacosHosts(view, this.heartbeatIntervalMs()));
   }
 

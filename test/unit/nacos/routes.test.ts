@@ -215,3 +215,15 @@ describe('Nacos request logs', () => {
     expect(written.join('')).not.toContain(secret);
   });
 });
+
+describe('Nacos lists of unknown services', () => {
+  it('answer an empty list without keeping a view per name asked', async () => {
+    t = await createTestNacos();
+    const views = t.node.views as unknown as { stableViews: { cache: Map<string, Map<string, unknown>> } };
+    for (let i = 0; i < 50; i++) {
+      const answer = (await t.app.inject({ url: `${BASE}/instance/list?serviceName=nobody-${i}` })).json() as { hosts: unknown[]; name: string };
+      expect([answer.name, answer.hosts]).toEqual([`DEFAULT_GROUP@@nobody-${i}`, []]);
+    }
+    expect(views.stableViews.cache.get('default')?.size ?? 0).toBe(0);
+  });
+});

@@ -105,9 +105,12 @@ export interface NacosConfig extends ListenerConfig {
    * 8848); set it only for clients told of another offset. Off when `port` is null.
    */
   grpcPort: number | null;
-  /** Most UDP push targets (v1 clients that list with `udpPort`) held at once; the oldest is dropped past it. */
+  /** Most UDP push targets (v1 clients that list with `udpPort`) held at once, the oldest dropped past it; also the most gRPC connections. */
   pushTargetsMax: number;
-  /** Most UDP push targets from one source address: one client cannot take the whole table. */
+  /**
+   * Most UDP push targets from one source address, gRPC connections from one address, and
+   * instances and subscriptions per gRPC connection: one client cannot take a whole table.
+   */
   pushTargetsPerSourceMax: number;
   /**
    * How long a UDP push target lives after its client last listed the service, in ms. Nacos

@@ -32,6 +32,8 @@ export interface GrpcConnectionsInit {
   renewIntervalMs: number;
   /** Most connections held at once; past it a new one is refused. */
   connectionsMax: number;
+  /** Most connections from one source address: one host cannot take the whole table. */
+  connectionsPerSourceMax: number;
   /** How long a connection that made unary calls but opened no bi-stream is kept after its last call, in ms. */
   streamlessIdleMs: number;
 }
@@ -49,6 +51,7 @@ export interface GrpcConnectionsInit {
  */
 export class GrpcConnections {
   private readonly connections = new Map<string, LiveConnection>();
+  private readonly perSource = new Map<string, number>();
   private readonly dirty = new Set<string>();
   private flushTimer: TimerHandle | null = null;
   private readonly renewTimer: TimerHandle;
@@ -78,7 +81,13 @@ export class GrpcConnections {
       if (this.connections.size >= this.init.connectionsMax) {
         throw new RegistryError('REG_ERR_TOO_MANY_CONNECTIONS', `this peer already holds ${this.init.connectionsMax} Nacos connections (nacos.pushTargetsMax); use another server`, 5);
       }
-      connection = { id: peer, address: addressOf(peer), instances: new Map(), subscriptions: new Map(), stream: null, backedUp: false, stale: new Set(), lastSeenMs: nowMs };
+      const address = addressOf(peer);
+      const fromSource = this.perSource.get(address) ?? 0;
+      if (fromSource >= this.init.connectionsPerSourceMax) {
+        throw new RegistryError('REG_ERR_TOO_MANY_CONNECTIONS', `this peer already holds ${fromSource} Nacos connections from ${address} (nacos.pushTargetsPerSourceMax)`, 5);
+      }
+      this.perSource.set(address, fromSource + 1);
+      connection = { id: peer, address, instances: new Map(), subscriptions: new Map(), stream: null, backedUp: false, stale: new Set(), lastSeenMs: nowMs };
       this.connections.set(peer, connection);
     }
     return connection;
@@ -118,11 +127,19 @@ export class GrpcConnections {
   /** The bi-stream of a peer ended: its instances stop being renewed, its subscriptions end. */
   closed(peer: string, stream: PushStream): void {
     const connection = this.connections.get(peer);
-    if (connection && (connection.stream === stream || connection.stream === null)) this.connections.delete(peer);
+    if (connection && (connection.stream === stream || connection.stream === null)) this.forget(connection);
+  }
+
+  private forget(connection: LiveConnection): void {
+    if (!this.connections.delete(connection.id)) return;
+    const left = (this.perSource.get(connection.address) ?? 1) - 1;
+    if (left > 0) this.perSource.set(connection.address, left);
+    else this.perSource.delete(connection.address);
   }
 
   close(): void {
     this.unsubscribe();
+    this.perSource.clear();
     this.renewTimer.cancel();
     this.flushTimer?.cancel();
     this.connections.clear();
@@ -137,7 +154,7 @@ export class GrpcConnections {
     const idleSinceMs = this.components.clock.nowMs() - this.init.streamlessIdleMs;
     for (const [peer, connection] of this.connections) {
       if (connection.stream) this.components.writes.renew(connection.instances.values());
-      else if (connection.lastSeenMs < idleSinceMs) this.connections.delete(peer);
+      else if (connection.lastSeenMs < idleSinceMs) this.forget(connection);
     }
   }
 

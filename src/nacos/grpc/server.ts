@@ -45,7 +45,7 @@ export async function startNacosGrpc(options: NacosGrpcOptions): Promise<NacosGr
       views: node.views,
       logger,
     },
-    { renewIntervalMs: Math.max(100, Math.min(cluster.heartbeatIntervalMs, Math.floor(cluster.leaseDurationMs / 3))), connectionsMax: settings.pushTargetsMax, streamlessIdleMs: cluster.leaseDurationMs },
+    { renewIntervalMs: Math.max(100, Math.min(cluster.heartbeatIntervalMs, Math.floor(cluster.leaseDurationMs / 3))), connectionsMax: settings.pushTargetsMax, connectionsPerSourceMax: settings.pushTargetsPerSourceMax, streamlessIdleMs: cluster.leaseDurationMs },
   );
   // grpc-js writes its own errors to stderr (a taken port among them); they go to the peer's log.
   setLogger({ error: (...args: unknown[]) => logger.warn({ grpc: args.map(String).join(' ') }, 'grpc'), info: () => {}, debug: () => {} });

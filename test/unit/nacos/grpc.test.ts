@@ -30,7 +30,7 @@ async function setUp(file: Record<string, unknown> = {}): Promise<void> {
   const application = applicationOf(t.node);
   connections = new GrpcConnections(
     { access: t.access, reads: t.reads, writes: t.writes, services: application.reads, ready: () => t.node.ready, perConnectionMax: 4, clock: t.clock, views: t.node.views, logger: t.node.components.logger },
-    { renewIntervalMs: 1_000, connectionsMax: 3, streamlessIdleMs: 3_000 },
+    { renewIntervalMs: 1_000, connectionsMax: 3, connectionsPerSourceMax: 2, streamlessIdleMs: 3_000 },
   );
 }
 
@@ -133,13 +133,15 @@ describe('Nacos gRPC connections', () => {
     // Bounded: at most perConnectionMax instances per connection, and connectionsMax connections.
     for (const port of [3, 4]) expect((await register('127.0.0.1:5000', port, 'batch')).body).toMatchObject({ resultCode: 200 });
     expect((await register('127.0.0.1:5000', 5, 'batch')).body).toMatchObject({ errorCode: 409 });
-    await call('127.0.0.1:5001', 'HealthCheckRequest', {});
-    await call('127.0.0.1:5002', 'HealthCheckRequest', {});
-    expect(await call('127.0.0.1:5003', 'HealthCheckRequest', {})).toMatchObject({ type: 'ErrorResponse', body: { errorCode: 429, message: expect.stringMatching(/^REG_ERR_TOO_MANY_CONNECTIONS: .*3 Nacos connections/) } });
+    // At most two from one source address, three in all.
+    expect(await call('127.0.0.1:5001', 'HealthCheckRequest', {})).toMatchObject({ type: 'HealthCheckResponse' });
+    expect(await call('127.0.0.1:5002', 'HealthCheckRequest', {})).toMatchObject({ type: 'ErrorResponse', body: { errorCode: 429, message: expect.stringMatching(/from 127\.0\.0\.1 \(nacos.pushTargetsPerSourceMax\)/) } });
+    expect(await call('127.0.0.2:5002', 'HealthCheckRequest', {})).toMatchObject({ type: 'HealthCheckResponse' });
+    expect(await call('127.0.0.3:5003', 'HealthCheckRequest', {})).toMatchObject({ type: 'ErrorResponse', body: { errorCode: 429, message: expect.stringMatching(/^REG_ERR_TOO_MANY_CONNECTIONS: .*3 Nacos connections/) } });
     // Connections that never opened their stream are forgotten once idle: they do not hold the table for ever.
     await t.clock.advance(4_000);
     expect(connections.size).toBe(0);
-    expect((await call('127.0.0.1:5003', 'HealthCheckRequest', {})).body.resultCode).toBe(200);
+    expect((await call('127.0.0.3:5003', 'HealthCheckRequest', {})).body.resultCode).toBe(200);
   });
 
   it('takes the access token from the request headers', async () => {

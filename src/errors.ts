@@ -75,6 +75,10 @@ export const errorCatalogue = {
     summary: 'The dashboard was not built next to this server (`npm run build` builds it into dist/ui).',
   },
   REG_ERR_INTERNAL: { status: 500, summary: 'An unexpected error; it is logged with the request id.' },
+  REG_ERR_TOO_MANY_CONNECTIONS: {
+    status: 429,
+    summary: 'The Nacos gRPC API already holds `nacos.pushTargetsMax` client connections, or `nacos.pushTargetsPerSourceMax` from this address; the client tries another server.',
+  },
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;

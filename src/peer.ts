@@ -36,13 +36,14 @@ async function readTlsFiles(config: RegistryConfig): Promise<{ server?: ServerTl
 }
 
 /** The settings that choose each listener's port, for the messages of startup-failure.ts. */
-const PROTOCOL_NAMES = { dns: 'DNS', xds: 'xDS', consul: 'Consul' } as const;
+const PROTOCOL_NAMES = { dns: 'DNS', xds: 'xDS', consul: 'Consul', nacos: 'Nacos' } as const;
 
 const PORT_SETTINGS = {
   http: '--port (REGISTRY_PORT, or `port` in the config file; a peer listed in the file takes its port from its `url`)',
   dns: '--dns-port (REGISTRY_DNS_PORT, or `dns.port` in the config file)',
   xds: '--xds-port (REGISTRY_XDS_PORT, or `xds.port` in the config file)',
   consul: '--consul-port (REGISTRY_CONSUL_PORT, or `consul.port` in the config file)',
+  nacos: '--nacos-port (REGISTRY_NACOS_PORT, or `nacos.port` in the config file; gRPC: `nacos.grpcPort`, default port + 1000)',
 } as const;
 
 /**
@@ -64,12 +65,14 @@ const loggedError = (error: unknown) => ({ code: codeOf(error), message: error i
 /** The protocol listener a listen error belongs to, by the port it names (null: none of them). */
 function protocolTarget(config: RegistryConfig, error: unknown): ListenTarget | null {
   const port = (error as { port?: unknown } | null)?.port;
-  for (const name of ['dns', 'xds', 'consul'] as const) {
+  for (const name of ['dns', 'xds', 'consul', 'nacos'] as const) {
     const listener = config.protocols[name];
     if (listener.port !== null && listener.port === port) {
       return { what: `the ${PROTOCOL_NAMES[name]} listener`, host: config.host, port: listener.port, portSetting: PORT_SETTINGS[name] };
     }
   }
+  const { grpcPort } = config.protocols.nacos;
+  if (grpcPort !== null && grpcPort === port) return { what: 'the Nacos gRPC listener', host: config.host, port: grpcPort, portSetting: PORT_SETTINGS.nacos };
   return null;
 }
 

@@ -5,6 +5,7 @@ import { startConsulListener } from './consul/listener.js';
 import { startDns } from './dns/listener.js';
 import type { ServerTls } from './http/server.js';
 import type { Logger } from './log/logger.js';
+import { startNacosListener } from './nacos/listener.js';
 import type { RegistryNode } from './node.js';
 import { startXdsListener } from './xds/listener.js';
 
@@ -57,6 +58,7 @@ export const LISTENER_ADAPTERS: readonly ListenerAdapter[] = [
   { name: 'dns', credentials: ['dns-source'], settings: { section: 'dns', flag: '--dns-port' }, docs: 'docs/dns.md', start: startDns },
   { name: 'xds', credentials: ['grpc-authorization'], settings: { section: 'xds', flag: '--xds-port' }, docs: 'docs/xds.md', start: startXdsListener },
   { name: 'consul', credentials: ['x-consul-token', 'bearer', 'query-token'], settings: { section: 'consul', flag: '--consul-port' }, docs: 'docs/consul.md', start: startConsulListener },
+  { name: 'nacos', credentials: ['nacos-access-token', 'bearer'], settings: { section: 'nacos', flag: '--nacos-port' }, docs: 'docs/nacos.md', extension: 'nacos', start: startNacosListener },
 ];
 
 /** Starts every configured listener; a failure stops the ones already started and is rethrown. */

@@ -48,6 +48,12 @@ export function httpCredentials(request: HttpRequestFacts, carriers: readonly Cr
     const value = ((request.query ?? {}) as Record<string, unknown>).token;
     if (typeof value === 'string' && value.length > 0) token = value;
   }
+  if (token === undefined && carriers.includes('nacos-access-token')) {
+    // Nacos clients send the login's accessToken on each call; npm nacos 1.x sends its password.
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    const value = typeof query.accessToken === 'string' && query.accessToken.length > 0 ? query.accessToken : query.password;
+    if (typeof value === 'string' && value.length > 0) token = value;
+  }
   const carriesAuthorization = carriers.some((carrier) => carrier === 'bearer' || carrier === 'basic' || carrier === 'grpc-authorization');
   return { address: request.ip, token, authorization: carriesAuthorization ? header('authorization') : undefined };
 }
@@ -86,6 +92,7 @@ const CARRIER_WORDS: Record<CredentialCarrier, string | null> = {
   'query-token': '?token=<token>',
   'grpc-authorization': 'gRPC metadata authorization: Bearer <token>',
   'dns-source': null,
+  'nacos-access-token': '?accessToken=<token> (from POST /nacos/v1/auth/login, password = a registry token), or ?password=<token>',
 };
 
 /** The 401 message: none or unknown credentials, and how this protocol sends a token. */

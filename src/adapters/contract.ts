@@ -28,7 +28,7 @@ import type { LimitsPort } from './limits.js';
  * `grpc-authorization` (gRPC metadata `authorization: Bearer`), `dns-source` (no token: a
  * list of allowed source networks).
  */
-export type CredentialCarrier = 'bearer' | 'basic' | 'x-consul-token' | 'query-token' | 'grpc-authorization' | 'dns-source';
+export type CredentialCarrier = 'bearer' | 'basic' | 'x-consul-token' | 'query-token' | 'grpc-authorization' | 'dns-source' | 'nacos-access-token';
 
 /** The ports an adapter receives. */
 export interface AdapterPorts {

@@ -23,5 +23,6 @@ export function addPeerOptions(command: Command): Command {
     .option('--dns-port <port>', 'serve DNS on this UDP and TCP port; off by default (env REGISTRY_DNS_PORT)')
     .option('--xds-port <port>', 'serve gRPC xDS (ADS) on this port; off by default (env REGISTRY_XDS_PORT)')
     .option('--consul-port <port>', 'serve the Consul-compatible HTTP API on this port; off by default (env REGISTRY_CONSUL_PORT)')
+    .option('--nacos-port <port>', 'serve the Nacos naming API (HTTP, UDP push; gRPC at port + 1000) on this port; off by default (env REGISTRY_NACOS_PORT)')
     .option('--insecure', 'start on a non-loopback address even without authentication (env REGISTRY_INSECURE)');
 }

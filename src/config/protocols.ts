@@ -98,11 +98,59 @@ export interface XdsConfig extends ListenerConfig {
   pushCoalesceMs: number;
 }
 
-/** The three listeners' settings together, as `RegistryConfig` carries them. */
+/** The Nacos naming API's settings beyond port and namespaces (docs/nacos.md). */
+export interface NacosConfig extends ListenerConfig {
+  /**
+   * The Nacos 2.x gRPC port. Null: `port` + 1000, where Nacos clients look for it (9848 beside
+   * 8848); set it only for clients told of another offset. Off when `port` is null.
+   */
+  grpcPort: number | null;
+  /** Most UDP push targets (v1 clients that list with `udpPort`) held at once, the oldest dropped past it; also the most gRPC connections. */
+  pushTargetsMax: number;
+  /**
+   * Most UDP push targets from one source address, gRPC connections from one address, and
+   * instances and subscriptions per gRPC connection: one client cannot take a whole table.
+   */
+  pushTargetsPerSourceMax: number;
+  /**
+   * How long a UDP push target lives after its client last listed the service, in ms. Nacos
+   * clients list again every `cacheMillis` (10 s): a client that stops listing stops being
+   * pushed to after this long.
+   */
+  pushSubscriptionTtlMs: number;
+  /** How long a push waits for its `push-ack` before it is sent again, in ms. */
+  pushRetryIntervalMs: number;
+  /** How many times a push is sent again without an ack before it is given up (the client's next list catches up). */
+  pushRetriesMax: number;
+}
+
+/** Defaults of the Nacos settings beyond port, namespaces and grpcPort. */
+export const NACOS_DEFAULTS = {
+  pushTargetsMax: 10_000,
+  pushTargetsPerSourceMax: 256,
+  pushSubscriptionTtlMs: 30_000,
+  pushRetryIntervalMs: 1_000,
+  pushRetriesMax: 3,
+} as const;
+
+/** Bounds of each Nacos setting (inclusive). */
+const NACOS_BOUNDS: Record<keyof typeof NACOS_DEFAULTS, [number, number]> = {
+  pushTargetsMax: [1, 1_000_000],
+  pushTargetsPerSourceMax: [1, 100_000],
+  pushSubscriptionTtlMs: [1_000, 3_600_000],
+  pushRetryIntervalMs: [10, 60_000],
+  pushRetriesMax: [0, 100],
+};
+
+/** How far above the HTTP port Nacos clients look for the gRPC port. */
+export const NACOS_GRPC_PORT_OFFSET = 1_000;
+
+/** The listeners' settings together, as `RegistryConfig` carries them. */
 export interface ProtocolConfigs {
   dns: DnsConfig;
   xds: XdsConfig;
   consul: ConsulConfig;
+  nacos: NacosConfig;
 }
 
 /** A problem with one field; load.ts turns it into its ConfigError. */
@@ -216,13 +264,35 @@ function readXds(doc: unknown, port: number | undefined): XdsConfig {
   return { ...config, lbPolicy: lbPolicy as XdsLbPolicy, pushCoalesceMs };
 }
 
-/** The `dns`, `xds` and `consul` sections of the file, with their ports from flags, environment or file. */
-export function readProtocols(doc: Json, ports: { dns: number | undefined; xds: number | undefined; consul: number | undefined }): ProtocolConfigs {
+/** The `dns`, `xds`, `consul` and `nacos` sections of the file, with their ports from flags, environment or file. */
+export function readProtocols(
+  doc: Json,
+  ports: { dns: number | undefined; xds: number | undefined; consul: number | undefined; nacos?: number | undefined },
+): ProtocolConfigs {
   return {
     dns: readDns(doc.dns, ports.dns),
     xds: readXds(doc.xds, ports.xds),
     consul: readConsul(doc.consul, ports.consul),
+    nacos: readNacos(doc.nacos, ports.nacos),
   };
+}
+
+/** The `nacos` section: port and namespaces, `grpcPort` (default port + 1000) and the push settings. */
+function readNacos(doc: unknown, port: number | undefined): NacosConfig {
+  const names = Object.keys(NACOS_DEFAULTS) as (keyof typeof NACOS_DEFAULTS)[];
+  const { section, config } = readListener('nacos', doc, port, ['grpcPort', ...names]);
+  const out: NacosConfig = { ...config, grpcPort: null, ...NACOS_DEFAULTS };
+  for (const name of names) {
+    const [min, max] = NACOS_BOUNDS[name];
+    out[name] = readInteger(`nacos.${name}`, section[name], NACOS_DEFAULTS[name], min, max);
+  }
+  if (section.grpcPort !== undefined) out.grpcPort = readInteger('nacos.grpcPort', section.grpcPort, 0, 0, 65_535);
+  else if (config.port !== null && config.port !== 0) {
+    const grpcPort = config.port + NACOS_GRPC_PORT_OFFSET;
+    if (grpcPort > 65_535) throw new ProtocolConfigError('nacos.grpcPort', `nacos.port ${config.port} + ${NACOS_GRPC_PORT_OFFSET} is past 65535: set nacos.grpcPort`);
+    out.grpcPort = grpcPort;
+  } else if (config.port === 0) out.grpcPort = 0;
+  return out;
 }
 
 /** The `consul` section: the listener's port and namespaces, and the settings of CONSUL_DEFAULTS. */

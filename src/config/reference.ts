@@ -144,7 +144,7 @@ ${table('security.', securitySettings)}
 
 ## Protocol listeners
 
-Beside the HTTP API a peer can serve DNS, gRPC xDS and a Consul-compatible HTTP API, each on a
+Beside the HTTP API a peer can serve DNS, gRPC xDS, a Consul-compatible HTTP API and the Nacos naming API, each on a
 port of its own, on the peer's host, and each off until its port is set. They serve the same
 records as \`/v1\` and the Eureka API.
 
@@ -166,6 +166,14 @@ records as \`/v1\` and the Eureka API.
 | \`consul.maxWaitMs\` | ms | \`600000\` | longest \`wait\` a blocking query may ask for; longer asks are cut to it (Consul's cap: 10 minutes) |
 | \`consul.blockingQueriesMax\` | count | \`10000\` | most blocking queries held at once; the next one is answered 429 |
 | \`consul.ttlSweepIntervalMs\` | ms | \`1000\` | how often the TTL checks of the instances this peer owns are looked at: a check not renewed within its TTL turns critical at most this much later |
+| \`nacos.port\` | port | off | serve the Nacos naming API (v1 over HTTP, with UDP push) on this port (docs/nacos.md). Also \`--nacos-port\` (\`REGISTRY_NACOS_PORT\`). |
+| \`nacos.grpcPort\` | port | port + 1000 | the Nacos 2.x gRPC port; Nacos clients look for it 1000 above the HTTP port (9848 beside 8848), so set it only for clients told of another offset |
+| \`nacos.namespaces\` | array | \`["default"]\` | the namespaces the Nacos API serves; Nacos's \`public\` namespace (and none) is \`default\` |
+| \`nacos.pushTargetsMax\` | count | \`10000\` | most UDP push targets (a client's listed service) held at once, past it the oldest is dropped (that client then polls); also the most gRPC connections |
+| \`nacos.pushTargetsPerSourceMax\` | count | \`256\` | most UDP push targets of one source address (past it that source's oldest is dropped), gRPC connections from one address, and instances and subscriptions per gRPC connection |
+| \`nacos.pushSubscriptionTtlMs\` | ms | \`30000\` | a client that has not listed a service for this long is no longer pushed it (clients list again every 10 s) |
+| \`nacos.pushRetryIntervalMs\` | ms | \`1000\` | how long a UDP push waits for its \`push-ack\` before it is sent again |
+| \`nacos.pushRetriesMax\` | count | \`3\` | how many times a push without an ack is sent again before it is given up (the client's next list catches up) |
 
 ## Profiles
 

@@ -25,6 +25,7 @@ const FILE_FIELDS = new Set([
   'dns',
   'xds',
   'consul',
+  'nacos',
 ]);
 const CLUSTER_FIELDS = new Set(['name', 'profile', ...Object.keys(clusterSettings)]);
 
@@ -121,7 +122,7 @@ export function resolveConfig(
   const logLevel =
     readEnum(...source('logLevel', doc.logLevel), logLevels) ?? 'info';
   const clusterName = readString('cluster.name', clusterDoc.name) ?? 'default';
-  const portOf = (name: 'dnsPort' | 'xdsPort' | 'consulPort', section: unknown, field: string) =>
+  const portOf = (name: 'dnsPort' | 'xdsPort' | 'consulPort' | 'nacosPort', section: unknown, field: string) =>
     readPort(...source(name, isObject(section) ? section.port : undefined, field));
   let protocols: ProtocolConfigs;
   try {
@@ -129,6 +130,7 @@ export function resolveConfig(
       dns: portOf('dnsPort', doc.dns, 'dns.port'),
       xds: portOf('xdsPort', doc.xds, 'xds.port'),
       consul: portOf('consulPort', doc.consul, 'consul.port'),
+      nacos: portOf('nacosPort', doc.nacos, 'nacos.port'),
     });
   } catch (error) {
     if (error instanceof ProtocolConfigError) throw new ConfigError(error.field, error.problem);

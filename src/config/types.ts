@@ -76,6 +76,8 @@ export interface ConfigFlags {
   xdsPort?: string | number;
   /** Serve the Consul-compatible HTTP API on this port (docs/consul.md). */
   consulPort?: string | number;
+  /** Serve the Nacos naming API on this port (HTTP and UDP push; gRPC at port + 1000; docs/nacos.md). */
+  nacosPort?: string | number;
 }
 
 /** The environment variable of each flag. */
@@ -98,6 +100,7 @@ export const envNames: Record<keyof ConfigFlags, string> = {
   dnsPort: 'REGISTRY_DNS_PORT',
   xdsPort: 'REGISTRY_XDS_PORT',
   consulPort: 'REGISTRY_CONSUL_PORT',
+  nacosPort: 'REGISTRY_NACOS_PORT',
 };
 
 export const DEFAULT_HOST = '127.0.0.1';

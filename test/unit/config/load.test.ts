@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../../src/config/load.js';
-import { CONSUL_DEFAULTS } from '../../../src/config/protocols.js';
+import { CONSUL_DEFAULTS, NACOS_DEFAULTS } from '../../../src/config/protocols.js';
 import { configError } from '../../support/errors.js';
 import exampleCluster from '../../../cluster.example.json' with { type: 'json' };
 
@@ -128,6 +128,7 @@ describe('protocol listeners (dns, xds, consul)', () => {
       dns: { port: null, namespaces: ['default'], domain: 'registry.', ttlSeconds: 5, allowFrom: ['127.0.0.0/8', '::1/128'], maxUdpPayloadBytes: 1232 },
       xds: { port: null, namespaces: ['default'], lbPolicy: 'ring_hash', pushCoalesceMs: 50 },
       consul: { port: null, namespaces: ['default'], ...CONSUL_DEFAULTS },
+      nacos: { port: null, grpcPort: null, namespaces: ['default'], ...NACOS_DEFAULTS },
     });
   });
 

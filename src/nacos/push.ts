@@ -1,0 +1,281 @@
+import { gzipSync } from 'node:zlib';
+import type { Clock, TimerHandle } from '../clock/clock.js';
+import type { NacosConfig } from '../config/protocols.js';
+import type { Logger } from '../log/logger.js';
+import type { ServiceChange, ServiceViews } from '../views/service-views.js';
+import { serviceInfoJson, type NacosHosts } from './documents.js';
+
+/**
+ * UDP push to Nacos 1.x clients. A client that lists a service with `udpPort` is pushed the
+ * service (`{type: "dom", data, lastRefTime}`) on every change, until it stops listing for
+ * `nacos.pushSubscriptionTtlMs`. A push is sent again every `nacos.pushRetryIntervalMs` until
+ * the client answers `push-ack` with its `lastRefTime`, at most `nacos.pushRetriesMax` times
+ * (its next list catches it up anyway). Payloads above 1 KB are gzipped, as Nacos does.
+ *
+ * Targets: the push goes to the address the list request came from, never to the `clientIP`
+ * it claims, so no client can aim pushes at a third party. Bounded: `pushTargetsMax` in all
+ * and `pushTargetsPerSourceMax` per source address, the oldest dropped past either.
+ *
+ * Cost per change: the hosts are the view's shared encoding (documents.ts); one payload is
+ * built per distinct (name, group, clusters) asked, shared by every target that asked it.
+ */
+export interface PushSocket {
+  send(bytes: Buffer, port: number, address: string): void;
+}
+
+/** What a list with `udpPort` subscribes to. */
+export interface PushRequest {
+  address: string;
+  port: number;
+  namespace: string;
+  service: string;
+  group: string;
+  /** `GROUP@@name` as the client asked (its cache key). */
+  name: string;
+  clusters: string;
+  zones: ReadonlySet<string> | null;
+}
+
+interface Target extends PushRequest {
+  key: string;
+  serviceKey: string;
+  expiresAtMs: number;
+  /** The push waiting for this target's ack, if any. */
+  pending: PendingPush | null;
+}
+
+interface PendingPush {
+  target: Target;
+  bytes: Buffer;
+  lastRefTimeMs: number;
+  attempts: number;
+}
+
+/** Payloads larger than this are gzipped (Nacos's threshold). */
+export const GZIP_ABOVE_BYTES = 1_024;
+/** The largest UDP payload (IPv4); a service whose push is larger is not pushed (its clients' polls carry it). */
+export const UDP_MAX_BYTES = 65_507;
+/** Acks larger than this are ignored unread. */
+const ACK_MAX_BYTES = 4_096;
+
+export type PushSettings = Pick<NacosConfig, 'pushTargetsMax' | 'pushTargetsPerSourceMax' | 'pushSubscriptionTtlMs' | 'pushRetryIntervalMs' | 'pushRetriesMax'>;
+
+export interface NacosPushComponents {
+  clock: Clock;
+  views: ServiceViews;
+  socket: PushSocket;
+  logger: Logger;
+  /** The shared hosts encoding of a service now. */
+  hostsOf: (namespace: string, service: string) => NacosHosts;
+}
+
+/** An IPv4-mapped IPv6 address as plain IPv4: the form push targets are kept and acks matched in. */
+export function unmappedAddress(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
+/** A push payload: `{type: "dom", data, lastRefTime}`, gzipped above GZIP_ABOVE_BYTES. */
+export function pushPayload(data: string, lastRefTimeMs: number): Buffer {
+  const bytes = Buffer.from(JSON.stringify({ type: 'dom', data, lastRefTime: lastRefTimeMs }));
+  return bytes.length > GZIP_ABOVE_BYTES ? gzipSync(bytes) : bytes;
+}
+
+export class NacosPush {
+  private readonly targets = new Map<string, Target>();
+  private readonly bySource = new Map<string, Map<string, Target>>();
+  private readonly byService = new Map<string, Set<Target>>();
+  private readonly pendingByAck = new Map<string, PendingPush>();
+  private readonly dirty = new Set<string>();
+  private flushTimer: TimerHandle | null = null;
+  private retryTimer: TimerHandle | null = null;
+  private readonly sweepTimer: TimerHandle;
+  private readonly unsubscribe: () => void;
+  private lastRefTimeMs = 0;
+  /** Pushes sent (first sends and retries), acks taken, pushes given up: for tests and metrics. */
+  readonly counts = { sent: 0, acked: 0, givenUp: 0, tooLarge: 0 };
+
+  constructor(
+    private readonly components: NacosPushComponents,
+    private readonly settings: PushSettings,
+  ) {
+    this.unsubscribe = components.views.onChange((change) => this.onChange(change));
+    this.sweepTimer = components.clock.setInterval(() => this.sweep(), Math.max(1_000, Math.floor(settings.pushSubscriptionTtlMs / 2)));
+  }
+
+  /** Push targets held now. */
+  get size(): number {
+    return this.targets.size;
+  }
+
+  /** Subscribes (or renews) a target: a list with `udpPort` calls this each time. */
+  subscribe(request: PushRequest): void {
+    const serviceKey = this.components.views.keyOf(request.namespace, request.service);
+    const key = `${request.address}|${request.port}|${serviceKey}|${request.name}|${request.clusters}`;
+    const expiresAtMs = this.components.clock.nowMs() + this.settings.pushSubscriptionTtlMs;
+    const known = this.targets.get(key);
+    if (known) {
+      known.expiresAtMs = expiresAtMs;
+      // Listed again: the newest, so the last to be dropped when the tables are full.
+      this.targets.delete(key);
+      this.targets.set(key, known);
+      const own = this.bySource.get(known.address)!;
+      own.delete(key);
+      own.set(key, known);
+      return;
+    }
+    const target: Target = { ...request, key, serviceKey, expiresAtMs, pending: null };
+    let own = this.bySource.get(request.address);
+    if (!own) this.bySource.set(request.address, (own = new Map()));
+    if (own.size >= this.settings.pushTargetsPerSourceMax) this.drop(own.values().next().value!);
+    if (this.targets.size >= this.settings.pushTargetsMax) this.drop(this.targets.values().next().value!);
+    this.targets.set(key, target);
+    own.set(key, target);
+    let set = this.byService.get(serviceKey);
+    if (!set) this.byService.set(serviceKey, (set = new Set()));
+    set.add(target);
+  }
+
+  /** An answer from a client's push socket: a `push-ack` from the target's own address and port ends its retries. */
+  receive(message: Buffer, address: string, port: number): void {
+    if (message.length > ACK_MAX_BYTES) return;
+    let ack: { type?: unknown; lastRefTime?: unknown };
+    try {
+      ack = JSON.parse(message.toString('utf8')) as typeof ack;
+    } catch {
+      return;
+    }
+    if (ack === null || typeof ack !== 'object' || ack.type !== 'push-ack' || typeof ack.lastRefTime !== 'number') return;
+    const pending = this.pendingByAck.get(ackKey(address, port, ack.lastRefTime));
+    if (!pending) return;
+    this.settle(pending);
+    this.counts.acked += 1;
+  }
+
+  /** Stops pushing (shutdown). */
+  close(): void {
+    this.unsubscribe();
+    this.sweepTimer.cancel();
+    this.flushTimer?.cancel();
+    this.retryTimer?.cancel();
+    this.pendingByAck.clear();
+    this.targets.clear();
+    this.bySource.clear();
+    this.byService.clear();
+  }
+
+  private onChange(change: ServiceChange): void {
+    const serviceKey = this.components.views.keyOf(change.namespace, change.service);
+    if (!this.byService.has(serviceKey)) return;
+    this.dirty.add(`${change.namespace}\n${change.service}`);
+    // Changes of one tick (a batch of replicated writes) make one push per service.
+    this.flushTimer ??= this.components.clock.setTimeout(() => this.flush(), 0);
+  }
+
+  private flush(): void {
+    this.flushTimer = null;
+    const services = [...this.dirty];
+    this.dirty.clear();
+    for (const item of services) {
+      const [namespace, service] = item.split('\n') as [string, string];
+      this.push(namespace, service);
+    }
+  }
+
+  /**
+   * The `lastRefTime` of a push: the view's build time, as its lists answer (clients warn when a
+   * list is older than what they were pushed), made unique, since an ack names its push by it.
+   */
+  private nextRefTimeMs(builtAtMs: number): number {
+    this.lastRefTimeMs = Math.max(builtAtMs, this.lastRefTimeMs + 1);
+    return this.lastRefTimeMs;
+  }
+
+  private push(namespace: string, service: string): void {
+    const set = this.byService.get(this.components.views.keyOf(namespace, service));
+    if (!set || set.size === 0) return;
+    const nowMs = this.components.clock.nowMs();
+    const hosts = this.components.hostsOf(namespace, service);
+    const lastRefTimeMs = this.nextRefTimeMs(hosts.builtAtMs);
+    const payloads = new Map<string, Buffer>();
+    for (const target of [...set]) {
+      if (target.expiresAtMs <= nowMs) {
+        this.drop(target);
+        continue;
+      }
+      const variant = `${target.name}\n${target.group}\n${target.clusters}`;
+      let bytes = payloads.get(variant);
+      if (bytes === undefined) {
+        const data = serviceInfoJson(hosts.json(target.group, target.zones, false), {
+          name: target.name,
+          groupName: target.group,
+          clusters: target.clusters,
+          lastRefTimeMs,
+          checksum: String(hosts.revision),
+        });
+        payloads.set(variant, (bytes = pushPayload(data, lastRefTimeMs)));
+      }
+      // A newer push replaces one still waiting for its ack.
+      if (target.pending) this.settle(target.pending);
+      if (bytes.length > UDP_MAX_BYTES) {
+        // No datagram holds it: the client's next list (every cacheMillis) brings the change.
+        this.counts.tooLarge += 1;
+        continue;
+      }
+      const pending: PendingPush = { target, bytes, lastRefTimeMs, attempts: 0 };
+      target.pending = pending;
+      this.pendingByAck.set(ackKey(target.address, target.port, lastRefTimeMs), pending);
+      this.send(pending);
+    }
+    this.retryTimer ??= this.components.clock.setTimeout(() => this.retry(), this.settings.pushRetryIntervalMs);
+  }
+
+  private send(pending: PendingPush): void {
+    pending.attempts += 1;
+    this.counts.sent += 1;
+    try {
+      this.components.socket.send(pending.bytes, pending.target.port, pending.target.address);
+    } catch (error) {
+      this.components.logger.debug({ err: error, port: pending.target.port }, 'nacos: UDP push not sent');
+    }
+  }
+
+  /** Sends every push still without an ack again, or gives it up after `pushRetriesMax` retries. */
+  private retry(): void {
+    this.retryTimer = null;
+    for (const pending of [...this.pendingByAck.values()]) {
+      if (pending.attempts > this.settings.pushRetriesMax) {
+        this.settle(pending);
+        this.counts.givenUp += 1;
+      } else {
+        this.send(pending);
+      }
+    }
+    if (this.pendingByAck.size > 0) this.retryTimer = this.components.clock.setTimeout(() => this.retry(), this.settings.pushRetryIntervalMs);
+  }
+
+  private settle(pending: PendingPush): void {
+    this.pendingByAck.delete(ackKey(pending.target.address, pending.target.port, pending.lastRefTimeMs));
+    if (pending.target.pending === pending) pending.target.pending = null;
+  }
+
+  /** Drops the targets whose clients stopped listing. */
+  private sweep(): void {
+    const nowMs = this.components.clock.nowMs();
+    for (const target of [...this.targets.values()]) if (target.expiresAtMs <= nowMs) this.drop(target);
+  }
+
+  private drop(target: Target): void {
+    if (target.pending) this.settle(target.pending);
+    this.targets.delete(target.key);
+    const own = this.bySource.get(target.address);
+    own?.delete(target.key);
+    if (own?.size === 0) this.bySource.delete(target.address);
+    const set = this.byService.get(target.serviceKey);
+    set?.delete(target);
+    if (set?.size === 0) this.byService.delete(target.serviceKey);
+  }
+}
+
+function ackKey(address: string, port: number, lastRefTimeMs: number): string {
+  return `${address}|${port}|${lastRefTimeMs}`;
+}

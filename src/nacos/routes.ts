@@ -1,0 +1,211 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { whenDurable } from '../app/durable-write.js';
+import type { RegistryReads } from '../app/reads.js';
+import type { Scope } from '../config/security.js';
+import { invalid, RegistryError } from '../errors.js';
+import { DEFAULT_GROUP } from '../registry/types.js';
+import { parseName } from '../registry/validate.js';
+import type { NacosAccess } from './access.js';
+import { TOKEN_TTL_SECONDS } from './access.js';
+import { nacosHostOf } from './documents.js';
+import { booleanParam, ipParam, portParam, type NacosInstanceFields, type NacosParams } from './instance-input.js';
+import { groupedName, instanceIdOf, namespaceOfNacos, parseServiceName, zonesOfClusters } from './names.js';
+import { unmappedAddress, type NacosPush } from './push.js';
+import type { NacosReads } from './reads.js';
+import type { NacosWrites } from './writes.js';
+
+/** What the v1 routes are given: access, reads, writes, the push table and readiness. */
+export interface NacosRouteDeps {
+  access: NacosAccess;
+  reads: NacosReads;
+  services: Pick<RegistryReads, 'find' | 'services'>;
+  writes: NacosWrites;
+  push: NacosPush | null;
+  ready: () => boolean;
+  heartbeatIntervalMs: () => number;
+}
+
+const BASE = '/nacos/v1/ns';
+
+/** The request's parameters: its query string and form fields (a field wins over the same query key), first value of each. */
+export function paramsOf(request: FastifyRequest): NacosParams {
+  const out: NacosParams = {};
+  for (const source of [request.query, request.body]) {
+    if (source === null || typeof source !== 'object') continue;
+    for (const [key, value] of Object.entries(source as Record<string, unknown>)) {
+      const first = Array.isArray(value) ? value[0] : value;
+      if (typeof first === 'string') out[key] = first;
+    }
+  }
+  return out;
+}
+
+/** The source address of a request as a UDP target: an IPv4-mapped IPv6 address as plain IPv4. */
+export function sourceAddressOf(request: FastifyRequest): string {
+  return unmappedAddress(request.ip);
+}
+
+/** The credential of a request: `accessToken`, else `password`, else `Authorization: Bearer`. */
+function tokenOf(request: FastifyRequest, params: NacosParams): string | undefined {
+  if (params.accessToken) return params.accessToken;
+  if (params.password) return params.password;
+  const header = request.headers.authorization;
+  if (typeof header === 'string' && header.toLowerCase().startsWith('bearer ')) return header.slice(7).trim() || undefined;
+  return undefined;
+}
+
+/** Authorizes a request for `scope` on its namespace and gates it until the peer is ready; returns its namespace. */
+function admit(deps: NacosRouteDeps, request: FastifyRequest, params: NacosParams, scope: Scope): string {
+  const namespace = namespaceOfNacos(params.namespaceId);
+  deps.access.authorize({ token: tokenOf(request, params), address: request.ip }, scope, namespace);
+  if (!deps.ready()) throw new RegistryError('REG_ERR_NOT_READY', 'this peer is still starting (loading its data dir, syncing with the cluster); try another server', 1);
+  return namespace;
+}
+
+function fieldsOf(params: NacosParams): NacosInstanceFields {
+  return params;
+}
+
+/** The instance a request names by `serviceName`, `ip` and `port`. */
+function keyOf(params: NacosParams, namespace: string) {
+  const { service } = parseServiceName(params.serviceName, params.groupName);
+  const ip = ipParam(params.ip);
+  return { namespace, service, instanceId: instanceIdOf(ip, portParam('port', params.port)) };
+}
+
+/** A beat's `beat` JSON (Nacos 1.x clients send the instance with it), or null for a light beat. */
+function beatFieldsOf(params: NacosParams, namespaceId: string | undefined): NacosInstanceFields | null {
+  if (params.beat === undefined || params.beat === '') return null;
+  let beat: unknown;
+  try {
+    beat = JSON.parse(params.beat);
+  } catch {
+    throw invalid('beat', 'must be a JSON object');
+  }
+  if (beat === null || typeof beat !== 'object' || Array.isArray(beat)) throw invalid('beat', 'must be a JSON object');
+  const fields = beat as Record<string, unknown>;
+  return {
+    namespaceId,
+    serviceName: fields.serviceName ?? params.serviceName,
+    groupName: params.groupName,
+    ip: fields.ip,
+    port: fields.port,
+    clusterName: fields.cluster,
+    weight: fields.weight,
+    metadata: fields.metadata,
+  };
+}
+
+const text = (reply: FastifyReply, body: string) => reply.type('text/plain; charset=utf-8').send(body);
+const json = (reply: FastifyReply, body: Buffer) => reply.type('application/json; charset=utf-8').send(body);
+
+/** The v1 naming routes (docs/nacos.md): instance, beat, list, service list, metrics and login. */
+export function nacosRoutes(app: FastifyInstance, deps: NacosRouteDeps): void {
+  app.post(`${BASE}/instance`, (request, reply) => {
+    const params = paramsOf(request);
+    admit(deps, request, params, 'write');
+    return whenDurable(deps.writes.register(fieldsOf(params)), () => text(reply, 'ok'));
+  });
+
+  app.put(`${BASE}/instance`, (request, reply) => {
+    const params = paramsOf(request);
+    admit(deps, request, params, 'write');
+    return whenDurable(deps.writes.update(fieldsOf(params)), () => text(reply, 'ok'));
+  });
+
+  app.delete(`${BASE}/instance`, (request, reply) => {
+    const params = paramsOf(request);
+    const removed = deps.writes.deregister(keyOf(params, admit(deps, request, params, 'write')));
+    return removed === null ? text(reply, 'ok') : whenDurable(removed, () => text(reply, 'ok'));
+  });
+
+  app.get(`${BASE}/instance`, (request, reply) => {
+    const params = paramsOf(request);
+    const key = keyOf(params, admit(deps, request, params, 'read'));
+    const entry = deps.services.find(key);
+    const { group } = parseServiceName(params.serviceName, params.groupName);
+    if (!entry || entry.hidden || (entry.record.data.group ?? DEFAULT_GROUP) !== group) {
+      throw new RegistryError('REG_ERR_INSTANCE_NOT_FOUND', `no instance ${key.instanceId} in service ${groupedName(group, key.service)}`);
+    }
+    const host = nacosHostOf(entry, deps.heartbeatIntervalMs());
+    return reply.send({ service: host.serviceName, ip: host.ip, port: host.port, clusterName: host.clusterName, weight: host.weight, healthy: host.healthy, enabled: host.enabled, ephemeral: true, instanceId: host.instanceId, metadata: host.metadata });
+  });
+
+  app.put(`${BASE}/instance/beat`, (request, reply) => {
+    const params = paramsOf(request);
+    const namespace = admit(deps, request, params, 'write');
+    const beat = beatFieldsOf(params, params.namespaceId);
+    const ip = params.ip ?? (beat?.ip as string | undefined);
+    const port = params.port ?? (beat?.port as string | number | undefined);
+    const { service } = parseServiceName(params.serviceName ?? beat?.serviceName, params.groupName);
+    const key = { namespace, service, instanceId: instanceIdOf(ipParam(ip), portParam('port', port)) };
+    const answer = (result: { code: number; clientBeatIntervalMs: number }) =>
+      reply.send({ clientBeatInterval: result.clientBeatIntervalMs, code: result.code, lightBeatEnabled: true });
+    const result = deps.writes.beat(key, beat);
+    return result instanceof Promise ? result.then(answer) : answer(result);
+  });
+
+  app.get(`${BASE}/instance/list`, (request, reply) => {
+    const params = paramsOf(request);
+    const namespace = admit(deps, request, params, 'read');
+    const { group, service } = parseServiceName(params.serviceName, params.groupName);
+    const zones = zonesOfClusters(params.clusters);
+    const healthyOnly = booleanParam('healthyOnly', params.healthyOnly, false);
+    const clusters = params.clusters ?? '';
+    // The client's cache key is the name it asked for (group included).
+    const name = groupedName(group, service);
+    const udpPort = params.udpPort === undefined || params.udpPort === '' || params.udpPort === '0' ? 0 : portParam('udpPort', params.udpPort);
+    if (udpPort > 0 && deps.push) {
+      deps.push.subscribe({ address: sourceAddressOf(request), port: udpPort, namespace, service, group, name, clusters, zones });
+    }
+    return json(reply, deps.reads.hostsOf(namespace, service).listBody(name, group, clusters, zones, healthyOnly));
+  });
+
+  app.get(`${BASE}/service/list`, (request, reply) => {
+    const params = paramsOf(request);
+    const namespace = admit(deps, request, params, 'read');
+    const group = params.groupName ? parseName('groupName', params.groupName) : DEFAULT_GROUP;
+    const pageNo = params.pageNo === undefined ? 1 : Math.max(1, integerParam('pageNo', params.pageNo));
+    const pageSize = params.pageSize === undefined ? 10 : Math.min(10_000, Math.max(1, integerParam('pageSize', params.pageSize)));
+    const names = deps.services.services(namespace, group).map((summary) => summary.service);
+    const start = (pageNo - 1) * pageSize;
+    return reply.send({ count: names.length, doms: names.slice(start, start + pageSize) });
+  });
+
+  app.get(`${BASE}/operator/metrics`, (request, reply) => {
+    deps.access.open(request.ip);
+    const { serviceCount, instanceCount } = deps.reads.counts();
+    return reply.send({
+      status: deps.ready() ? 'UP' : 'DOWN',
+      serviceCount,
+      instanceCount,
+      subscribeCount: deps.push?.size ?? 0,
+      responsibleServiceCount: serviceCount,
+      responsibleInstanceCount: instanceCount,
+      raftNotifyTaskCount: 0,
+      clientCount: 0,
+      cpu: 0,
+      load: 0,
+      mem: 0,
+    });
+  });
+
+  const login = (request: FastifyRequest, reply: FastifyReply) => {
+    const params = paramsOf(request);
+    if (!deps.access.enabled) {
+      deps.access.open(request.ip);
+      return reply.send({ accessToken: '', tokenTtl: TOKEN_TTL_SECONDS, globalAdmin: true, username: params.username ?? '' });
+    }
+    const principal = deps.access.principal({ token: params.password || undefined, address: request.ip });
+    // The token itself is the access token: stateless, so it works on every peer.
+    return reply.send({ accessToken: params.password, tokenTtl: TOKEN_TTL_SECONDS, globalAdmin: false, username: principal.name });
+  };
+  app.post('/nacos/v1/auth/login', login);
+  app.post('/nacos/v1/auth/users/login', login);
+}
+
+function integerParam(field: string, value: string): number {
+  if (!/^\d{1,9}$/.test(value)) throw invalid(field, 'must be a positive integer');
+  return Number(value);
+}
+

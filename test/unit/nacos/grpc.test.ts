@@ -1,0 +1,159 @@
+import { EventEmitter } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { applicationOf } from '../../../src/app/application.js';
+import { addressOf, GrpcConnections, type PushStream } from '../../../src/nacos/grpc/connections.js';
+import { messageOf, payloadOf, type Payload } from '../../../src/nacos/grpc/protocol.js';
+import { createTestNacos, type TestNacos } from '../../support/nacos.js';
+
+let t: TestNacos;
+let connections: GrpcConnections;
+afterEach(async () => {
+  connections?.close();
+  await t?.close();
+});
+
+/** A bi-stream's server side that records what is written, and can stop taking writes. */
+class FakeStream extends EventEmitter implements PushStream {
+  readonly written: Payload[] = [];
+  full = false;
+  write(payload: Payload): boolean {
+    this.written.push(payload);
+    return !this.full;
+  }
+  notified(): { serviceInfo: { name: string; hosts: { ip: string; port: number }[] } }[] {
+    return this.written.map((payload) => messageOf(payload)!).filter((message) => message.type === 'NotifySubscriberRequest').map((message) => message.body as never);
+  }
+}
+
+async function setUp(file: Record<string, unknown> = {}): Promise<void> {
+  t = await createTestNacos({ file: { cluster: { leaseDurationMs: 3_000, heartbeatIntervalMs: 1_000 }, ...file } });
+  const application = applicationOf(t.node);
+  connections = new GrpcConnections(
+    { access: t.access, reads: t.reads, writes: t.writes, services: application.reads, ready: () => t.node.ready, perConnectionMax: 4, clock: t.clock, views: t.node.views, logger: t.node.components.logger },
+    { renewIntervalMs: 1_000, connectionsMax: 3, connectionsPerSourceMax: 2, streamlessIdleMs: 3_000 },
+  );
+}
+
+async function call(peer: string, type: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  const payload = payloadOf(type, body);
+  payload.metadata!.headers = headers;
+  const answer = messageOf(await connections.request(peer, payload))!;
+  return { type: answer.type, body: answer.body };
+}
+
+function open(peer: string): FakeStream {
+  const stream = new FakeStream();
+  connections.streamed(peer, stream, payloadOf('ConnectionSetupRequest', { clientVersion: 'test', tenant: '', labels: {}, abilities: {} }));
+  return stream;
+}
+
+const instance = (port: number) => ({ ip: '10.0.0.1', port, weight: 1, healthy: true, enabled: true, ephemeral: true, clusterName: 'DEFAULT', metadata: { v: '2' } });
+const register = (peer: string, port: number, service = 'grpc-web') =>
+  call(peer, 'InstanceRequest', { type: 'registerInstance', namespace: 'public', serviceName: service, groupName: 'DEFAULT_GROUP', instance: instance(port), headers: {}, requestId: 'r1' });
+
+describe('Nacos gRPC connections', () => {
+  it('answers ServerCheck with the connection id, HealthCheck, and registers an instance', async () => {
+    await setUp();
+    expect(await call('127.0.0.1:5000', 'ServerCheckRequest', { requestId: 'a' })).toEqual({
+      type: 'ServerCheckResponse',
+      body: { connectionId: '127.0.0.1:5000', supportAbilityNegotiation: false, resultCode: 200, errorCode: 0, success: true, message: null, requestId: 'a' },
+    });
+    expect((await call('127.0.0.1:5000', 'HealthCheckRequest', {})).body.resultCode).toBe(200);
+    expect(await register('127.0.0.1:5000', 9000)).toMatchObject({ type: 'InstanceResponse', body: { resultCode: 200, type: 'registerInstance', requestId: 'r1' } });
+    const native = (await t.native.inject({ url: '/v1/services/grpc-web' })).json() as { instances: { instanceId: string; metadata: unknown }[] };
+    expect(native.instances).toMatchObject([{ instanceId: '10.0.0.1:9000', metadata: { v: '2' } }]);
+  });
+
+  it('keeps the instances of an open connection past their lease, and lets them expire by the lease once it closes', async () => {
+    await setUp();
+    const stream = open('127.0.0.1:5000');
+    await register('127.0.0.1:5000', 9000);
+    await t.clock.advance(10_000);
+    expect(t.node.registry.find({ namespace: 'default', service: 'grpc-web', instanceId: '10.0.0.1:9000' })).toBeDefined();
+    connections.closed('127.0.0.1:5000', stream);
+    await t.clock.advance(2_000);
+    expect((await t.native.inject({ url: '/v1/services/grpc-web' })).json().instances).toHaveLength(1);
+    await t.clock.advance(3_000);
+    expect((await t.native.inject({ url: '/v1/services/grpc-web' })).json().instances).toHaveLength(0);
+    // A connection without a stream (unary calls only) does not keep its instances either.
+    await register('127.0.0.1:6000', 9001, 'grpc-other');
+    await t.clock.advance(5_000);
+    expect((await t.native.inject({ url: '/v1/services/grpc-other' })).json().instances).toHaveLength(0);
+  });
+
+  it('answers a subscription with the service, pushes each change once per subscription variant, shared between connections', async () => {
+    await setUp();
+    const a = open('127.0.0.1:5000');
+    const b = open('127.0.0.1:5001');
+    await register('127.0.0.1:5000', 9000);
+    const subscribed = await call('127.0.0.1:5001', 'SubscribeServiceRequest', { namespace: '', serviceName: 'grpc-web', groupName: 'DEFAULT_GROUP', clusters: '', subscribe: true, headers: {} });
+    expect(subscribed.type).toBe('SubscribeServiceResponse');
+    expect(subscribed.body.serviceInfo).toMatchObject({ name: 'grpc-web', groupName: 'DEFAULT_GROUP', clusters: '', hosts: [{ ip: '10.0.0.1', port: 9000 }] });
+    await call('127.0.0.1:5000', 'SubscribeServiceRequest', { serviceName: 'grpc-web', subscribe: true, headers: {} });
+    await register('127.0.0.1:5000', 9001);
+    await t.clock.advance(0);
+    expect(b.notified().map((push) => push.serviceInfo.hosts.map((host) => host.port))).toEqual([[9000, 9001]]);
+    expect(a.notified()).toHaveLength(1);
+    expect(a.written.at(-1)!.body!.value).toBe(b.written.at(-1)!.body!.value);
+    // Unsubscribed: no more pushes.
+    await call('127.0.0.1:5001', 'SubscribeServiceRequest', { serviceName: 'grpc-web', subscribe: false, headers: {} });
+    await call('127.0.0.1:5000', 'InstanceRequest', { type: 'deregisterInstance', serviceName: 'grpc-web', instance: instance(9001), headers: {} });
+    await t.clock.advance(0);
+    expect(b.notified()).toHaveLength(1);
+    expect(a.notified().at(-1)!.serviceInfo.hosts.map((host) => host.port)).toEqual([9000]);
+  });
+
+  it('holds pushes to a stream that stops reading and sends the latest state once it drains', async () => {
+    await setUp();
+    const stream = open('127.0.0.1:5000');
+    await call('127.0.0.1:5000', 'SubscribeServiceRequest', { serviceName: 'grpc-web', subscribe: true, headers: {} });
+    stream.full = true;
+    await register('127.0.0.1:5000', 9000);
+    await t.clock.advance(0);
+    await register('127.0.0.1:5000', 9001);
+    await t.clock.advance(0);
+    await register('127.0.0.1:5000', 9002);
+    await t.clock.advance(0);
+    expect(stream.notified()).toHaveLength(1);
+    stream.full = false;
+    stream.emit('drain');
+    expect(stream.notified().map((push) => push.serviceInfo.hosts.length)).toEqual([1, 3]);
+  });
+
+  it('serves ServiceQuery, ServiceList and BatchInstance, and refuses what it does not serve with an ErrorResponse', async () => {
+    await setUp();
+    const batch = await call('127.0.0.1:5000', 'BatchInstanceRequest', { type: 'batchRegisterInstance', serviceName: 'batch', instances: [instance(1), instance(2)], headers: {} });
+    expect(batch).toMatchObject({ type: 'BatchInstanceResponse', body: { resultCode: 200 } });
+    const query = await call('127.0.0.1:5000', 'ServiceQueryRequest', { serviceName: 'batch', cluster: '', healthyOnly: true, udpPort: 0, headers: {} });
+    expect((query.body.serviceInfo as { hosts: unknown[] }).hosts).toHaveLength(2);
+    expect((await call('127.0.0.1:5000', 'ServiceListRequest', { pageNo: 1, pageSize: 10, headers: {} })).body).toMatchObject({ count: 1, serviceNames: ['batch'] });
+    expect(await call('127.0.0.1:5000', 'ConfigQueryRequest', { dataId: 'x' })).toMatchObject({ type: 'ErrorResponse', body: { resultCode: 500, errorCode: 501 } });
+    const persistent = await call('127.0.0.1:5000', 'InstanceRequest', { type: 'registerInstance', serviceName: 'p', instance: { ...instance(3), ephemeral: false }, headers: {} });
+    expect(persistent).toMatchObject({ type: 'ErrorResponse', body: { resultCode: 500, errorCode: 400, message: expect.stringMatching(/^REG_ERR_VALIDATION: ephemeral/) } });
+    // Bounded: at most perConnectionMax instances per connection, and connectionsMax connections.
+    for (const port of [3, 4]) expect((await register('127.0.0.1:5000', port, 'batch')).body).toMatchObject({ resultCode: 200 });
+    expect((await register('127.0.0.1:5000', 5, 'batch')).body).toMatchObject({ errorCode: 409 });
+    // At most two from one source address, three in all.
+    expect(await call('127.0.0.1:5001', 'HealthCheckRequest', {})).toMatchObject({ type: 'HealthCheckResponse' });
+    expect(await call('127.0.0.1:5002', 'HealthCheckRequest', {})).toMatchObject({ type: 'ErrorResponse', body: { errorCode: 429, message: expect.stringMatching(/from 127\.0\.0\.1 \(nacos.pushTargetsPerSourceMax\)/) } });
+    expect(await call('127.0.0.2:5002', 'HealthCheckRequest', {})).toMatchObject({ type: 'HealthCheckResponse' });
+    expect(await call('127.0.0.3:5003', 'HealthCheckRequest', {})).toMatchObject({ type: 'ErrorResponse', body: { errorCode: 429, message: expect.stringMatching(/^REG_ERR_TOO_MANY_CONNECTIONS: .*3 Nacos connections/) } });
+    // Connections that never opened their stream are forgotten once idle: they do not hold the table for ever.
+    await t.clock.advance(4_000);
+    expect(connections.size).toBe(0);
+    expect((await call('127.0.0.3:5003', 'HealthCheckRequest', {})).body.resultCode).toBe(200);
+  });
+
+  it('takes the access token from the request headers', async () => {
+    await setUp({ security: { tokens: [{ name: 'writer', token: 'writer-token-0123456789', namespaces: ['*'], scopes: ['write'] }] } });
+    expect((await register('127.0.0.1:5000', 9000)).body).toMatchObject({ resultCode: 500, errorCode: 401 });
+    const withToken = await call('127.0.0.1:5000', 'InstanceRequest', { type: 'registerInstance', serviceName: 's', instance: instance(1), headers: { accessToken: 'writer-token-0123456789' } });
+    expect(withToken.body.resultCode).toBe(200);
+  });
+
+  it('reads the address of a gRPC peer', () => {
+    expect(addressOf('127.0.0.1:5000')).toBe('127.0.0.1');
+    expect(addressOf('ipv4:10.0.0.2:80')).toBe('10.0.0.2');
+    expect(addressOf('[::1]:5000')).toBe('::1');
+  });
+});

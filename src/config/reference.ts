@@ -165,6 +165,7 @@ records as \`/v1\` and the Eureka API.
 | \`consul.defaultWaitMs\` | ms | \`300000\` | the \`wait\` of a blocking query that gives none (Consul's default: 5 minutes) |
 | \`consul.maxWaitMs\` | ms | \`600000\` | longest \`wait\` a blocking query may ask for; longer asks are cut to it (Consul's cap: 10 minutes) |
 | \`consul.blockingQueriesMax\` | count | \`10000\` | most blocking queries held at once; the next one is answered 429 |
+| \`consul.blockingQueriesPrincipalRatio\` | ratio | \`0.25\` | the share of \`consul.blockingQueriesMax\` one principal (a token, or a source address without one) may hold; past it that principal's next query is answered 429, others still get theirs |
 | \`consul.ttlSweepIntervalMs\` | ms | \`1000\` | how often the TTL checks of the instances this peer owns are looked at: a check not renewed within its TTL turns critical at most this much later |
 
 ## Profiles

@@ -5,6 +5,7 @@ import type { Scope } from '../config/security.js';
 import { ClientRateLimits } from '../http/access/rate-limit.js';
 import { RegistryError } from '../errors.js';
 import { ANONYMOUS, hasNamespace, hasScope, presentedToken, TokenTable, type Principal } from '../security/tokens.js';
+import { shareOwnerOf } from '../security/held-shares.js';
 import { badRequest, ConsulError } from './errors.js';
 
 /**
@@ -61,13 +62,22 @@ export class ConsulAccess {
     this.rateLimit(request.ip);
   }
 
-  /** The namespace a request reads or writes, once its principal may use it with `scope`. */
-  authorize(request: FastifyRequest, scope: Scope): string {
+  /**
+   * The namespace a request reads or writes, once its principal may use it with `scope`, and
+   * who it counts against in held-query shares (its token's name, else its address).
+   */
+  authorize(request: FastifyRequest, scope: Scope): { namespace: string; owner: string } {
     const principal = this.principal(request);
     if (!hasScope(principal, scope)) throw new ConsulError(403, `Permission denied: token ${principal.name} does not have the ${scope} scope`);
+    // Admin routes read the peer and its cluster, not a namespace (as /v1/cluster).
+    if (scope === 'admin') return { namespace: this.namespaces[0]!, owner: this.ownerOf(request, principal) };
     const namespace = this.namespaceOf(request);
     if (!hasNamespace(principal, namespace)) throw new ConsulError(403, `Permission denied: token ${principal.name} may not use namespace ${namespace}`);
-    return namespace;
+    return { namespace, owner: this.ownerOf(request, principal) };
+  }
+
+  private ownerOf(request: FastifyRequest, principal: Principal): string {
+    return shareOwnerOf(request.ip, principal === ANONYMOUS ? undefined : principal.name);
   }
 
   private namespaceOf(request: FastifyRequest): string {

@@ -76,7 +76,7 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
   const access = new ConsulAccess(node.config, node.components.clock);
-  const blocking = new BlockingQueries({ views: node.views, clock: node.components.clock, rng: node.components.rng }, { maxWaiters: settings.blockingQueriesMax });
+  const blocking = new BlockingQueries({ views: node.views, clock: node.components.clock, rng: node.components.rng }, { maxWaiters: settings.blockingQueriesMax, principalRatio: settings.blockingQueriesPrincipalRatio });
   const application = applicationOf(node);
   const writes = new ConsulWrites(node, application.writes, application.reads);
   // Blocking queries would hold a shutdown for minutes: end them first.

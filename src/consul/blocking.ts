@@ -2,20 +2,34 @@ import type { Clock, TimerHandle } from '../clock/clock.js';
 import { randomInt, type Rng } from '../clock/rng.js';
 import type { ServiceChange, ServiceViews } from '../views/service-views.js';
 import { serviceKeyString } from '../registry/types.js';
+import { HeldShares, principalCapOf } from '../security/held-shares.js';
 import { ConsulError } from './errors.js';
+import { ConsulIndexes } from './indexes.js';
 
 /**
  * Consul's blocking queries (`?index=N&wait=5m`) on the read layer. A query on one service
- * waits for that service's revision to pass N: a change to one service wakes only the queries
- * on it (the problem of consul#3890, where every watcher of every service woke on any change).
- * A query on the whole catalog (`/v1/catalog/services`) waits on its namespace. Waiters are
- * woken synchronously from `ServiceViews.onChange`; each answers from the view once, so a
- * burst of changes in one tick costs one view build and one encoding, shared by all of them.
+ * waits for that service's index (indexes.ts) to pass N: a change to one service wakes only
+ * the queries on it (the problem of consul#3890, where every watcher of every service woke on
+ * any change). A query on the whole catalog (`/v1/catalog/services`) waits on its namespace.
+ *
+ * A change gives its index at once (so that a read made after it answers the new index), and
+ * the queries it wakes are woken in slices of `WAKE_SLICE`, one slice per turn of the event
+ * loop: each woken query answers from the service's shared encoding (encodings.ts), and a
+ * heartbeat or a register arriving meanwhile waits for one slice, not for every watcher.
+ *
+ * Held queries are a pool with a cap for the peer (`consul.blockingQueriesMax`) and a share
+ * per principal (`consul.blockingQueriesPrincipalRatio` of it: a token, or the source address
+ * without one), so that one client holding all it may leaves room for the others.
  */
 export interface BlockingQueriesInit {
   /** `consul.blockingQueriesMax`. */
   maxWaiters: number;
+  /** `consul.blockingQueriesPrincipalRatio`: the share of `maxWaiters` one principal may hold. */
+  principalRatio: number;
 }
+
+/** Queries woken per turn of the event loop. */
+export const WAKE_SLICE = 100;
 
 interface Waiter {
   afterIndex: number;
@@ -33,33 +47,52 @@ function serviceKey(namespace: string, service: string): string {
 }
 
 export class BlockingQueries {
+  /** The X-Consul-Index of every answer (indexes.ts). */
+  readonly indexes: ConsulIndexes;
   private readonly waiters = new Map<string, Set<Waiter>>();
-  private count = 0;
+  private readonly shares: HeldShares;
   private readonly unsubscribe: () => void;
+  /** Woken queries not answered yet, in the order their changes came. */
+  private wakeQueue: Waiter[] = [];
+  private wakeScheduled = false;
   private closed = false;
 
   constructor(
     private readonly components: { views: ServiceViews; clock: Clock; rng: Rng },
-    private readonly init: BlockingQueriesInit,
+    init: BlockingQueriesInit,
   ) {
+    this.indexes = new ConsulIndexes(components.clock);
+    this.shares = new HeldShares({
+      what: 'Consul blocking queries',
+      peerSetting: 'consul.blockingQueriesMax',
+      peerMax: init.maxWaiters,
+      principalMax: principalCapOf(init.maxWaiters, init.principalRatio),
+    });
     this.unsubscribe = components.views.onChange((change) => this.onChange(change));
   }
 
   /** Blocking queries held now. */
   get size(): number {
-    return this.count;
+    return this.shares.held;
+  }
+
+  /** Blocking queries `owner` (`shareOwnerOf`) holds now. */
+  heldBy(owner: string): number {
+    return this.shares.heldBy(owner);
   }
 
   /**
-   * Resolves once the revision of `service` (or of any service of the namespace when `service`
-   * is null) passes `afterIndex`, or after `waitMs` plus up to 1/16 more (Consul's jitter, so
-   * that watchers do not all come back at once), or when `signal` aborts. Throws a 429 when
-   * `consul.blockingQueriesMax` queries are already held.
+   * Resolves once the index of `service` (or of the namespace when `service` is null) passes
+   * `afterIndex`, or after `waitMs` plus up to 1/16 more (Consul's jitter, so that watchers do
+   * not all come back at once), or when `signal` aborts. Throws a 429 when the peer's cap or
+   * `owner`'s share of it is held already.
    */
-  wait(namespace: string, service: string | null, afterIndex: number, waitMs: number, signal: AbortSignal): Promise<void> {
+  wait(namespace: string, service: string | null, afterIndex: number, waitMs: number, signal: AbortSignal, owner: string): Promise<void> {
     if (this.closed || signal.aborted) return Promise.resolve();
-    if (this.count >= this.init.maxWaiters) {
-      throw new ConsulError(429, `this peer already holds ${this.init.maxWaiters} blocking queries (consul.blockingQueriesMax); retry later or ask another peer`, 5);
+    const slot = this.shares.take(owner);
+    if (!slot.held) {
+      const message = slot.cap === 'peer' ? slot.message : `${slot.message.split(' (limits.')[0]} (consul.blockingQueriesPrincipalRatio); close some, or give each client its own token`;
+      throw new ConsulError(429, message, 5);
     }
     const key = service === null ? catalogKey(namespace) : serviceKey(namespace, service);
     return new Promise((resolve) => {
@@ -71,17 +104,14 @@ export class BlockingQueries {
           timer?.cancel();
           signal.removeEventListener('abort', onAbort);
           const set = this.waiters.get(key);
-          if (set?.delete(waiter)) {
-            this.count -= 1;
-            if (set.size === 0) this.waiters.delete(key);
-          }
+          if (set?.delete(waiter) && set.size === 0) this.waiters.delete(key);
+          slot.release();
           resolve();
         },
       };
       let set = this.waiters.get(key);
       if (!set) this.waiters.set(key, (set = new Set()));
       set.add(waiter);
-      this.count += 1;
       const jitterMs = randomInt(this.components.rng, Math.floor(waitMs / 16) + 1);
       timer = this.components.clock.setTimeout(waiter.wake, waitMs + jitterMs);
       signal.addEventListener('abort', onAbort, { once: true });
@@ -92,17 +122,41 @@ export class BlockingQueries {
   close(): void {
     this.closed = true;
     this.unsubscribe();
+    for (const waiter of this.wakeQueue.splice(0)) waiter.wake();
     for (const set of [...this.waiters.values()]) for (const waiter of [...set]) waiter.wake();
   }
 
   private onChange(change: ServiceChange): void {
-    this.wakeAfter(serviceKey(change.namespace, change.service), change.revision);
-    this.wakeAfter(catalogKey(change.namespace), change.revision);
+    const index = this.indexes.advance(change.namespace, change.service);
+    this.queueAfter(serviceKey(change.namespace, change.service), index);
+    this.queueAfter(catalogKey(change.namespace), index);
   }
 
-  private wakeAfter(key: string, revision: number): void {
+  /** Moves the waiters of `key` that `index` passes to the wake queue (out of their set at once). */
+  private queueAfter(key: string, index: number): void {
     const set = this.waiters.get(key);
     if (!set) return;
-    for (const waiter of [...set]) if (revision > waiter.afterIndex) waiter.wake();
+    for (const waiter of set) {
+      if (index > waiter.afterIndex) {
+        set.delete(waiter);
+        this.wakeQueue.push(waiter);
+      }
+    }
+    if (set.size === 0) this.waiters.delete(key);
+    if (this.wakeQueue.length > 0 && !this.wakeScheduled) {
+      this.wakeScheduled = true;
+      // Synchronously for the first slice: a lone watcher is answered in the turn of the change.
+      this.wakeSlice();
+    }
+  }
+
+  private wakeSlice(): void {
+    const slice = this.wakeQueue.length <= WAKE_SLICE ? this.wakeQueue.splice(0) : this.wakeQueue.splice(0, WAKE_SLICE);
+    for (const waiter of slice) waiter.wake();
+    if (this.wakeQueue.length === 0) {
+      this.wakeScheduled = false;
+      return;
+    }
+    setImmediate(() => this.wakeSlice());
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RegistryNode } from '../node.js';
 import type { ConsulAccess } from './access.js';
+import { shareOwnerOf } from '../security/held-shares.js';
 import { ConsulError } from './errors.js';
 import { consulDefinitionOf } from './route-definitions.js';
 
@@ -8,6 +9,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The namespace a Consul request was authorized on (guard.ts); null on open routes. */
     consulNamespace: string | null;
+    /** Who the request counts against in held-query shares (`shareOwnerOf`); null until authorized. */
+    consulOwner: string | null;
   }
 }
 
@@ -26,6 +29,7 @@ const NOT_READY = 'this peer is still starting (loading its data dir, syncing wi
  */
 export function installConsulGuard(app: FastifyInstance, access: ConsulAccess, node: Pick<RegistryNode, 'ready'>): void {
   app.decorateRequest('consulNamespace', null);
+  app.decorateRequest('consulOwner', null);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
       if (method !== 'HEAD' && consulDefinitionOf(method, route.url) === undefined) {
@@ -49,7 +53,11 @@ function admit(request: FastifyRequest, access: ConsulAccess, node: Pick<Registr
   const definition = consulDefinitionOf(request.method, pattern);
   if (definition === undefined) throw new ConsulError(403, `Permission denied: ${request.method} ${pattern} has no access policy (add it to src/consul/route-definitions.ts)`);
   if (definition.access === 'public') access.open(request);
-  else if (definition.access === 'read' || definition.access === 'write') request.consulNamespace = access.authorize(request, definition.access);
+  else if (definition.access === 'read' || definition.access === 'write' || definition.access === 'admin') {
+    const granted = access.authorize(request, definition.access);
+    request.consulNamespace = granted.namespace;
+    request.consulOwner = granted.owner;
+  }
   else throw new ConsulError(403, `Permission denied: access class ${definition.access} is not served on the Consul API`);
   if (definition.gatedUntilReady && !node.ready) throw new ConsulError(503, NOT_READY, 1);
 }
@@ -58,4 +66,9 @@ function admit(request: FastifyRequest, access: ConsulAccess, node: Pick<Registr
 export function namespaceOf(request: FastifyRequest): string {
   if (request.consulNamespace === null) throw new Error(`${request.method} ${request.routeOptions.url}: no namespace authorized (is its access class read or write?)`);
   return request.consulNamespace;
+}
+
+/** Who a request authorized by the guard counts against in held-query shares (its token, else its address). */
+export function shareOwnerOfRequest(request: FastifyRequest): string {
+  return request.consulOwner ?? shareOwnerOf(request.ip, undefined);
 }

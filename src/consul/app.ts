@@ -1,6 +1,7 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { applicationOf, type ApplicationSource } from '../app/application.js';
 import type { ServerTls } from '../http/server.js';
+import { lazyRequestLogger } from '../http/request-logger.js';
 import type { Logger } from '../log/logger.js';
 import type { RegistryConfig } from '../config/load.js';
 import type { NodeComponents, RegistryNode } from '../node.js';
@@ -11,6 +12,7 @@ import { badRequest, installConsulErrors } from './errors.js';
 import { installConsulGuard } from './guard.js';
 import { consulOpenApiRoute, installConsulOpenApi } from './openapi.js';
 import { readRoutes } from './read-routes.js';
+import { installConsulRequestLog } from './request-log.js';
 import type { ConsulPeer } from './query.js';
 import { statusRoutes } from './status-routes.js';
 import { ConsulWrites } from './writes.js';
@@ -70,8 +72,13 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
     routerOptions: { maxParamLength: 2_048 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    ...(options.logger ? { loggerInstance: options.logger.child({ component: 'consul' }) as never } : {}),
+    // No fastify request lines (they carry the URL, `?token=` included): one redacted debug
+    // line per request instead (request-log.ts), each request's logger made on its first line.
+    logController: new LogController({ disableRequestLogging: true }),
+    ...(options.logger ? { loggerInstance: options.logger.child({ component: 'consul' }) as never, childLoggerFactory: lazyRequestLogger } : {}),
   });
+  const level = (options.logger as { level?: unknown } | undefined)?.level;
+  installConsulRequestLog(app, level === 'debug' || level === 'trace');
   installConsulErrors(app);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);

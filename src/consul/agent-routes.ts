@@ -39,7 +39,7 @@ function unknownService(id: string): ConsulError {
  * updates, and lists as "its" services the instances whose lease it holds (the ones registered
  * or renewed here). Writes answer 200 with an empty body, as Consul does. Deregister and the
  * pass/warn/fail routes also take GET, which Consul accepted before 1.0 and python-consul
- * 0.7 (Debian's) still sends.
+ * 0.7 (Debian's) still sends, only with `consul.allowGetWrites` (the guard answers 405 otherwise).
  */
 export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptions): Promise<void> {
   const { config, reads, writes } = options;

@@ -89,7 +89,7 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   // Blocking queries would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => blocking.close());
   // Access, readiness gating and docs come from each route's definition (route-definitions.ts).
-  installConsulGuard(app, access, node);
+  installConsulGuard(app, access, node, settings.allowGetWrites);
   await installConsulOpenApi(app);
   await app.register(agentRoutes, { config: node.config, reads: application.reads, writes });
   await app.register(readRoutes, { peer: node, reads: application.reads, blocking, settings });

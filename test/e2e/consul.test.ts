@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,9 +24,13 @@ beforeAll(async () => {
   // The Consul port is chosen beforehand (its listener logs the port it was given), the HTTP
   // port by the peer. No known URL: the peer's start line, written once every listener is up,
   // tells when it is up, so that a Consul port taken meanwhile fails the start and a fresh one is tried.
+  // Debian's python3-consul 0.7 deregisters and passes checks by GET: consul.allowGetWrites.
+  const configDir = mkdtempSync(join(tmpdir(), 'registry-consul-'));
+  const configFile = join(configDir, 'config.json');
+  writeFileSync(configFile, JSON.stringify({ consul: { allowGetWrites: true } }));
   peer = await onFreshPorts(1, async ([port]) => {
     consulPort = port!;
-    return startPeerProcess(['--port', '0', '--consul-port', String(consulPort)]);
+    return startPeerProcess(['--config', configFile, '--port', '0', '--consul-port', String(consulPort)]);
   });
   nativeUrl = peer.url;
   await waitFor(() => peer.logs.some((line) => line.msg === 'Consul API listening'), 60_000, 'the Consul listener'); // generous: it loads its modules after the peer is up

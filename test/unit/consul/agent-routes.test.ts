@@ -113,8 +113,8 @@ describe('PUT /v1/agent/service/register', () => {
 });
 
 describe('deregister, agent services', () => {
-  it('deregisters by ID (PUT, and GET as python-consul sends it); 404 for an unknown ID', async () => {
-    t = await createTestConsul();
+  it('deregisters by ID (PUT, and GET as python-consul 0.7 sends it with consul.allowGetWrites); 404 for an unknown ID', async () => {
+    t = await createTestConsul({ file: { consul: { allowGetWrites: true } } });
     await register(web());
     await register(web({ ID: 'web-2', Port: 8081 }));
     expect((await t.app.inject({ method: 'PUT', url: '/v1/agent/service/deregister/web-1' })).statusCode).toBe(200);
@@ -197,7 +197,7 @@ describe('TTL checks as heartbeats', () => {
     await t.app.inject({ method: 'PUT', url: '/v1/agent/check/fail/service:web-1?note=down' });
     expect(await health('?passing')).toEqual([]);
     expect((await native())[0].status).toBe('DOWN');
-    await t.app.inject({ method: 'GET', url: '/v1/agent/check/warn/service:web-1' });
+    await t.app.inject({ method: 'PUT', url: '/v1/agent/check/warn/service:web-1' });
     expect((await native())[0].status).toBe('UP');
     expect(await health('?passing')).toEqual([]);
     expect((await health())[0].Checks[1].Status).toBe('warning');
@@ -234,5 +234,48 @@ describe('TTL checks as heartbeats', () => {
     const response = await t.app.inject({ method: 'PUT', url: '/v1/agent/check/update/service:web-1', payload: { Status: 'great' } });
     expect(response.statusCode).toBe(400);
     expect(response.body).toMatch(/^Status/);
+  });
+});
+
+describe('writes by GET (a cross-site link must not deregister)', () => {
+  const writesByGet = ['/v1/agent/service/deregister/web-1', '/v1/agent/check/pass/service:web-1', '/v1/agent/check/warn/service:web-1', '/v1/agent/check/fail/service:web-1'];
+
+  it('answers 405 with Allow: PUT to every write by GET, as Consul since 1.0, and changes nothing', async () => {
+    t = await createTestConsul();
+    await register(web({ Check: { TTL: '30s', Status: 'passing' } }));
+    const before = (await t.app.inject({ url: '/v1/health/service/web' })).body;
+    for (const url of writesByGet) {
+      const answer = await t.app.inject({ method: 'GET', url });
+      expect(answer.statusCode, url).toBe(405);
+      expect(answer.headers.allow).toBe('PUT');
+      expect(answer.body).toMatch(/send PUT.*consul\.allowGetWrites/);
+    }
+    expect((await t.app.inject({ url: '/v1/health/service/web' })).body).toBe(before);
+  });
+
+  it('with consul.allowGetWrites, still refuses a GET a browser made (Origin, Referer, Sec-Fetch-Site)', async () => {
+    t = await createTestConsul({ file: { consul: { allowGetWrites: true } } });
+    await register(web({ Check: { TTL: '30s', Status: 'passing' } }));
+    for (const headers of [{ origin: 'https://evil.example' }, { referer: 'https://evil.example/page' }, { 'sec-fetch-site': 'cross-site' }]) {
+      const answer = await t.app.inject({ method: 'GET', url: '/v1/agent/service/deregister/web-1', headers });
+      expect(answer.statusCode).toBe(405);
+      expect(answer.body).toMatch(/browser/);
+    }
+    expect(await native()).toHaveLength(1);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/agent/check/fail/service:web-1', headers: { 'sec-fetch-site': 'none' } })).statusCode).toBe(200);
+  });
+});
+
+describe('routes that take no body', () => {
+  it('accept an empty body whatever its content type (a client that sends content-type: application/json on every call)', async () => {
+    t = await createTestConsul();
+    await register(web({ Check: { TTL: '30s', Status: 'passing' } }));
+    for (const contentType of ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded']) {
+      const pass = await t.app.inject({ method: 'PUT', url: '/v1/agent/check/pass/service:web-1', headers: { 'content-type': contentType } });
+      expect(pass.statusCode, contentType).toBe(200);
+    }
+    const deregister = await t.app.inject({ method: 'PUT', url: '/v1/agent/service/deregister/web-1', headers: { 'content-type': 'application/json' } });
+    expect(deregister.statusCode).toBe(200);
+    expect(await native()).toEqual([]);
   });
 });

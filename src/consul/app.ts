@@ -8,6 +8,7 @@ import type { NodeComponents, RegistryNode } from '../node.js';
 import { ConsulAccess } from './access.js';
 import { agentRoutes } from './agent-routes.js';
 import { BlockingQueries } from './blocking.js';
+import { ConsulDirectory } from './directory.js';
 import { badRequest, installConsulErrors } from './errors.js';
 import { installConsulGuard } from './guard.js';
 import { consulOpenApiRoute, installConsulOpenApi } from './openapi.js';
@@ -86,12 +87,14 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   const blocking = new BlockingQueries({ views: node.views, clock: node.components.clock, rng: node.components.rng }, { maxWaiters: settings.blockingQueriesMax, principalRatio: settings.blockingQueriesPrincipalRatio });
   const application = applicationOf(node);
   const writes = new ConsulWrites(node, application.writes, application.reads);
+  const directory = new ConsulDirectory(application.reads.store);
+  app.addHook('onClose', async () => directory.close());
   // Blocking queries would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => blocking.close());
   // Access, readiness gating and docs come from each route's definition (route-definitions.ts).
   installConsulGuard(app, access, node, settings.allowGetWrites);
   await installConsulOpenApi(app);
-  await app.register(agentRoutes, { config: node.config, reads: application.reads, writes });
+  await app.register(agentRoutes, { config: node.config, reads: application.reads, writes, directory });
   await app.register(readRoutes, { peer: node, reads: application.reads, blocking, settings });
   await app.register(statusRoutes, { peer: node, port: options.port ?? settings.port ?? 8500 });
   consulOpenApiRoute(app);

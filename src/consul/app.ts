@@ -79,7 +79,8 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
     ...(options.logger ? { loggerInstance: options.logger.child({ component: 'consul' }) as never, childLoggerFactory: lazyRequestLogger } : {}),
   });
   const level = (options.logger as { level?: unknown } | undefined)?.level;
-  installConsulRequestLog(app, level === 'debug' || level === 'trace');
+  const debugLogging = level === 'debug' || level === 'trace';
+  installConsulRequestLog(app, debugLogging);
   installConsulErrors(app);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
@@ -95,7 +96,8 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   installConsulGuard(app, access, node, settings.allowGetWrites);
   await installConsulOpenApi(app);
   await app.register(agentRoutes, { config: node.config, reads: application.reads, writes, directory });
-  await app.register(readRoutes, { peer: node, reads: application.reads, blocking, settings });
+  // With debug logging every request gets its line (request-log.ts): then no answer skips fastify's hooks.
+  await app.register(readRoutes, { peer: node, reads: application.reads, blocking, settings, directAnswers: !debugLogging });
   await app.register(statusRoutes, { peer: node, port: options.port ?? settings.port ?? 8500 });
   consulOpenApiRoute(app);
   return { app, writes, blocking };

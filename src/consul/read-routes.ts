@@ -8,10 +8,10 @@ import { readsBudget, yieldToLoop } from '../http/loop-budget.js';
 import { catalogBody, checksBody, healthBody, serviceEncoding, type ServiceEncoding } from './encodings.js';
 import { serviceTags } from './service-tags.js';
 import {
-  consulHeaders,
   holdBlockingQuery,
   instanceFilter,
   knownDatacenters,
+  sendConsulAnswer,
   serviceName,
   type BlockingSettings,
   type ConsulPeer,
@@ -22,6 +22,8 @@ export interface ReadRouteOptions {
   reads: Pick<RegistryReads, 'views' | 'regionOfZone'>;
   blocking: BlockingQueries;
   settings: BlockingSettings;
+  /** Write answers to the socket directly (no per-request debug line is owed): sendConsulAnswer. */
+  directAnswers: boolean;
 }
 
 type Query = Record<string, unknown>;
@@ -32,7 +34,7 @@ type Query = Record<string, unknown>;
  * queries wait on one service (or, for the service list, on the namespace).
  */
 export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions): Promise<void> {
-  const { peer, reads, blocking, settings } = options;
+  const { peer, reads, blocking, settings, directAnswers } = options;
   const { views } = reads;
   const context = { blocking, settings };
   const { indexes } = blocking;
@@ -49,7 +51,7 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
       // The index is read with the view the encoding is taken from (serviceEncoding takes it at once).
       const index = indexes.service(namespace, service);
       const encoding: ServiceEncoding = await serviceEncoding(views, namespace, service, localDatacenter);
-      return consulHeaders(reply, index).send(encode(encoding, filter, regionOfZone));
+      return sendConsulAnswer(reply, index, encode(encoding, filter, regionOfZone), directAnswers);
     });
 
   serviceRead(CONSUL_ROUTES.catalogService, false, catalogBody);
@@ -70,7 +72,7 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
       const kept = filter.datacenter === null ? (tags.instances > 0 ? tags.all : undefined) : tags.byDatacenter.get(filter.datacenter);
       if (kept) services[tags.service] = kept;
     }
-    return consulHeaders(reply, index).send(JSON.stringify(services));
+    return sendConsulAnswer(reply, index, JSON.stringify(services), directAnswers);
   });
 
   serve(app, CONSUL_ROUTES.catalogDatacenters, async (_request, reply) => {

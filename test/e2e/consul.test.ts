@@ -161,6 +161,25 @@ describe("brpc's consul naming service", () => {
     await idle.body.dump();
     consul.destroy();
   });
+
+  it("sees a service's first instance: a query blocked on the empty service's index wakes with a new index (issue 35.1)", async () => {
+    const consul = new Consul({ host: '127.0.0.1', port: consulPort });
+    const base = `http://127.0.0.1:${consulPort}/v1/health/service/brpc-first?stale&passing`;
+    const empty = await request(base);
+    expect(await empty.body.json()).toEqual([]);
+    const index = String(empty.headers['x-consul-index']);
+    expect(Number(index)).toBeGreaterThan(0);
+    const blocked = request(`${base}&index=${index}&wait=60s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const startedMs = performance.now();
+    await registerService(consul, { name: 'brpc-first', id: 'first-1', address: '127.0.0.1', port: 8011, check: { ttl: '30s', status: 'passing' } });
+    const woke = await blocked;
+    expect(performance.now() - startedMs).toBeLessThan(5_000);
+    // brpc drops an answer whose index equals the one it holds: this one must differ.
+    expect(woke.headers['x-consul-index']).not.toBe(index);
+    expect(((await woke.body.json()) as { Service: { ID: string } }[]).map((entry) => entry.Service.ID)).toEqual(['first-1']);
+    consul.destroy();
+  });
 });
 
 describe('TLS', () => {

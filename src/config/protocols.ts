@@ -63,13 +63,6 @@ export interface ConsulConfig extends ListenerConfig {
    */
   blockingQueriesMax: number;
   /**
-   * The share of `blockingQueriesMax` one principal (a token, or a source address without
-   * one) may hold, from 0.01 to 1: one watcher that holds its share leaves the rest to the
-   * others. Lower: fairer under a greedy client; too low, and one client with many watches
-   * behind one token (consul-template on a big host) is refused.
-   */
-  blockingQueriesPrincipalRatio: number;
-  /**
    * How often the TTL checks of the instances this peer owns are looked at, in ms: a check not
    * renewed within its TTL turns critical at most this much later.
    */
@@ -85,7 +78,7 @@ export interface ConsulConfig extends ListenerConfig {
 }
 
 /** Defaults of the Consul settings beyond port and namespaces. */
-export const CONSUL_DEFAULTS = { defaultWaitMs: 300_000, maxWaitMs: 600_000, blockingQueriesMax: 10_000, blockingQueriesPrincipalRatio: 0.25, ttlSweepIntervalMs: 1_000, allowGetWrites: false } as const;
+export const CONSUL_DEFAULTS = { defaultWaitMs: 300_000, maxWaitMs: 600_000, blockingQueriesMax: 10_000, ttlSweepIntervalMs: 1_000, allowGetWrites: false } as const;
 
 /** The numeric Consul settings (each with its bounds below). */
 type ConsulNumber = Exclude<keyof typeof CONSUL_DEFAULTS, 'allowGetWrites'>;
@@ -95,7 +88,6 @@ const CONSUL_BOUNDS: Record<ConsulNumber, [number, number]> = {
   defaultWaitMs: [1_000, 3_600_000],
   maxWaitMs: [1_000, 3_600_000],
   blockingQueriesMax: [1, 1_000_000],
-  blockingQueriesPrincipalRatio: [0.01, 1],
   ttlSweepIntervalMs: [100, 60_000],
 };
 
@@ -253,9 +245,8 @@ function readConsul(doc: unknown, port: number | undefined): ConsulConfig {
     const value = section[name];
     if (value === undefined) continue;
     const [min, max] = CONSUL_BOUNDS[name];
-    const integer = name !== 'blockingQueriesPrincipalRatio';
-    if (typeof value !== 'number' || !Number.isFinite(value) || (integer && !Number.isInteger(value)) || value < min || value > max) {
-      throw new ProtocolConfigError(`consul.${name}`, `must be ${integer ? 'an integer' : 'a number'} between ${min} and ${max}`);
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      throw new ProtocolConfigError(`consul.${name}`, `must be an integer between ${min} and ${max}`);
     }
     out[name] = value;
   }

@@ -2,7 +2,8 @@ import type { Clock, TimerHandle } from '../clock/clock.js';
 import { randomInt, type Rng } from '../clock/rng.js';
 import type { ServiceChange, ServiceViews } from '../views/service-views.js';
 import { serviceKeyString } from '../registry/types.js';
-import { HeldShares, principalCapOf } from '../security/held-shares.js';
+import type { LimitSubject, LimitsPort } from '../adapters/limits.js';
+import type { HeldShares } from '../security/held-shares.js';
 import { ConsulError } from './errors.js';
 import { ConsulIndexes } from './indexes.js';
 
@@ -17,16 +18,18 @@ import { ConsulIndexes } from './indexes.js';
  * loop: each woken query answers from the service's shared encoding (encodings.ts), and a
  * heartbeat or a register arriving meanwhile waits for one slice, not for every watcher.
  *
- * Held queries are a pool with a cap for the peer (`consul.blockingQueriesMax`) and a share
- * per principal (`consul.blockingQueriesPrincipalRatio` of it: a token, or the source address
- * without one), so that one client holding all it may leaves room for the others.
+ * Held queries are the peer's pool `consul blocking queries` of the adapter contract's limits
+ * port (src/adapters/limits.ts): a cap for the peer (`consul.blockingQueriesMax`) and a share
+ * per principal (`limits.heldSharePerPrincipalRatio`: a token, or the source address without
+ * one), so that one client holding all it may leaves room for the others.
  */
 export interface BlockingQueriesInit {
   /** `consul.blockingQueriesMax`. */
   maxWaiters: number;
-  /** `consul.blockingQueriesPrincipalRatio`: the share of `maxWaiters` one principal may hold. */
-  principalRatio: number;
 }
+
+/** The pool's name in the limits port. */
+export const BLOCKING_POOL = 'consul blocking queries';
 
 /** Queries woken per turn of the event loop. */
 export const WAKE_SLICE = 100;
@@ -51,6 +54,7 @@ export class BlockingQueries {
   readonly indexes: ConsulIndexes;
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly shares: HeldShares;
+  private readonly limits: Pick<LimitsPort, 'pool' | 'hold'>;
   private readonly unsubscribe: () => void;
   /** Woken queries not answered yet, in the order their changes came. */
   private wakeQueue: Waiter[] = [];
@@ -58,16 +62,12 @@ export class BlockingQueries {
   private closed = false;
 
   constructor(
-    private readonly components: { views: ServiceViews; clock: Clock; rng: Rng },
+    private readonly components: { views: ServiceViews; clock: Clock; rng: Rng; limits: Pick<LimitsPort, 'pool' | 'hold'> },
     init: BlockingQueriesInit,
   ) {
     this.indexes = new ConsulIndexes(components.clock);
-    this.shares = new HeldShares({
-      what: 'Consul blocking queries',
-      peerSetting: 'consul.blockingQueriesMax',
-      peerMax: init.maxWaiters,
-      principalMax: principalCapOf(init.maxWaiters, init.principalRatio),
-    });
+    this.limits = components.limits;
+    this.shares = components.limits.pool(BLOCKING_POOL, init.maxWaiters, 'consul.blockingQueriesMax');
     this.unsubscribe = components.views.onChange((change) => this.onChange(change));
   }
 
@@ -76,7 +76,7 @@ export class BlockingQueries {
     return this.shares.held;
   }
 
-  /** Blocking queries `owner` (`shareOwnerOf`) holds now. */
+  /** Blocking queries `owner` (`shareOwnerOf`: `token:NAME`, or `address:IP`) holds now. */
   heldBy(owner: string): number {
     return this.shares.heldBy(owner);
   }
@@ -89,13 +89,10 @@ export class BlockingQueries {
    * slot rather than an AbortSignal: aborting a signal builds a DOMException with a stack,
    * which cost more than the rest of a woken query (bench/consul.ts, CPU profile).
    */
-  wait(namespace: string, service: string | null, afterIndex: number, waitMs: number, owner: string, gone: { onGone?: () => void; isGone: boolean }): Promise<void> {
+  wait(namespace: string, service: string | null, afterIndex: number, waitMs: number, subject: LimitSubject, gone: { onGone?: () => void; isGone: boolean }): Promise<void> {
     if (this.closed || gone.isGone) return Promise.resolve();
-    const slot = this.shares.take(owner);
-    if (!slot.held) {
-      const message = slot.cap === 'peer' ? slot.message : `${slot.message.split(' (limits.')[0]} (consul.blockingQueriesPrincipalRatio); close some, or give each client its own token`;
-      throw new ConsulError(429, message, 5);
-    }
+    const slot = this.limits.hold(this.shares, subject);
+    if (!slot.held) throw new ConsulError(429, slot.message, 5);
     const key = service === null ? catalogKey(namespace) : serviceKey(namespace, service);
     return new Promise((resolve) => {
       let timer: TimerHandle | undefined;

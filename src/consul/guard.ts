@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RegistryNode } from '../node.js';
 import type { ConsulAccess } from './access.js';
-import { shareOwnerOf } from '../security/held-shares.js';
+import type { LimitSubject } from '../adapters/limits.js';
 import { ConsulError } from './errors.js';
 import { consulDefinitionOf } from './route-definitions.js';
 
@@ -9,8 +9,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The namespace a Consul request was authorized on (guard.ts); null on open routes. */
     consulNamespace: string | null;
-    /** Who the request counts against in held-query shares (`shareOwnerOf`); null until authorized. */
-    consulOwner: string | null;
+    /** Whom the limits count the request against (held-query shares); null until authorized. */
+    consulSubject: LimitSubject | null;
   }
 }
 
@@ -31,7 +31,7 @@ const NOT_READY = 'this peer is still starting (loading its data dir, syncing wi
  */
 export function installConsulGuard(app: FastifyInstance, access: ConsulAccess, node: Pick<RegistryNode, 'ready'>, allowGetWrites: boolean): void {
   app.decorateRequest('consulNamespace', null);
-  app.decorateRequest('consulOwner', null);
+  app.decorateRequest('consulSubject', null);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
       if (method !== 'HEAD' && consulDefinitionOf(method, route.url) === undefined) {
@@ -59,7 +59,7 @@ function admit(request: FastifyRequest, access: ConsulAccess, node: Pick<Registr
   else if (definition.access === 'read' || definition.access === 'write' || definition.access === 'admin') {
     const granted = access.authorize(request, definition.access);
     request.consulNamespace = granted.namespace;
-    request.consulOwner = granted.owner;
+    request.consulSubject = granted.subject;
   }
   else throw new ConsulError(403, `Permission denied: access class ${definition.access} is not served on the Consul API`);
   if (definition.gatedUntilReady && !node.ready) throw new ConsulError(503, NOT_READY, 1);
@@ -88,7 +88,7 @@ export function namespaceOf(request: FastifyRequest): string {
   return request.consulNamespace;
 }
 
-/** Who a request authorized by the guard counts against in held-query shares (its token, else its address). */
-export function shareOwnerOfRequest(request: FastifyRequest): string {
-  return request.consulOwner ?? shareOwnerOf(request.ip, undefined);
+/** Whom the limits count a request authorized by the guard against (its valid token, else its address). */
+export function limitSubjectOf(request: FastifyRequest): LimitSubject {
+  return request.consulSubject ?? { address: request.ip };
 }

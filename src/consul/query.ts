@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RegistryConfig } from '../config/load.js';
 import type { Membership } from '../membership/membership.js';
 import { parseName } from '../registry/validate.js';
+import type { LimitSubject } from '../adapters/limits.js';
 import type { BlockingQueries } from './blocking.js';
 import { goDurationMs } from './duration.js';
 import { badRequest, ConsulError } from './errors.js';
@@ -95,13 +96,13 @@ function parseWait(value: unknown, settings: BlockingSettings): number {
  * `index=0`, an older index (the result changed since), and one this peer never gave for this
  * result (from another peer, or from this peer's previous life): the client then holds the
  * index of what it was just sent and blocks on that, never on an index that stands for a
- * result it has not seen. `owner` is who holds the query (`shareOwnerOf`).
+ * result it has not seen. `subject` is whom the held-query shares count it against.
  */
 export async function holdBlockingQuery(
   request: FastifyRequest,
   reply: FastifyReply,
   context: { blocking: BlockingQueries; settings: BlockingSettings },
-  target: { namespace: string; service: string | null; owner: string },
+  target: { namespace: string; service: string | null; subject: LimitSubject },
   currentIndex: () => number,
 ): Promise<void> {
   const query = request.query as Query;
@@ -116,7 +117,7 @@ export async function holdBlockingQuery(
   };
   reply.raw.once('close', onClose);
   try {
-    await context.blocking.wait(target.namespace, target.service, index, waitMs, target.owner, gone);
+    await context.blocking.wait(target.namespace, target.service, index, waitMs, target.subject, gone);
   } finally {
     reply.raw.removeListener('close', onClose);
   }

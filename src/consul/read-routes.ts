@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { serve, type RouteDefinition } from '../http/route-definition.js';
 import type { RegistryReads } from '../app/reads.js';
 import type { BlockingQueries } from './blocking.js';
-import { namespaceOf, shareOwnerOfRequest } from './guard.js';
+import { namespaceOf, limitSubjectOf } from './guard.js';
 import { CONSUL_ROUTES } from './route-definitions.js';
 import { readsBudget, yieldToLoop } from '../http/loop-budget.js';
 import { catalogBody, checksBody, healthBody, serviceEncoding, type ServiceEncoding } from './encodings.js';
@@ -47,7 +47,7 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
       const namespace = namespaceOf(request);
       const service = serviceName((request.params as { name: string }).name);
       const filter = instanceFilter(peer, request.query as Query, withPassing);
-      await holdBlockingQuery(request, reply, context, { namespace, service, owner: shareOwnerOfRequest(request) }, () => indexes.service(namespace, service));
+      await holdBlockingQuery(request, reply, context, { namespace, service, subject: limitSubjectOf(request) }, () => indexes.service(namespace, service));
       // The index is read with the view the encoding is taken from (serviceEncoding takes it at once).
       const index = indexes.service(namespace, service);
       const encoding: ServiceEncoding = await serviceEncoding(views, namespace, service, localDatacenter);
@@ -61,7 +61,7 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
   serve(app, CONSUL_ROUTES.catalogServices, async (request, reply) => {
     const namespace = namespaceOf(request);
     const filter = instanceFilter(peer, request.query as Query, false);
-    await holdBlockingQuery(request, reply, context, { namespace, service: null, owner: shareOwnerOfRequest(request) }, () => indexes.catalog(namespace));
+    await holdBlockingQuery(request, reply, context, { namespace, service: null, subject: limitSubjectOf(request) }, () => indexes.catalog(namespace));
     // The index is read before gathering, which yields: a change made meanwhile is past it, so
     // a blocking query made with this index wakes for it.
     const index = indexes.catalog(namespace);

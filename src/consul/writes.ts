@@ -33,11 +33,13 @@ export class ConsulWrites {
   private readonly log: Logger;
 
   constructor(
-    private readonly node: { readonly config: Pick<RegistryConfig, 'cluster' | 'self'>; readonly components: Pick<NodeComponents, 'clock' | 'logger'> },
+    private readonly node: { readonly config: Pick<RegistryConfig, 'cluster' | 'self'>; readonly components: Pick<NodeComponents, 'clock'> },
     private readonly writes: RegistryWrites,
     private readonly reads: Pick<RegistryReads, 'find'>,
+    /** The adapter contract's logger (redacting, sampled: a sweep that fails for many checks writes a few lines a second). */
+    logger: Logger,
   ) {
-    this.log = node.components.logger.child({ component: 'consul' });
+    this.log = logger.child({ component: 'consul' });
   }
 
   private get limits() {

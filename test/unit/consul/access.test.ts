@@ -65,8 +65,8 @@ describe('Consul tokens map to our tokens, scopes and namespaces', () => {
 });
 
 describe('blocking queries are shared per principal', () => {
-  it('one token holding its share of consul.blockingQueriesMax leaves room for another token and for anonymous addresses', async () => {
-    t = await createTestConsul({ file: { ...file, consul: { ...file.consul, blockingQueriesMax: 4, blockingQueriesPrincipalRatio: 0.5 } } });
+  it('one token holding its share of consul.blockingQueriesMax leaves room for another token', async () => {
+    t = await createTestConsul({ file: { ...file, consul: { ...file.consul, blockingQueriesMax: 4 }, limits: { rateLimitPerSecond: 0, heldSharePerPrincipalRatio: 0.5 } } });
     const writer = { 'x-consul-token': WRITER };
     expect((await register(writer)).statusCode).toBe(200);
     const index = (await t.app.inject({ url: '/v1/health/service/web', headers: writer })).headers['x-consul-index'];
@@ -76,7 +76,7 @@ describe('blocking queries are shared per principal', () => {
     expect(t.blocking.size).toBe(2);
     const refused = await block(writer);
     expect(refused.statusCode).toBe(429);
-    expect(refused.body).toMatch(/token writer already holds 2 Consul blocking queries.*consul\.blockingQueriesPrincipalRatio/);
+    expect(refused.body).toMatch(/token writer already holds 2 consul blocking queries.*limits\.heldSharePerPrincipalRatio/);
     // Another principal still gets its own.
     const other = block({ 'x-consul-token': READER });
     await settle();

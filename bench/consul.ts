@@ -8,7 +8,8 @@
  * - the cost of holding the watchers: the peer's RSS with them held minus before, and its CPU
  *   over an idle window with them held (a blocking query costs no CPU while it waits);
  * - per-service wake-ups: writes to another service must wake none of them (consul#3890).
- * `npx tsx bench/consul.ts [--quick]` runs it alone (after `npm run build`).
+ * `npx tsx bench/consul.ts [--quick] [--main PATH/dist/main.js]` runs it alone (after `npm run
+ * build`); `--main` runs another build's peer (a checkout of an older commit) to compare.
  */
 import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'undici';
@@ -54,9 +55,9 @@ async function idleCpuPercent(pid: number): Promise<number> {
 }
 
 /** Starts a peer with its Consul API and measures its blocking queries. */
-export async function benchConsul(options: { quick: boolean; watchers?: number }): Promise<ConsulResult> {
+export async function benchConsul(options: { quick: boolean; watchers?: number; main?: string }): Promise<ConsulResult> {
   const consulPort = await freePort();
-  const peer = await startPeer('consul-peer', { pinned: false, logLevel: 'warn', extraArgs: ['--consul-port', String(consulPort)] });
+  const peer = await startPeer('consul-peer', { pinned: false, logLevel: 'warn', extraArgs: ['--consul-port', String(consulPort)], ...(options.main ? { main: options.main } : {}) });
   const watchers = options.watchers ?? 1_000;
   const writes = options.quick ? 10 : 30;
   const base = `http://127.0.0.1:${consulPort}`;
@@ -170,6 +171,7 @@ export async function benchConsul(options: { quick: boolean; watchers?: number }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const result = await benchConsul({ quick });
+  const at = process.argv.indexOf('--main');
+  const result = await benchConsul({ quick, ...(at > 0 && process.argv[at + 1] ? { main: process.argv[at + 1] } : {}) });
   progress(`written to ${writeResult('consul', result)}`);
 }

@@ -67,13 +67,24 @@ export interface ConsulConfig extends ListenerConfig {
    * renewed within its TTL turns critical at most this much later.
    */
   ttlSweepIntervalMs: number;
+  /**
+   * Whether deregister and check pass/warn/fail also take GET, as Consul did before 1.0 and
+   * Debian's python3-consul 0.7 still sends. Off (Consul's own rule since 1.0): a GET is
+   * answered 405, so that a page in a browser cannot deregister or fail instances through a
+   * link or an image. On, a GET that a browser made (it carries `Origin`, `Sec-Fetch-Site`
+   * other than `none`, or `Referer`) is still refused.
+   */
+  allowGetWrites: boolean;
 }
 
 /** Defaults of the Consul settings beyond port and namespaces. */
-export const CONSUL_DEFAULTS = { defaultWaitMs: 300_000, maxWaitMs: 600_000, blockingQueriesMax: 10_000, ttlSweepIntervalMs: 1_000 } as const;
+export const CONSUL_DEFAULTS = { defaultWaitMs: 300_000, maxWaitMs: 600_000, blockingQueriesMax: 10_000, ttlSweepIntervalMs: 1_000, allowGetWrites: false } as const;
+
+/** The numeric Consul settings (each with its bounds below). */
+type ConsulNumber = Exclude<keyof typeof CONSUL_DEFAULTS, 'allowGetWrites'>;
 
 /** Bounds of each Consul setting (inclusive). */
-const CONSUL_BOUNDS: Record<keyof typeof CONSUL_DEFAULTS, [number, number]> = {
+const CONSUL_BOUNDS: Record<ConsulNumber, [number, number]> = {
   defaultWaitMs: [1_000, 3_600_000],
   maxWaitMs: [1_000, 3_600_000],
   blockingQueriesMax: [1, 1_000_000],
@@ -297,8 +308,8 @@ function readNacos(doc: unknown, port: number | undefined): NacosConfig {
 
 /** The `consul` section: the listener's port and namespaces, and the settings of CONSUL_DEFAULTS. */
 function readConsul(doc: unknown, port: number | undefined): ConsulConfig {
-  const names = Object.keys(CONSUL_DEFAULTS) as (keyof typeof CONSUL_DEFAULTS)[];
-  const { section, config } = readListener('consul', doc, port, names);
+  const names = Object.keys(CONSUL_BOUNDS) as ConsulNumber[];
+  const { section, config } = readListener('consul', doc, port, Object.keys(CONSUL_DEFAULTS));
   const out: ConsulConfig = { ...config, ...CONSUL_DEFAULTS };
   for (const name of names) {
     const value = section[name];
@@ -310,5 +321,7 @@ function readConsul(doc: unknown, port: number | undefined): ConsulConfig {
     out[name] = value;
   }
   if (out.defaultWaitMs > out.maxWaitMs) throw new ProtocolConfigError('consul.defaultWaitMs', 'must not be longer than consul.maxWaitMs');
-  return out;
+  const allowGetWrites = section.allowGetWrites ?? CONSUL_DEFAULTS.allowGetWrites;
+  if (typeof allowGetWrites !== 'boolean') throw new ProtocolConfigError('consul.allowGetWrites', 'must be true or false');
+  return { ...out, allowGetWrites };
 }

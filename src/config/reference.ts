@@ -165,6 +165,7 @@ records as \`/v1\` and the Eureka API.
 | \`consul.defaultWaitMs\` | ms | \`300000\` | the \`wait\` of a blocking query that gives none (Consul's default: 5 minutes) |
 | \`consul.maxWaitMs\` | ms | \`600000\` | longest \`wait\` a blocking query may ask for; longer asks are cut to it (Consul's cap: 10 minutes) |
 | \`consul.blockingQueriesMax\` | count | \`10000\` | most blocking queries held at once; the next one is answered 429 |
+| \`consul.allowGetWrites\` | boolean | \`false\` | also take deregister and check pass/warn/fail as GET, as Consul before 1.0 and Debian's python3-consul 0.7 send them; off, a GET is answered 405 (Consul's rule since 1.0), so a web page cannot deregister through a link; on, a GET a browser made is still refused |
 | \`consul.ttlSweepIntervalMs\` | ms | \`1000\` | how often the TTL checks of the instances this peer owns are looked at: a check not renewed within its TTL turns critical at most this much later |
 | \`nacos.port\` | port | off | serve the Nacos naming API (v1 over HTTP, with UDP push) on this port (docs/nacos.md). Also \`--nacos-port\` (\`REGISTRY_NACOS_PORT\`). |
 | \`nacos.grpcPort\` | port | port + 1000 | the Nacos 2.x gRPC port; Nacos clients look for it 1000 above the HTTP port (9848 beside 8848), so set it only for clients told of another offset |

@@ -11,7 +11,8 @@ import type { CheckChange } from './check-update.js';
 import { badRequest, ConsulError } from './errors.js';
 import { CHECK_STATUSES, checksOf, type CheckStatus } from './fields.js';
 import { namespaceOf } from './guard.js';
-import { findByCheckId, findByServiceId, keyOf, type InstanceFinder } from './lookup.js';
+import type { ConsulDirectory } from './directory.js';
+import { findByCheckId, findByServiceId, findConsulService, keyOf, type InstanceFinder } from './lookup.js';
 import { agentService, consulInstance, type ConsulInstance } from './payloads.js';
 import { refuseFilterExpression } from './query.js';
 import { CONSUL_ROUTES } from './route-definitions.js';
@@ -23,6 +24,8 @@ export interface AgentRouteOptions {
   /** The application layer's reads (instances, lease rules and the read layer's views). */
   reads: InstanceFinder & Pick<RegistryReads, 'leaseView'>;
   writes: ConsulWrites;
+  /** Consul service and check IDs to the instances they name (directory.ts). */
+  directory: ConsulDirectory;
 }
 
 type Query = Record<string, unknown>;
@@ -39,10 +42,10 @@ function unknownService(id: string): ConsulError {
  * updates, and lists as "its" services the instances whose lease it holds (the ones registered
  * or renewed here). Writes answer 200 with an empty body, as Consul does. Deregister and the
  * pass/warn/fail routes also take GET, which Consul accepted before 1.0 and python-consul
- * 0.7 (Debian's) still sends.
+ * 0.7 (Debian's) still sends, only with `consul.allowGetWrites` (the guard answers 405 otherwise).
  */
 export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptions): Promise<void> {
-  const { config, reads, writes } = options;
+  const { config, reads, writes, directory } = options;
   const { limits, cluster } = config;
   const localDatacenter = config.self.region;
 
@@ -50,14 +53,15 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
     const namespace = namespaceOf(request);
     const body = request.body;
     const id = typeof body === 'object' && body !== null ? field(body as Record<string, unknown>, 'ID') ?? field(body as Record<string, unknown>, 'Name') : undefined;
-    const previous = typeof id === 'string' ? findByServiceId(reads, namespace, id) : undefined;
+    // Only an instance this API registered with the ID is replaced or moved, never another service's instance of that id.
+    const previous = typeof id === 'string' ? findConsulService(reads, directory, namespace, id) : undefined;
     const { input } = parseConsulRegistration(body, {
       namespace,
       clientAddress: request.ip,
       zone: config.self.zone,
       limits,
       bounds: cluster,
-      previousChecks: previous ? checksOf(previous.record.data.metadata) : [],
+      previousChecks: previous ? checksOf(previous.record.data) : [],
     });
     // An ID already registered under another name moves: Consul's IDs are unique on an agent.
     const moved = previous && serviceIdentity(previous.record.service) !== serviceIdentity(input.service) ? writes.deregister(keyOf(previous)) : undefined;
@@ -67,7 +71,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   const deregister = (request: FastifyRequest) => {
     const namespace = namespaceOf(request);
     const id = (request.params as { id: string }).id;
-    const entry = findByServiceId(reads, namespace, id);
+    const entry = findByServiceId(reads, directory, namespace, id);
     if (!entry) throw unknownService(id);
     return andThen(writes.deregister(keyOf(entry)), () => null);
   };
@@ -130,7 +134,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   serve(app, CONSUL_ROUTES.agentService, async (request, reply) => {
     const namespace = namespaceOf(request);
     const id = (request.params as { id: string }).id;
-    const entry = findByServiceId(reads, namespace, id);
+    const entry = findByServiceId(reads, directory, namespace, id);
     if (!entry) throw unknownService(id);
     const view = reads.views.get(namespace, entry.record.service);
     const index = view.served.indexOf(entry);
@@ -142,7 +146,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   const checkUpdate = (request: FastifyRequest, change: CheckChange) => {
     const namespace = namespaceOf(request);
     const checkId = (request.params as { check_id: string }).check_id;
-    const entry = findByCheckId(reads, writes, namespace, checkId);
+    const entry = findByCheckId(reads, directory, namespace, checkId);
     if (!entry) throw unknownCheck(checkId);
     return writes.updateCheck(keyOf(entry), checkId, change);
   };

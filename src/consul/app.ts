@@ -1,17 +1,20 @@
-import Fastify, { type FastifyInstance } from 'fastify';
-import { applicationOf, type ApplicationSource } from '../app/application.js';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { ApplicationSource } from '../app/application.js';
 import { hostCheckHook } from '../http/access-guard.js';
 import type { ServerTls } from '../http/server.js';
+import { lazyRequestLogger } from '../http/request-logger.js';
 import type { Logger } from '../log/logger.js';
 import type { RegistryConfig } from '../config/load.js';
 import type { NodeComponents, RegistryNode } from '../node.js';
 import { ConsulAccess } from './access.js';
 import { agentRoutes } from './agent-routes.js';
 import { BlockingQueries } from './blocking.js';
+import { ConsulDirectory } from './directory.js';
 import { badRequest, installConsulErrors } from './errors.js';
 import { installConsulGuard } from './guard.js';
 import { consulOpenApiRoute, installConsulOpenApi } from './openapi.js';
 import { readRoutes } from './read-routes.js';
+import { installConsulRequestLog } from './request-log.js';
 import type { ConsulPeer } from './query.js';
 import { statusRoutes } from './status-routes.js';
 import { ConsulWrites } from './writes.js';
@@ -71,25 +74,35 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
     routerOptions: { maxParamLength: 2_048 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    ...(options.logger ? { loggerInstance: options.logger.child({ component: 'consul' }) as never } : {}),
+    // No fastify request lines (they carry the URL, `?token=` included): one redacted debug
+    // line per request instead (request-log.ts), each request's logger made on its first line.
+    logController: new LogController({ disableRequestLogging: true }),
+    ...(options.logger ? { loggerInstance: options.logger.child({ component: 'consul' }) as never, childLoggerFactory: lazyRequestLogger } : {}),
   });
+  const level = (options.logger as { level?: unknown } | undefined)?.level;
+  const debugLogging = level === 'debug' || level === 'trace';
+  installConsulRequestLog(app, debugLogging);
   installConsulErrors(app);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
-  const access = new ConsulAccess(node.config, node.ports.limits.rates);
-  const blocking = new BlockingQueries({ views: node.views, clock: node.components.clock, rng: node.components.rng }, { maxWaiters: settings.blockingQueriesMax });
-  const application = applicationOf(node);
-  const writes = new ConsulWrites(node, application.writes, application.reads);
+  const access = new ConsulAccess(node.config, node.ports.access);
+  const blocking = new BlockingQueries({ views: node.views, clock: node.components.clock, rng: node.components.rng, limits: node.ports.limits }, { maxWaiters: settings.blockingQueriesMax });
+  // The adapter contract's ports (src/adapters/contract.ts): writes durable by type, reads from the read layer.
+  const application = node.ports;
+  const writes = new ConsulWrites(node, application.writes, application.reads, node.ports.logger);
+  const directory = new ConsulDirectory(application.reads.store);
+  app.addHook('onClose', async () => directory.close());
   // Blocking queries would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => blocking.close());
   // Access, readiness gating and docs come from each route's definition (route-definitions.ts).
   // A dev peer on loopback answers only requests for its own names (DNS rebinding), as /v1 does.
   const hostCheck = hostCheckHook(node.config);
   if (hostCheck) app.addHook('onRequest', hostCheck);
-  installConsulGuard(app, access, node);
+  installConsulGuard(app, access, node, settings.allowGetWrites);
   await installConsulOpenApi(app);
-  await app.register(agentRoutes, { config: node.config, reads: application.reads, writes });
-  await app.register(readRoutes, { peer: node, reads: application.reads, blocking, settings });
+  await app.register(agentRoutes, { config: node.config, reads: application.reads, writes, directory });
+  // With debug logging every request gets its line (request-log.ts): then no answer skips fastify's hooks.
+  await app.register(readRoutes, { peer: node, reads: application.reads, blocking, settings, directAnswers: !debugLogging });
   await app.register(statusRoutes, { peer: node, port: options.port ?? settings.port ?? 8500 });
   consulOpenApiRoute(app);
   return { app, writes, blocking };

@@ -2,20 +2,37 @@ import type { Clock, TimerHandle } from '../clock/clock.js';
 import { randomInt, type Rng } from '../clock/rng.js';
 import type { ServiceChange, ServiceViews } from '../views/service-views.js';
 import { serviceKeyString } from '../registry/types.js';
+import type { LimitSubject, LimitsPort } from '../adapters/limits.js';
+import type { HeldShares } from '../security/held-shares.js';
 import { ConsulError } from './errors.js';
+import { ConsulIndexes } from './indexes.js';
 
 /**
  * Consul's blocking queries (`?index=N&wait=5m`) on the read layer. A query on one service
- * waits for that service's revision to pass N: a change to one service wakes only the queries
- * on it (the problem of consul#3890, where every watcher of every service woke on any change).
- * A query on the whole catalog (`/v1/catalog/services`) waits on its namespace. Waiters are
- * woken synchronously from `ServiceViews.onChange`; each answers from the view once, so a
- * burst of changes in one tick costs one view build and one encoding, shared by all of them.
+ * waits for that service's index (indexes.ts) to pass N: a change to one service wakes only
+ * the queries on it (the problem of consul#3890, where every watcher of every service woke on
+ * any change). A query on the whole catalog (`/v1/catalog/services`) waits on its namespace.
+ *
+ * A change gives its index at once (so that a read made after it answers the new index), and
+ * the queries it wakes are woken in slices of `WAKE_SLICE`, one slice per turn of the event
+ * loop: each woken query answers from the service's shared encoding (encodings.ts), and a
+ * heartbeat or a register arriving meanwhile waits for one slice, not for every watcher.
+ *
+ * Held queries are the peer's pool `consul blocking queries` of the adapter contract's limits
+ * port (src/adapters/limits.ts): a cap for the peer (`consul.blockingQueriesMax`) and a share
+ * per principal (`limits.heldSharePerPrincipalRatio`: a token, or the source address without
+ * one), so that one client holding all it may leaves room for the others.
  */
 export interface BlockingQueriesInit {
   /** `consul.blockingQueriesMax`. */
   maxWaiters: number;
 }
+
+/** The pool's name in the limits port. */
+export const BLOCKING_POOL = 'consul blocking queries';
+
+/** Queries woken per turn of the event loop. */
+export const WAKE_SLICE = 100;
 
 interface Waiter {
   afterIndex: number;
@@ -33,58 +50,69 @@ function serviceKey(namespace: string, service: string): string {
 }
 
 export class BlockingQueries {
+  /** The X-Consul-Index of every answer (indexes.ts). */
+  readonly indexes: ConsulIndexes;
   private readonly waiters = new Map<string, Set<Waiter>>();
-  private count = 0;
+  private readonly shares: HeldShares;
+  private readonly limits: Pick<LimitsPort, 'pool' | 'hold'>;
   private readonly unsubscribe: () => void;
+  /** Woken queries not answered yet, in the order their changes came. */
+  private wakeQueue: Waiter[] = [];
+  private wakeScheduled = false;
   private closed = false;
 
   constructor(
-    private readonly components: { views: ServiceViews; clock: Clock; rng: Rng },
-    private readonly init: BlockingQueriesInit,
+    private readonly components: { views: ServiceViews; clock: Clock; rng: Rng; limits: Pick<LimitsPort, 'pool' | 'hold'> },
+    init: BlockingQueriesInit,
   ) {
+    this.indexes = new ConsulIndexes(components.clock);
+    this.limits = components.limits;
+    this.shares = components.limits.pool(BLOCKING_POOL, init.maxWaiters, 'consul.blockingQueriesMax');
     this.unsubscribe = components.views.onChange((change) => this.onChange(change));
   }
 
   /** Blocking queries held now. */
   get size(): number {
-    return this.count;
+    return this.shares.held;
+  }
+
+  /** Blocking queries `owner` (`shareOwnerOf`: `token:NAME`, or `address:IP`) holds now. */
+  heldBy(owner: string): number {
+    return this.shares.heldBy(owner);
   }
 
   /**
-   * Resolves once the revision of `service` (or of any service of the namespace when `service`
-   * is null) passes `afterIndex`, or after `waitMs` plus up to 1/16 more (Consul's jitter, so
-   * that watchers do not all come back at once), or when `signal` aborts. Throws a 429 when
-   * `consul.blockingQueriesMax` queries are already held.
+   * Resolves once the index of `service` (or of the namespace when `service` is null) passes
+   * `afterIndex`, or after `waitMs` plus up to 1/16 more (Consul's jitter, so that watchers do
+   * not all come back at once), or when `gone` is called (the client went away). Throws a 429
+   * when the peer's cap or `owner`'s share of it is held already. `gone` is a plain callback
+   * slot rather than an AbortSignal: aborting a signal builds a DOMException with a stack,
+   * which cost more than the rest of a woken query (bench/consul.ts, CPU profile).
    */
-  wait(namespace: string, service: string | null, afterIndex: number, waitMs: number, signal: AbortSignal): Promise<void> {
-    if (this.closed || signal.aborted) return Promise.resolve();
-    if (this.count >= this.init.maxWaiters) {
-      throw new ConsulError(429, `this peer already holds ${this.init.maxWaiters} blocking queries (consul.blockingQueriesMax); retry later or ask another peer`, 5);
-    }
+  wait(namespace: string, service: string | null, afterIndex: number, waitMs: number, subject: LimitSubject, gone: { onGone?: () => void; isGone: boolean }): Promise<void> {
+    if (this.closed || gone.isGone) return Promise.resolve();
+    const slot = this.limits.hold(this.shares, subject);
+    if (!slot.held) throw new ConsulError(429, slot.message, 5);
     const key = service === null ? catalogKey(namespace) : serviceKey(namespace, service);
     return new Promise((resolve) => {
       let timer: TimerHandle | undefined;
-      const onAbort = () => waiter.wake();
       const waiter: Waiter = {
         afterIndex,
         wake: () => {
           timer?.cancel();
-          signal.removeEventListener('abort', onAbort);
+          gone.onGone = undefined;
           const set = this.waiters.get(key);
-          if (set?.delete(waiter)) {
-            this.count -= 1;
-            if (set.size === 0) this.waiters.delete(key);
-          }
+          if (set?.delete(waiter) && set.size === 0) this.waiters.delete(key);
+          slot.release();
           resolve();
         },
       };
       let set = this.waiters.get(key);
       if (!set) this.waiters.set(key, (set = new Set()));
       set.add(waiter);
-      this.count += 1;
       const jitterMs = randomInt(this.components.rng, Math.floor(waitMs / 16) + 1);
       timer = this.components.clock.setTimeout(waiter.wake, waitMs + jitterMs);
-      signal.addEventListener('abort', onAbort, { once: true });
+      gone.onGone = waiter.wake;
     });
   }
 
@@ -92,17 +120,41 @@ export class BlockingQueries {
   close(): void {
     this.closed = true;
     this.unsubscribe();
+    for (const waiter of this.wakeQueue.splice(0)) waiter.wake();
     for (const set of [...this.waiters.values()]) for (const waiter of [...set]) waiter.wake();
   }
 
   private onChange(change: ServiceChange): void {
-    this.wakeAfter(serviceKey(change.namespace, change.service), change.revision);
-    this.wakeAfter(catalogKey(change.namespace), change.revision);
+    const index = this.indexes.advance(change.namespace, change.service);
+    this.queueAfter(serviceKey(change.namespace, change.service), index);
+    this.queueAfter(catalogKey(change.namespace), index);
   }
 
-  private wakeAfter(key: string, revision: number): void {
+  /** Moves the waiters of `key` that `index` passes to the wake queue (out of their set at once). */
+  private queueAfter(key: string, index: number): void {
     const set = this.waiters.get(key);
     if (!set) return;
-    for (const waiter of [...set]) if (revision > waiter.afterIndex) waiter.wake();
+    for (const waiter of set) {
+      if (index > waiter.afterIndex) {
+        set.delete(waiter);
+        this.wakeQueue.push(waiter);
+      }
+    }
+    if (set.size === 0) this.waiters.delete(key);
+    if (this.wakeQueue.length > 0 && !this.wakeScheduled) {
+      this.wakeScheduled = true;
+      // Synchronously for the first slice: a lone watcher is answered in the turn of the change.
+      this.wakeSlice();
+    }
+  }
+
+  private wakeSlice(): void {
+    const slice = this.wakeQueue.length <= WAKE_SLICE ? this.wakeQueue.splice(0) : this.wakeQueue.splice(0, WAKE_SLICE);
+    for (const waiter of slice) waiter.wake();
+    if (this.wakeQueue.length === 0) {
+      this.wakeScheduled = false;
+      return;
+    }
+    setImmediate(() => this.wakeSlice());
   }
 }

@@ -1,3 +1,4 @@
+import type { ProtocolExtensions } from '../registry/extensions.js';
 import type { InstanceData, InstanceStatus } from '../registry/types.js';
 import { aggregateStatus, boundedText, checksOf, OUTPUT_MAX_LENGTH, withChecks, type CheckStatus, type StoredCheck } from './fields.js';
 import { leaseForChecks, type LeaseLimits } from './lease.js';
@@ -9,8 +10,12 @@ import { leaseForChecks, type LeaseLimits } from './lease.js';
  *
  * - `renew`: the check was renewed (pass, warn, or update to one of those) and no check is
  *   critical: the lease is renewed, as a heartbeat, and nothing is replicated;
- * - `write`: the check's status or output changed: the record's metadata (and status: DOWN
- *   while a check is critical, UP again when none is) is written and replicated;
+ * - `write`: the check's status changed: the record's `consul` extension, with the output
+ *   given with that change (and the instance status: DOWN while a check is critical, UP again
+ *   when none is), is written and replicated. An output given without a change of status is
+ *   not written: a client that passes its check every few seconds with a new note (a load
+ *   figure, a timestamp) would otherwise replicate its whole record to every peer each time,
+ *   which is what heartbeats are kept local for (docs/consul.md, "TTL checks");
  * - `lease`: set when a write enters or leaves the critical state (or changes which checks are
  *   critical): the write is a register with this lease (lease.ts), so that
  *   `DeregisterCriticalServiceAfter` counts from the moment the instance went critical.
@@ -19,7 +24,7 @@ import { leaseForChecks, type LeaseLimits } from './lease.js';
  */
 export interface CheckPlan {
   renew: boolean;
-  write: { metadata: Record<string, string>; status: InstanceStatus } | null;
+  write: { extensions: ProtocolExtensions; status: InstanceStatus } | null;
   lease: number | null;
 }
 
@@ -31,7 +36,7 @@ export interface CheckChange {
 
 /** The check `checkId` of an instance, or undefined. */
 export function findCheck(data: InstanceData, checkId: string): StoredCheck | undefined {
-  return checksOf(data.metadata).find((check) => check.id === checkId);
+  return checksOf(data).find((check) => check.id === checkId);
 }
 
 function criticalIds(checks: readonly StoredCheck[]): string {
@@ -41,13 +46,13 @@ function criticalIds(checks: readonly StoredCheck[]): string {
     .join('\n');
 }
 
-/** The plan for one check update; null when the instance has no such check. */
-export function planCheckUpdate(data: InstanceData, checkId: string, change: CheckChange, limits: LeaseLimits): CheckPlan | null {
-  const checks = checksOf(data.metadata);
+/** The plan for one check update of instance `instanceId`; null when the instance has no such check. */
+export function planCheckUpdate(data: InstanceData, instanceId: string, checkId: string, change: CheckChange, limits: LeaseLimits): CheckPlan | null {
+  const checks = checksOf(data);
   const index = checks.findIndex((check) => check.id === checkId);
   if (index < 0) return null;
   const before = checks[index]!;
-  const output = change.output === undefined ? before.output : boundedText(change.output, OUTPUT_MAX_LENGTH);
+  const output = change.output === undefined || change.status === before.status ? before.output : boundedText(change.output, OUTPUT_MAX_LENGTH);
   const after: StoredCheck = { ...before, status: change.status, output };
   const next = checks.map((check, i) => (i === index ? after : check));
   const wasCritical = aggregateStatus(checks) === 'critical';
@@ -58,7 +63,7 @@ export function planCheckUpdate(data: InstanceData, checkId: string, change: Che
   const leaseChanges = wasCritical !== isCritical || criticalIds(checks) !== criticalIds(next);
   return {
     renew,
-    write: { metadata: withChecks(data.metadata, next), status },
+    write: { extensions: withChecks(data, instanceId, next), status },
     lease: leaseChanges ? leaseForChecks(next, limits) : null,
   };
 }

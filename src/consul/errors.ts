@@ -14,6 +14,8 @@ export class ConsulError extends Error {
     message: string,
     /** For 429: when to try again, sent as `Retry-After` (seconds). */
     readonly retryAfterSeconds?: number,
+    /** Headers the answer carries (`Allow` on a 405). */
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(message);
     this.name = 'ConsulError';
@@ -49,6 +51,7 @@ export function installConsulErrors(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const answer = consulAnswerOf(error);
     if (answer.status >= 500) request.log.error({ err: error }, 'consul request failed');
+    if (error instanceof ConsulError && error.headers) reply.headers(error.headers);
     if (answer.retryAfterSeconds !== undefined) reply.header('Retry-After', String(answer.retryAfterSeconds));
     return reply.code(answer.status).type('text/plain; charset=utf-8').send(answer.text);
   });

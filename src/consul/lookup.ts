@@ -1,24 +1,53 @@
 import type { RegistryReads } from '../app/reads.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import { findCheck } from './check-update.js';
-import type { ConsulWrites } from './writes.js';
+import type { ConsulDirectory } from './directory.js';
+import { ConsulError } from './errors.js';
 
 /**
- * Consul's agent routes name an instance by its service ID alone, and a check by its check ID
- * alone; our records are keyed by namespace, service and instance id. These find the record
- * within a namespace: a service ID is looked up in each service of the namespace (a map
- * lookup per service, no scan of instances), a check ID first where this peer remembers it,
- * then through its default form `service:<ID>` (or `service:<ID>:<n>`), and only then by a
- * scan of the namespace's served instances. They read through the application layer's reads.
+ * Finding the instance an agent route names by its Consul service ID or check ID, within a
+ * namespace, through the directory (directory.ts) and the application layer's reads:
+ * - a service ID names the instance the Consul API registered with it; failing that, an
+ *   instance registered through /v1 or Eureka with that instance id (the agent routes list
+ *   those too), when exactly one service of the namespace has one: with several, the ID is
+ *   ambiguous and refused rather than acting on whichever comes first;
+ * - a check ID names the instance whose TTL checks hold it: one map lookup, never a walk over
+ *   the namespace (instances registered elsewhere have no TTL check to update).
  */
 export type InstanceFinder = Pick<RegistryReads, 'find' | 'views'>;
 
-export function findByServiceId(reads: InstanceFinder, namespace: string, instanceId: string): StoredInstance | undefined {
-  for (const service of reads.views.servicesOf(namespace)) {
-    const entry = reads.find({ namespace, service, instanceId });
-    if (entry && !entry.hidden) return entry;
+/** The live, served entry of the newest record among `keys` (two only after a concurrent register on two peers). */
+function newest(reads: InstanceFinder, keys: readonly InstanceKey[], holds: (entry: StoredInstance) => boolean): StoredInstance | undefined {
+  let best: StoredInstance | undefined;
+  for (const key of keys) {
+    const entry = reads.find(key);
+    if (entry && !entry.hidden && entry.record.deleted === null && holds(entry) && (!best || entry.record.version > best.record.version)) best = entry;
   }
-  return undefined;
+  return best;
+}
+
+/** The instance the Consul API registered with service ID `id`, if any (no fallback). */
+export function findConsulService(reads: InstanceFinder, directory: ConsulDirectory, namespace: string, id: string): StoredInstance | undefined {
+  return newest(reads, directory.serviceIds(namespace, id), () => true);
+}
+
+/**
+ * The instance service ID `id` names (see above); undefined when none; a 409 when only
+ * instances registered elsewhere have that id, in more than one service.
+ */
+export function findByServiceId(reads: InstanceFinder, directory: ConsulDirectory, namespace: string, id: string): StoredInstance | undefined {
+  const registered = findConsulService(reads, directory, namespace, id);
+  if (registered) return registered;
+  const found: StoredInstance[] = [];
+  for (const service of reads.views.servicesOf(namespace)) {
+    const entry = reads.find({ namespace, service, instanceId: id });
+    if (entry && !entry.hidden && entry.record.deleted === null) found.push(entry);
+  }
+  if (found.length > 1) {
+    const services = found.map((entry) => entry.record.service).slice(0, 5).join(', ');
+    throw new ConsulError(409, `Service ID "${id.slice(0, 256)}" names instances of several services (${services}) not registered through this API; deregister it through /v1 naming its service`);
+  }
+  return found[0];
 }
 
 export function keyOf(entry: StoredInstance): InstanceKey {
@@ -26,23 +55,7 @@ export function keyOf(entry: StoredInstance): InstanceKey {
   return { namespace, service, instanceId };
 }
 
-export function findByCheckId(reads: InstanceFinder, writes: ConsulWrites, namespace: string, checkId: string): StoredInstance | undefined {
-  const holds = (entry: StoredInstance | undefined): entry is StoredInstance => entry !== undefined && !entry.hidden && findCheck(entry.record.data, checkId) !== undefined;
-  const remembered = writes.ownerOfCheck(checkId);
-  if (remembered && remembered.namespace === namespace) {
-    const entry = reads.find(remembered);
-    if (holds(entry)) return entry;
-  }
-  if (checkId.startsWith('service:')) {
-    const rest = checkId.slice('service:'.length);
-    const suffix = /^(.+):\d+$/.exec(rest);
-    for (const candidate of suffix ? [rest, suffix[1]!] : [rest]) {
-      const entry = findByServiceId(reads, namespace, candidate);
-      if (holds(entry)) return entry;
-    }
-  }
-  for (const service of reads.views.servicesOf(namespace)) {
-    for (const entry of reads.views.get(namespace, service).served) if (holds(entry)) return entry;
-  }
-  return undefined;
+/** The instance that holds TTL check `checkId` in `namespace`: one lookup, no scan. */
+export function findByCheckId(reads: InstanceFinder, directory: ConsulDirectory, namespace: string, checkId: string): StoredInstance | undefined {
+  return newest(reads, directory.checkIds(namespace, checkId), (entry) => findCheck(entry.record.data, checkId) !== undefined);
 }

@@ -72,7 +72,7 @@ function checksFor(entry: StoredInstance, view: InstanceView, tags: string[]): C
     CreateIndex: entry.revision,
     ModifyIndex: entry.revision,
   });
-  const stored = checksOf(data.metadata);
+  const stored = checksOf(data);
   if (stored.length === 0) {
     // Registered through /v1 or Eureka: one check that says what the registry knows, its status and lease.
     const status: CheckStatus = data.status === 'UP' ? 'passing' : 'critical';
@@ -88,8 +88,9 @@ function checksFor(entry: StoredInstance, view: InstanceView, tags: string[]): C
 
 /** The Consul form of one served instance. */
 export function consulInstance(entry: StoredInstance, view: InstanceView, localDatacenter: string): ConsulInstance {
-  const { metadata } = entry.record.data;
-  const tags = tagsOf(metadata);
+  const { data } = entry.record;
+  const { metadata } = data;
+  const tags = tagsOf(data);
   const checks = checksFor(entry, view, tags);
   return {
     id: view.instanceId,
@@ -100,7 +101,7 @@ export function consulInstance(entry: StoredInstance, view: InstanceView, localD
     datacenter: view.region ?? localDatacenter,
     tags,
     meta: userMetaOf(metadata),
-    weights: { Passing: view.weight, Warning: warningWeightOf(metadata) },
+    weights: { Passing: view.weight, Warning: warningWeightOf(data) },
     passing: checks.every((check) => check.Status === 'passing'),
     checks,
     index: entry.revision,

@@ -2,18 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { serve, type RouteDefinition } from '../http/route-definition.js';
 import type { RegistryReads } from '../app/reads.js';
 import type { BlockingQueries } from './blocking.js';
-import { namespaceOf } from './guard.js';
+import { namespaceOf, limitSubjectOf } from './guard.js';
 import { CONSUL_ROUTES } from './route-definitions.js';
 import { readsBudget, yieldToLoop } from '../http/loop-budget.js';
 import { catalogBody, checksBody, healthBody, serviceEncoding, type ServiceEncoding } from './encodings.js';
 import { serviceTags } from './service-tags.js';
 import {
-  catalogIndex,
-  consulHeaders,
   holdBlockingQuery,
   instanceFilter,
   knownDatacenters,
-  serviceIndex,
+  sendConsulAnswer,
   serviceName,
   type BlockingSettings,
   type ConsulPeer,
@@ -24,6 +22,8 @@ export interface ReadRouteOptions {
   reads: Pick<RegistryReads, 'views' | 'regionOfZone'>;
   blocking: BlockingQueries;
   settings: BlockingSettings;
+  /** Write answers to the socket directly (no per-request debug line is owed): sendConsulAnswer. */
+  directAnswers: boolean;
 }
 
 type Query = Record<string, unknown>;
@@ -34,9 +34,10 @@ type Query = Record<string, unknown>;
  * queries wait on one service (or, for the service list, on the namespace).
  */
 export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions): Promise<void> {
-  const { peer, reads, blocking, settings } = options;
+  const { peer, reads, blocking, settings, directAnswers } = options;
   const { views } = reads;
-  const context = { views, blocking, settings };
+  const context = { blocking, settings };
+  const { indexes } = blocking;
   const localDatacenter = peer.config.self.region;
   const regionOfZone = (zone: string) => reads.regionOfZone(zone);
 
@@ -46,11 +47,11 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
       const namespace = namespaceOf(request);
       const service = serviceName((request.params as { name: string }).name);
       const filter = instanceFilter(peer, request.query as Query, withPassing);
-      await holdBlockingQuery(request, reply, context, namespace, service, () => serviceIndex(views, namespace, service));
+      await holdBlockingQuery(request, reply, context, { namespace, service, subject: limitSubjectOf(request) }, () => indexes.service(namespace, service));
       // The index is read with the view the encoding is taken from (serviceEncoding takes it at once).
-      const index = serviceIndex(views, namespace, service);
+      const index = indexes.service(namespace, service);
       const encoding: ServiceEncoding = await serviceEncoding(views, namespace, service, localDatacenter);
-      return consulHeaders(reply, index).send(encode(encoding, filter, regionOfZone));
+      return sendConsulAnswer(reply, index, encode(encoding, filter, regionOfZone), directAnswers);
     });
 
   serviceRead(CONSUL_ROUTES.catalogService, false, catalogBody);
@@ -60,10 +61,10 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
   serve(app, CONSUL_ROUTES.catalogServices, async (request, reply) => {
     const namespace = namespaceOf(request);
     const filter = instanceFilter(peer, request.query as Query, false);
-    await holdBlockingQuery(request, reply, context, namespace, null, () => catalogIndex(views));
+    await holdBlockingQuery(request, reply, context, { namespace, service: null, subject: limitSubjectOf(request) }, () => indexes.catalog(namespace));
     // The index is read before gathering, which yields: a change made meanwhile is past it, so
     // a blocking query made with this index wakes for it.
-    const index = catalogIndex(views);
+    const index = indexes.catalog(namespace);
     const services: Record<string, readonly string[]> = {};
     for (const service of views.servicesOf(namespace)) {
       if (readsBudget.spent()) await yieldToLoop();
@@ -71,7 +72,7 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
       const kept = filter.datacenter === null ? (tags.instances > 0 ? tags.all : undefined) : tags.byDatacenter.get(filter.datacenter);
       if (kept) services[tags.service] = kept;
     }
-    return consulHeaders(reply, index).send(JSON.stringify(services));
+    return sendConsulAnswer(reply, index, JSON.stringify(services), directAnswers);
   });
 
   serve(app, CONSUL_ROUTES.catalogDatacenters, async (_request, reply) => {

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { ProtocolExtension } from '../registry/extensions.js';
 import type { InputLimits, LeaseBounds, RegistrationInput } from '../registry/validate.js';
 import { parseInstanceId, parseRegistration } from '../registry/validate.js';
 import { goDurationMs } from './duration.js';
@@ -7,7 +8,8 @@ import {
   boundedText,
   CHECK_STATUSES,
   CHECKS_MAX,
-  consulMetadata,
+  consulExtension,
+  CONSUL_EXTENSION,
   TAG_MAX_LENGTH,
   TAGS_MAX,
   type CheckStatus,
@@ -199,7 +201,8 @@ export function parseConsulRegistration(body: unknown, context: RegisterContext)
   } catch (error) {
     throw badRequest(consulFieldNames((error as Error).message));
   }
-  input.data.metadata = consulMetadata(input.data.metadata, tags, checks, weights.warning);
+  const extension = consulExtension(input.instanceId, input.data.metadata, tags, checks, weights.warning);
+  input.data.extensions = { ...input.data.extensions, [CONSUL_EXTENSION]: extension as unknown as ProtocolExtension };
   if (checks.some((check) => check.status === 'critical')) input.data.status = 'DOWN';
   return { input, checks };
 }

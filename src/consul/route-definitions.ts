@@ -43,21 +43,32 @@ const read = { access: 'read', gatedUntilReady: true } as const;
 const write = { access: 'write', gatedUntilReady: true } as const;
 /** Open to any client, as in Consul; answered from this peer's own view (membership, config), so never gated. */
 const open = { access: 'public', gatedUntilReady: false } as const;
+/**
+ * What tells about the cluster itself (its peers' addresses, its regions, the API document):
+ * the scope `/v1/cluster` needs on the native API, so that the Consul port shows no more to a
+ * client without it; open when no token is configured (dev mode), as on /v1. Never gated.
+ */
+const cluster = { access: 'admin', gatedUntilReady: false } as const;
 
 const agentDoc = (summary: string, parts: Partial<RouteDoc> = {}): RouteDoc => ({ summary, tags: [AGENT], querystring: Type.Object(CommonQuery), ...parts });
 
-const deregisterDoc = agentDoc('Deregister an instance (GET too, as python-consul 0.7 sends)', {
+const deregisterDoc = agentDoc('Deregister an instance', {
   params: ServiceIdParams,
   response: { 200: empty, ...plainErrors([403, 404, 503]) },
 });
+const deregisterGetDoc = agentDoc('Deregister an instance by GET, as python-consul 0.7 sends: 405 unless `consul.allowGetWrites`', {
+  params: ServiceIdParams,
+  response: { 200: empty, ...plainErrors([403, 404, 405, 503]) },
+});
 
-/** The pass, warn or fail route of a TTL check, as PUT or as GET (Consul before 1.0 took GET). */
+/** The pass, warn or fail route of a TTL check, as PUT or as GET (Consul before 1.0 took GET: 405 unless `consul.allowGetWrites`). */
 function checkVerb(verb: 'pass' | 'warn' | 'fail', method: 'PUT' | 'GET'): RouteDefinition {
   const status = verb === 'pass' ? 'passing' : verb === 'warn' ? 'warning' : 'critical';
-  const doc = agentDoc(`Set a TTL check to ${status} (renews the lease unless critical)`, {
+  const byGet = method === 'GET' ? ', by GET: 405 unless `consul.allowGetWrites`' : '';
+  const doc = agentDoc(`Set a TTL check to ${status} (renews the lease unless critical)${byGet}`, {
     params: CheckIdParams,
     querystring: NoteQuery,
-    response: { 200: empty, ...plainErrors([400, 403, 404, 503]) },
+    response: { 200: empty, ...plainErrors(method === 'GET' ? [400, 403, 404, 405, 503] : [400, 403, 404, 503]) },
   });
   return { method, url: `/v1/agent/check/${verb}/:check_id`, ...write, doc };
 }
@@ -81,7 +92,7 @@ export const CONSUL_ROUTES = {
     }),
   },
   deregister: { method: 'PUT', url: '/v1/agent/service/deregister/:id', ...write, doc: deregisterDoc },
-  deregisterGet: { method: 'GET', url: '/v1/agent/service/deregister/:id', ...write, doc: deregisterDoc },
+  deregisterGet: { method: 'GET', url: '/v1/agent/service/deregister/:id', ...write, doc: deregisterGetDoc },
   agentServices: {
     method: 'GET',
     url: '/v1/agent/services',
@@ -148,8 +159,8 @@ export const CONSUL_ROUTES = {
   catalogDatacenters: {
     method: 'GET',
     url: '/v1/catalog/datacenters',
-    ...open,
-    doc: { summary: 'The regions this peer knows, sorted', tags: [CATALOG], response: { 200: json('`["region", ...]`') } },
+    ...cluster,
+    doc: { summary: 'The regions this peer knows, sorted (admin scope, as /v1/cluster)', tags: [CATALOG], response: { 200: json('`["region", ...]`'), ...plainErrors([403]) } },
   },
   statusLeader: {
     method: 'GET',
@@ -160,11 +171,11 @@ export const CONSUL_ROUTES = {
   statusPeers: {
     method: 'GET',
     url: '/v1/status/peers',
-    ...open,
-    doc: { summary: 'The peers membership sees up or suspect, at this listener\'s port', tags: [STATUS], response: { 200: json('`["host:port", ...]`') } },
+    ...cluster,
+    doc: { summary: 'The peers membership sees up or suspect, at this listener\'s port (admin scope, as /v1/cluster)', tags: [STATUS], response: { 200: json('`["host:port", ...]`'), ...plainErrors([403]) } },
   },
   // The listener's own OpenAPI description, built from the docs above (hidden from itself).
-  openapi: { method: 'GET', url: '/docs/json', ...open },
+  openapi: { method: 'GET', url: '/docs/json', ...cluster },
 } satisfies RouteGroup;
 
 /** Every route of the Consul listener, as registered. */

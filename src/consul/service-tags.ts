@@ -39,7 +39,7 @@ function build(view: StableView, regionOfZone: (zone: string) => string | undefi
   const all: string[] = [];
   const perDatacenter = new Map<string, string[]>();
   for (const entry of view.served) {
-    const tags = tagsOf(entry.record.data.metadata);
+    const tags = tagsOf(entry.record.data);
     // The datacenter a catalog entry shows (consulInstance): its zone's region, or ours.
     const datacenter = zoneRegion(entry.record.data.zone, region) ?? localDatacenter;
     let inDatacenter = perDatacenter.get(datacenter);

@@ -30,16 +30,16 @@ function trackKey(key: InstanceKey, checkId: string): string {
 
 export class ConsulWrites {
   private readonly tracked = new Map<string, TrackedCheck>();
-  /** Check id -> the instance that holds it, for ids not of the `service:<id>` form. */
-  private readonly checkOwners = new Map<string, InstanceKey>();
   private readonly log: Logger;
 
   constructor(
-    private readonly node: { readonly config: Pick<RegistryConfig, 'cluster' | 'self'>; readonly components: Pick<NodeComponents, 'clock' | 'logger'> },
+    private readonly node: { readonly config: Pick<RegistryConfig, 'cluster' | 'self'>; readonly components: Pick<NodeComponents, 'clock'> },
     private readonly writes: RegistryWrites,
     private readonly reads: Pick<RegistryReads, 'find'>,
+    /** The adapter contract's logger (redacting, sampled: a sweep that fails for many checks writes a few lines a second). */
+    logger: Logger,
   ) {
-    this.log = node.components.logger.child({ component: 'consul' });
+    this.log = logger.child({ component: 'consul' });
   }
 
   private get limits() {
@@ -59,24 +59,15 @@ export class ConsulWrites {
 
   /** Cancels an instance (a replicated tombstone), and forgets its checks. */
   deregister(key: InstanceKey): StoredInstance | Promise<StoredInstance> {
-    for (const [id, tracked] of this.tracked) {
-      if (tracked.key.namespace === key.namespace && tracked.key.service === key.service && tracked.key.instanceId === key.instanceId) {
-        this.tracked.delete(id);
-        this.checkOwners.delete(tracked.checkId);
-      }
-    }
+    const entry = this.reads.find(key);
+    for (const check of entry ? checksOf(entry.record.data) : []) this.tracked.delete(trackKey(key, check.id));
     return this.writes.cancel(key);
-  }
-
-  /** The instance that holds check `checkId`, if this peer remembers it. */
-  ownerOfCheck(checkId: string): InstanceKey | undefined {
-    return this.checkOwners.get(checkId);
   }
 
   /** Applies a check update (check-update.ts); 404 when the instance has no such check. */
   updateCheck(key: InstanceKey, checkId: string, change: CheckChange): StoredInstance | Promise<StoredInstance> {
     const entry = this.reads.find(key);
-    const plan = entry ? planCheckUpdate(entry.record.data, checkId, change, this.limits) : null;
+    const plan = entry ? planCheckUpdate(entry.record.data, key.instanceId, checkId, change, this.limits) : null;
     if (!entry || !plan) throw unknownCheck(checkId);
     const nowMs = this.node.components.clock.nowMs();
     const tracked = this.tracked.get(trackKey(key, checkId));
@@ -92,12 +83,12 @@ export class ConsulWrites {
         namespace: record.namespace,
         service: record.service,
         instanceId: record.instanceId,
-        data: { ...record.data, metadata: write.metadata, status: write.status },
+        data: { ...record.data, extensions: write.extensions, status: write.status },
         leaseDurationMs: lease,
       }, false);
     }
     return this.writes.step((registry) => {
-      const updated = registry.update(key, { metadata: write.metadata, status: write.status });
+      const updated = registry.update(key, { extensions: write.extensions, status: write.status });
       return plan.renew ? registry.heartbeat(key) : updated;
     });
   }
@@ -111,7 +102,7 @@ export class ConsulWrites {
     const nowMs = this.node.components.clock.nowMs();
     for (const [id, tracked] of [...this.tracked]) {
       const entry = this.reads.find(tracked.key);
-      const check = entry ? checksOf(entry.record.data.metadata).find((item) => item.id === tracked.checkId) : undefined;
+      const check = entry ? checksOf(entry.record.data).find((item) => item.id === tracked.checkId) : undefined;
       if (!entry || !check) {
         this.tracked.delete(id);
         continue;
@@ -134,7 +125,7 @@ export class ConsulWrites {
   private track(entry: StoredInstance, resetTimers = false): void {
     const { record } = entry;
     const nowMs = this.node.components.clock.nowMs();
-    for (const check of checksOf(record.data.metadata)) {
+    for (const check of checksOf(record.data)) {
       const key = { namespace: record.namespace, service: record.service, instanceId: record.instanceId };
       const id = trackKey(key, check.id);
       const known = this.tracked.get(id);
@@ -144,7 +135,6 @@ export class ConsulWrites {
       } else {
         this.tracked.set(id, { key, checkId: check.id, ttlMs: check.ttlMs, lastUpdateMs: nowMs });
       }
-      this.checkOwners.set(check.id, key);
     }
   }
 }

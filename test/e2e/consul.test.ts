@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,9 +24,13 @@ beforeAll(async () => {
   // The Consul port is chosen beforehand (its listener logs the port it was given), the HTTP
   // port by the peer. No known URL: the peer's start line, written once every listener is up,
   // tells when it is up, so that a Consul port taken meanwhile fails the start and a fresh one is tried.
+  // Debian's python3-consul 0.7 deregisters and passes checks by GET: consul.allowGetWrites.
+  const configDir = mkdtempSync(join(tmpdir(), 'registry-consul-'));
+  const configFile = join(configDir, 'config.json');
+  writeFileSync(configFile, JSON.stringify({ consul: { allowGetWrites: true } }));
   peer = await onFreshPorts(1, async ([port]) => {
     consulPort = port!;
-    return startPeerProcess(['--port', '0', '--consul-port', String(consulPort)]);
+    return startPeerProcess(['--config', configFile, '--port', '0', '--consul-port', String(consulPort)]);
   });
   nativeUrl = peer.url;
   await waitFor(() => peer.logs.some((line) => line.msg === 'Consul API listening'), 60_000, 'the Consul listener'); // generous: it loads its modules after the peer is up
@@ -155,6 +159,25 @@ describe("brpc's consul naming service", () => {
     const idle = await request(`${base}&index=${String(woke.headers['x-consul-index'])}&wait=1s`);
     expect(idle.headers['x-consul-index']).toBe(woke.headers['x-consul-index']);
     await idle.body.dump();
+    consul.destroy();
+  });
+
+  it("sees a service's first instance: a query blocked on the empty service's index wakes with a new index (issue 35.1)", async () => {
+    const consul = new Consul({ host: '127.0.0.1', port: consulPort });
+    const base = `http://127.0.0.1:${consulPort}/v1/health/service/brpc-first?stale&passing`;
+    const empty = await request(base);
+    expect(await empty.body.json()).toEqual([]);
+    const index = String(empty.headers['x-consul-index']);
+    expect(Number(index)).toBeGreaterThan(0);
+    const blocked = request(`${base}&index=${index}&wait=60s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const startedMs = performance.now();
+    await registerService(consul, { name: 'brpc-first', id: 'first-1', address: '127.0.0.1', port: 8011, check: { ttl: '30s', status: 'passing' } });
+    const woke = await blocked;
+    expect(performance.now() - startedMs).toBeLessThan(5_000);
+    // brpc drops an answer whose index equals the one it holds: this one must differ.
+    expect(woke.headers['x-consul-index']).not.toBe(index);
+    expect(((await woke.body.json()) as { Service: { ID: string } }[]).map((entry) => entry.Service.ID)).toEqual(['first-1']);
     consul.destroy();
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestConsul, type TestConsul } from '../../support/consul.js';
+import { settle } from '../../support/fake-clock.js';
 
 let t: TestConsul;
 afterEach(async () => t?.close());
@@ -60,5 +61,31 @@ describe('Consul tokens map to our tokens, scopes and namespaces', () => {
     t = await createTestConsul({ file });
     expect((await t.app.inject({ url: '/v1/status/leader' })).statusCode).toBe(200);
     expect((await t.app.inject({ url: '/v1/agent/self' })).statusCode).toBe(403);
+  });
+});
+
+describe('blocking queries are shared per principal', () => {
+  it('one token holding its share of consul.blockingQueriesMax leaves room for another token', async () => {
+    t = await createTestConsul({ file: { ...file, consul: { ...file.consul, blockingQueriesMax: 4 }, limits: { rateLimitPerSecond: 0, heldSharePerPrincipalRatio: 0.5 } } });
+    const writer = { 'x-consul-token': WRITER };
+    expect((await register(writer)).statusCode).toBe(200);
+    const index = (await t.app.inject({ url: '/v1/health/service/web', headers: writer })).headers['x-consul-index'];
+    const block = (headers: Record<string, string>) => t.app.inject({ url: `/v1/health/service/web?index=${index}&wait=1m`, headers });
+    const held = [block(writer), block(writer)];
+    await settle();
+    expect(t.blocking.size).toBe(2);
+    const refused = await block(writer);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.body).toMatch(/token writer already holds 2 consul blocking queries.*limits\.heldSharePerPrincipalRatio/);
+    // Another principal still gets its own.
+    const other = block({ 'x-consul-token': READER });
+    await settle();
+    expect(t.blocking.size).toBe(3);
+    expect(t.blocking.heldBy('token:reader')).toBe(1);
+    await register(writer); // the same body again: no change, nothing wakes
+    expect(t.blocking.size).toBe(3);
+    await t.app.inject({ method: 'PUT', url: '/v1/agent/service/register', headers: writer, payload: { ...body, Port: 81 } });
+    await Promise.all([...held, other]);
+    expect(t.blocking.size).toBe(0);
   });
 });

@@ -25,14 +25,16 @@ const native = async (service = 'web') => (await t.native.inject({ url: `/v1/ser
 const health = async (query = '') => (await t.app.inject({ url: `/v1/health/service/web${query}` })).json();
 
 describe('PUT /v1/agent/service/register', () => {
-  it('stores one record that /v1 lists: ID, Address, Port, Weights, Meta, and the tags and checks under consul.*', async () => {
+  it('stores one record that /v1 lists: ID, Address, Port, Weights, Meta as its metadata, and the tags and checks in its consul extension', async () => {
     t = await createTestConsul();
     const response = await register(web({ Check: { TTL: '10s', Status: 'passing', DeregisterCriticalServiceAfter: '1m' } }));
     expect(response.statusCode).toBe(200);
     expect(response.body).toBe('');
     const [instance] = await native();
     expect(instance).toMatchObject({ instanceId: 'web-1', host: '10.0.0.1', port: 8080, weight: 5, status: 'UP', leaseDurationMs: 70_000 });
-    expect(instance.metadata).toMatchObject({ version: '1.2', 'consul.tags': '["v1","primary"]', 'consul.warning-weight': '2' });
+    expect(instance.metadata).toEqual({ version: '1.2' });
+    const stored = t.node.registry.find({ namespace: 'default', service: 'web', instanceId: 'web-1' })!.record.data;
+    expect(stored.extensions?.consul).toMatchObject({ id: 'web-1', tags: ['v1', 'primary'], warningWeight: 2, checks: [{ id: 'service:web-1', status: 'passing' }] });
     const service = (await t.app.inject({ url: '/v1/agent/service/web-1' })).json();
     expect(service).toMatchObject({ ID: 'web-1', Service: 'web', Tags: ['v1', 'primary'], Meta: { version: '1.2' }, Port: 8080, Address: '10.0.0.1', Weights: { Passing: 5, Warning: 2 } });
   });
@@ -113,8 +115,8 @@ describe('PUT /v1/agent/service/register', () => {
 });
 
 describe('deregister, agent services', () => {
-  it('deregisters by ID (PUT, and GET as python-consul sends it); 404 for an unknown ID', async () => {
-    t = await createTestConsul();
+  it('deregisters by ID (PUT, and GET as python-consul 0.7 sends it with consul.allowGetWrites); 404 for an unknown ID', async () => {
+    t = await createTestConsul({ file: { consul: { allowGetWrites: true } } });
     await register(web());
     await register(web({ ID: 'web-2', Port: 8081 }));
     expect((await t.app.inject({ method: 'PUT', url: '/v1/agent/service/deregister/web-1' })).statusCode).toBe(200);
@@ -197,7 +199,7 @@ describe('TTL checks as heartbeats', () => {
     await t.app.inject({ method: 'PUT', url: '/v1/agent/check/fail/service:web-1?note=down' });
     expect(await health('?passing')).toEqual([]);
     expect((await native())[0].status).toBe('DOWN');
-    await t.app.inject({ method: 'GET', url: '/v1/agent/check/warn/service:web-1' });
+    await t.app.inject({ method: 'PUT', url: '/v1/agent/check/warn/service:web-1' });
     expect((await native())[0].status).toBe('UP');
     expect(await health('?passing')).toEqual([]);
     expect((await health())[0].Checks[1].Status).toBe('warning');
@@ -234,5 +236,133 @@ describe('TTL checks as heartbeats', () => {
     const response = await t.app.inject({ method: 'PUT', url: '/v1/agent/check/update/service:web-1', payload: { Status: 'great' } });
     expect(response.statusCode).toBe(400);
     expect(response.body).toMatch(/^Status/);
+  });
+});
+
+describe('writes by GET (a cross-site link must not deregister)', () => {
+  const writesByGet = ['/v1/agent/service/deregister/web-1', '/v1/agent/check/pass/service:web-1', '/v1/agent/check/warn/service:web-1', '/v1/agent/check/fail/service:web-1'];
+
+  it('answers 405 with Allow: PUT to every write by GET, as Consul since 1.0, and changes nothing', async () => {
+    t = await createTestConsul();
+    await register(web({ Check: { TTL: '30s', Status: 'passing' } }));
+    const before = (await t.app.inject({ url: '/v1/health/service/web' })).body;
+    for (const url of writesByGet) {
+      const answer = await t.app.inject({ method: 'GET', url });
+      expect(answer.statusCode, url).toBe(405);
+      expect(answer.headers.allow).toBe('PUT');
+      expect(answer.body).toMatch(/send PUT.*consul\.allowGetWrites/);
+    }
+    expect((await t.app.inject({ url: '/v1/health/service/web' })).body).toBe(before);
+  });
+
+  it('with consul.allowGetWrites, still refuses a GET a browser made (Origin, Referer, Sec-Fetch-Site)', async () => {
+    t = await createTestConsul({ file: { consul: { allowGetWrites: true } } });
+    await register(web({ Check: { TTL: '30s', Status: 'passing' } }));
+    for (const headers of [{ origin: 'https://evil.example' }, { referer: 'https://evil.example/page' }, { 'sec-fetch-site': 'cross-site' }]) {
+      const answer = await t.app.inject({ method: 'GET', url: '/v1/agent/service/deregister/web-1', headers });
+      expect(answer.statusCode).toBe(405);
+      expect(answer.body).toMatch(/browser/);
+    }
+    expect(await native()).toHaveLength(1);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/agent/check/fail/service:web-1', headers: { 'sec-fetch-site': 'none' } })).statusCode).toBe(200);
+  });
+});
+
+describe('routes that take no body', () => {
+  it('accept an empty body whatever its content type (a client that sends content-type: application/json on every call)', async () => {
+    t = await createTestConsul();
+    await register(web({ Check: { TTL: '30s', Status: 'passing' } }));
+    for (const contentType of ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded']) {
+      const pass = await t.app.inject({ method: 'PUT', url: '/v1/agent/check/pass/service:web-1', headers: { 'content-type': contentType } });
+      expect(pass.statusCode, contentType).toBe(200);
+    }
+    const deregister = await t.app.inject({ method: 'PUT', url: '/v1/agent/service/deregister/web-1', headers: { 'content-type': 'application/json' } });
+    expect(deregister.statusCode).toBe(200);
+    expect(await native()).toEqual([]);
+  });
+});
+
+describe('Consul IDs name the instance the Consul API registered, never another service\'s', () => {
+  const nativeX = (service: string) => t.native.inject({ method: 'POST', url: '/v1/instances', payload: { service, host: '10.0.0.9', port: 9000, instanceId: 'x' } });
+
+  it('a deregister of ID x removes the Consul-registered x only, not the /v1 instance x of another service', async () => {
+    t = await createTestConsul();
+    // `api` sorts before `web`: a lookup through the namespace's services meets its x first.
+    expect((await nativeX('api')).statusCode).toBe(201);
+    expect((await register(web({ ID: 'x', Check: { TTL: '30s', Status: 'passing' } }))).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'PUT', url: '/v1/agent/service/deregister/x' })).statusCode).toBe(200);
+    expect(await native('web')).toEqual([]);
+    expect((await native('api')).map((instance: { instanceId: string }) => instance.instanceId)).toEqual(['x']);
+  });
+
+  it('a register of ID x under a name leaves the /v1 instance x of another service alone (a Consul x under another name moves)', async () => {
+    t = await createTestConsul();
+    await nativeX('api');
+    expect((await register(web({ ID: 'x' }))).statusCode).toBe(200);
+    expect(await native('api')).toHaveLength(1);
+    expect(await native('web')).toHaveLength(1);
+    // The Consul-registered x moves to its new name, as Consul's IDs are unique on an agent.
+    expect((await register(web({ ID: 'x', Name: 'shop' }))).statusCode).toBe(200);
+    expect(await native('web')).toEqual([]);
+    expect(await native('shop')).toHaveLength(1);
+    expect(await native('api')).toHaveLength(1);
+  });
+
+  it('refuses (409) a deregister of an ID that only instances registered elsewhere have, in several services; acts on one alone', async () => {
+    t = await createTestConsul();
+    await nativeX('api');
+    await nativeX('shop');
+    const ambiguous = await t.app.inject({ method: 'PUT', url: '/v1/agent/service/deregister/x' });
+    expect(ambiguous.statusCode).toBe(409);
+    expect(ambiguous.body).toMatch(/several services \(api, shop\)/);
+    expect(await native('api')).toHaveLength(1);
+    expect(await native('shop')).toHaveLength(1);
+    await t.native.inject({ method: 'DELETE', url: '/v1/services/shop/instances/x' });
+    expect((await t.app.inject({ method: 'PUT', url: '/v1/agent/service/deregister/x' })).statusCode).toBe(200);
+    expect(await native('api')).toEqual([]);
+  });
+});
+
+describe('check updates find their instance without a walk over the namespace', () => {
+  it('an unknown check id answers 404 without reading any service view', async () => {
+    t = await createTestConsul();
+    for (let i = 0; i < 20; i++) await register(web({ Name: `svc-${i}`, ID: `id-${i}`, Check: { TTL: '30s', Status: 'passing' } }));
+    const reads = [vi.spyOn(t.node.views, 'get'), vi.spyOn(t.node.views, 'servicesOf'), vi.spyOn(t.node.views, 'stable')];
+    for (const url of ['/v1/agent/check/pass/nope', '/v1/agent/check/fail/service:nope', '/v1/agent/check/warn/service:id-1:7']) {
+      const answer = await t.app.inject({ method: 'PUT', url });
+      expect(answer.statusCode, url).toBe(404);
+      expect(answer.body).toMatch(/^Unknown check ID/);
+    }
+    expect((await t.app.inject({ method: 'PUT', url: '/v1/agent/check/update/nope', payload: { Status: 'passing' } })).statusCode).toBe(404);
+    for (const spy of reads) expect(spy).not.toHaveBeenCalled();
+    // A known one, custom or default, is found the same way.
+    expect((await t.app.inject({ method: 'PUT', url: '/v1/agent/check/fail/service:id-7' })).statusCode).toBe(200);
+    for (const spy of reads) expect(spy).not.toHaveBeenCalled();
+  });
+});
+
+describe('what the Consul API stores is bounded as /v1 input is', () => {
+  it('refuses tags past the extension bound (64 tags of 250 characters were 112 KB a record), and Meta past /v1 limits', async () => {
+    t = await createTestConsul();
+    const tags = Array.from({ length: 64 }, (_, i) => `${i}-${'t'.repeat(250)}`);
+    const refused = await register(web({ Tags: tags }));
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toMatch(/^Tags, Checks: .* over the 8192/);
+    const meta = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, 'v']));
+    expect((await register(web({ Meta: meta }))).statusCode).toBe(400);
+    expect(await native()).toEqual([]);
+  });
+
+  it('a pass with a new note on a passing check renews the lease and writes nothing (no replicated record per note)', async () => {
+    t = await createTestConsul();
+    await register(web({ Check: { TTL: '30s', Status: 'passing' } }));
+    const key = { namespace: 'default', service: 'web', instanceId: 'web-1' };
+    const version = t.node.registry.find(key)!.record.version;
+    for (let i = 0; i < 5; i++) expect((await t.app.inject({ method: 'PUT', url: `/v1/agent/check/pass/service:web-1?note=load-${i}` })).statusCode).toBe(200);
+    expect(t.node.registry.find(key)!.record.version).toBe(version);
+    // A change of status is written, with its output.
+    await t.app.inject({ method: 'PUT', url: '/v1/agent/check/warn/service:web-1?note=slow' });
+    expect(t.node.registry.find(key)!.record.version).not.toBe(version);
+    expect((await t.app.inject({ url: '/v1/health/checks/web' })).json()[0]).toMatchObject({ Status: 'warning', Output: 'slow' });
   });
 });

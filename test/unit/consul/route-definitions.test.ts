@@ -13,7 +13,7 @@ describe('the Consul routes are registered from their definitions', () => {
     t = await createTestConsul();
     for (const definition of CONSUL_ROUTE_LIST) {
       expect(t.app.hasRoute({ method: definition.method, url: definition.url }), `${definition.method} ${definition.url}`).toBe(true);
-      expect(['public', 'read', 'write']).toContain(definition.access);
+      expect(['public', 'read', 'write', 'admin']).toContain(definition.access);
     }
     // The open routes answer from this peer's own view: never gated; every registry route is.
     const ungated = CONSUL_ROUTE_LIST.filter((definition) => !definition.gatedUntilReady).map((definition) => definition.url);
@@ -36,10 +36,28 @@ describe('the Consul routes are registered from their definitions', () => {
     expect(Object.keys(document.paths['/v1/agent/service/register']!.put!.responses)).toEqual(expect.arrayContaining(['200', '400', '403']));
   });
 
-  it('keeps the routes open that are open (the document included) and refuses the others without a token', async () => {
-    t = await createTestConsul({ file: { security: { tokens: [{ name: 'reader', token: 'reader-token-0123456789', namespaces: ['*'], scopes: ['read'] }] } } });
-    expect((await t.app.inject({ url: '/docs/json' })).statusCode).toBe(200);
-    expect((await t.app.inject({ url: '/v1/catalog/datacenters' })).statusCode).toBe(200);
+  it('keeps status/leader open, gives what tells about the cluster (peers, datacenters, the document) to the admin scope as /v1/cluster, and refuses the rest without a token', async () => {
+    const READER = 'reader-token-0123456789';
+    const ADMIN = 'admin-token-01234567890';
+    t = await createTestConsul({
+      file: {
+        security: {
+          tokens: [
+            { name: 'reader', token: READER, namespaces: ['*'], scopes: ['read'] },
+            { name: 'admin', token: ADMIN, namespaces: ['*'], scopes: ['admin'] },
+          ],
+        },
+      },
+    });
+    expect((await t.app.inject({ url: '/v1/status/leader' })).statusCode).toBe(200);
+    for (const url of ['/docs/json', '/v1/catalog/datacenters', '/v1/status/peers']) {
+      for (const headers of [{}, { 'x-consul-token': READER }]) {
+        const refused = await t.app.inject({ url, headers });
+        expect(refused.statusCode, url).toBe(403);
+        expect(refused.headers['content-type']).toMatch(/^text\/plain/);
+      }
+      expect((await t.app.inject({ url, headers: { 'x-consul-token': ADMIN } })).statusCode, url).toBe(200);
+    }
     const refused = await t.app.inject({ url: '/v1/catalog/services' });
     expect(refused.statusCode).toBe(403);
     expect(refused.headers['content-type']).toMatch(/^text\/plain/);

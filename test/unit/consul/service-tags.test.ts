@@ -119,15 +119,15 @@ describe('GET /v1/catalog/services from the kept service tags', () => {
       if (looks === 2) register(node, 'web', 'web-2', '', ['b']);
       return true;
     });
-    const before = node.views.revision;
+    const before = t.blocking.indexes.catalog('default');
     const answer = await t.app.inject({ url: '/v1/catalog/services' });
     expect(looks).toBe(SERVICES.length);
     expect(answer.headers['x-consul-index']).toBe(String(before));
-    expect(node.views.revision).toBeGreaterThan(before);
+    expect(t.blocking.indexes.catalog('default')).toBeGreaterThan(before);
     // A blocking query with that index answers at once, with the write in it.
     vi.restoreAllMocks();
     const next = await t.app.inject({ url: `/v1/catalog/services?index=${before}&wait=1m` });
-    expect(next.headers['x-consul-index']).toBe(String(node.views.revision));
+    expect(next.headers['x-consul-index']).toBe(String(t.blocking.indexes.catalog('default')));
     expect(next.json().web).toEqual(['a', 'b']);
   });
 });

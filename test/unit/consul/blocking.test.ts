@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { BlockingQueries, WAKE_SLICE } from '../../../src/consul/blocking.js';
+import { seededRng } from '../../../src/clock/rng.js';
+import type { ServiceChange, ServiceViews } from '../../../src/views/service-views.js';
+import { LimitsPort } from '../../../src/adapters/limits.js';
+import { testConfig } from '../../support/node.js';
+import { FakeClock } from '../../support/fake-clock.js';
+
+/** The read layer's change feed alone: what BlockingQueries follows. */
+function feed() {
+  let listener: ((change: ServiceChange) => void) | undefined;
+  const views = { onChange: (fn: (change: ServiceChange) => void) => ((listener = fn), () => (listener = undefined)) } as unknown as ServiceViews;
+  return { views, change: (service: string) => listener?.({ namespace: 'default', service, revision: 0 }) };
+}
+
+/** The peer's limits port with the rate limit off and /v1's default share. */
+const limitsPort = (clock: FakeClock) => new LimitsPort(clock, { ...testConfig({ limits: { rateLimitPerSecond: 0 } }).limits });
+
+const flushMicrotasks = async () => {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+};
+
+describe('BlockingQueries', () => {
+  it('wakes the queries of a change in slices: the first at once, the rest one slice per loop turn', async () => {
+    const { views, change } = feed();
+    const clock = new FakeClock();
+    const blocking = new BlockingQueries({ views, clock, rng: seededRng(1), limits: limitsPort(clock) }, { maxWaiters: 1_000 });
+    const index = blocking.indexes.service('default', 'web');
+    let woken = 0;
+    const total = WAKE_SLICE * 2 + 17;
+    const held = Array.from({ length: total }, (_, i) => blocking.wait('default', 'web', index, 60_000, { address: `10.0.${i % 250}.${i}` }, { isGone: false }).then(() => (woken += 1)));
+    expect(blocking.size).toBe(total);
+    change('api');
+    await flushMicrotasks();
+    expect(woken).toBe(0);
+    change('web');
+    await flushMicrotasks();
+    expect(woken).toBe(WAKE_SLICE);
+    await new Promise((resolve) => setImmediate(resolve));
+    await flushMicrotasks();
+    expect(woken).toBe(WAKE_SLICE * 2);
+    await Promise.all(held);
+    expect(woken).toBe(total);
+    expect(blocking.size).toBe(0);
+    blocking.close();
+  });
+
+  it('frees the slot of a query whose client went away', async () => {
+    const { views } = feed();
+    const clock = new FakeClock();
+    const blocking = new BlockingQueries({ views, clock, rng: seededRng(1), limits: limitsPort(clock) }, { maxWaiters: 10 });
+    const gone: { onGone?: () => void; isGone: boolean } = { isGone: false };
+    const held = blocking.wait('default', 'web', blocking.indexes.floor, 60_000, { address: '10.0.0.1' }, gone);
+    expect(blocking.heldBy('address:10.0.0.1')).toBe(1);
+    gone.isGone = true;
+    gone.onGone?.();
+    await held;
+    expect(blocking.size).toBe(0);
+    blocking.close();
+  });
+});

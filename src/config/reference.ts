@@ -158,8 +158,12 @@ records as \`/v1\` and the Eureka API.
 | \`dns.maxUdpPayloadBytes\` | bytes | 1232 | 512 to 65535: largest UDP answer to a client whose EDNS0 buffer is larger (without EDNS0: 512); a bigger answer is truncated (TC) and the resolver retries over TCP |
 | \`xds.port\` | port | off | serve the xDS Aggregated Discovery Service (gRPC) on this port (docs/xds.md). Also \`--xds-port\`. |
 | \`xds.namespaces\` | array | \`["default"]\` | the namespaces xDS exposes (a service of namespace \`ns\` other than \`default\` is \`xds:///service.ns\`; docs/xds.md) |
-| \`xds.lbPolicy\` | string | \`ring_hash\` | the balancing the Cluster asks of gRPC clients: \`ring_hash\` (calls in proportion to each endpoint's weight) or \`round_robin\` (endpoints of a zone take turns; weights only split calls between zones) |
+| \`xds.lbPolicy\` | string | \`auto\` | the balancing the Cluster asks of gRPC clients: \`auto\` (\`ring_hash\` for every client but gRPC C-core before 1.52, which crashes on it and gets \`round_robin\`; docs/xds.md), or \`ring_hash\` (calls in proportion to each endpoint's weight) or \`round_robin\` (endpoints of a zone take turns; weights only split calls between zones) for every client |
 | \`xds.pushCoalesceMs\` | ms | 50 | changes within this window reach each ADS stream as one push; longer means fewer pushes under churn but later news |
+| \`xds.allowAnonymous\` | boolean | \`false\` | with client tokens configured, serve \`xds.namespaces\` to ADS streams that present no token (most gRPC xDS clients cannot send one); off: a stream needs a token with the \`read\` scope in its gRPC metadata (\`authorization: Bearer <token>\`) and reads only its token's namespaces. An unknown token is always refused |
+| \`xds.streamsMax\` | count | 10000 | most ADS streams the listener holds at once; the next is refused with RESOURCE_EXHAUSTED |
+| \`xds.streamSharePerPrincipalRatio\` | ratio | 0.25 | share of \`xds.streamsMax\` one principal (a token, or the address of a stream without one) may hold |
+| \`xds.resourceNamesPerPrincipalMax\` | count | 100000 | most resource names one principal's streams subscribe to together (each stream at most 10,000); past it a request is refused with RESOURCE_EXHAUSTED |
 | \`consul.port\` | port | off | serve Consul's agent, catalog and health HTTP API on this port (docs/consul.md). Also \`--consul-port\`. |
 | \`consul.namespaces\` | array | \`["default"]\` | the namespaces the Consul API serves; the first is the one a request that names none (\`?ns=\`) reads and writes |
 | \`consul.defaultWaitMs\` | ms | \`300000\` | the \`wait\` of a blocking query that gives none (Consul's default: 5 minutes) |

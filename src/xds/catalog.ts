@@ -1,3 +1,4 @@
+import type { XdsLbPolicy } from '../config/protocols.js';
 import type { ServiceViews } from '../views/service-views.js';
 import { parseResourceName, resourceNameOf, type ServiceRef } from './names.js';
 import type { AnyMessage, XdsProtos } from './protos.js';
@@ -36,7 +37,7 @@ export class XdsCatalog {
 
   constructor(
     private readonly components: CatalogComponents,
-    private readonly init: ResourceSettings & { namespaces: readonly string[] },
+    private readonly init: { namespaces: readonly string[] },
   ) {}
 
   /** The service a resource name stands for, when it is in an exposed namespace. */
@@ -50,18 +51,23 @@ export class XdsCatalog {
   }
 
   /**
-   * A resource of the named service; null when the service has no served instance (an
-   * absent resource, which state-of-the-world xDS shows by leaving it out).
+   * A resource of the named service as built for clients of `lbPolicy`; null when the service
+   * has no served instance (an absent resource, which state-of-the-world xDS shows by leaving
+   * it out). Each policy's resources are built once per view change, on first use.
    */
-  get(name: string, kind: ResourceKind): VersionedResource | null {
-    const entry = this.entry(name);
+  get(name: string, kind: ResourceKind, lbPolicy: XdsLbPolicy): VersionedResource | null {
+    const entry = this.entry(name, lbPolicy);
     return entry ? { any: entry.source[kind], version: entry.versions[kind] } : null;
   }
 
-  /** The names of every exposed service with a served instance (what a wildcard subscription gets). */
-  names(): string[] {
+  /**
+   * The names of every exposed service with a served instance (what a wildcard subscription
+   * gets), of the namespaces `visible` lets through.
+   */
+  names(visible: (namespace: string) => boolean = () => true): string[] {
     const out: string[] = [];
     for (const namespace of this.init.namespaces) {
+      if (!visible(namespace)) continue;
       for (const service of this.components.views.servicesOf(namespace)) {
         const name = resourceNameOf(namespace, service);
         const ref = this.refOf(name);
@@ -73,26 +79,28 @@ export class XdsCatalog {
     return out;
   }
 
-  private entry(name: string): Entry | null {
+  private entry(name: string, lbPolicy: XdsLbPolicy): Entry | null {
     const ref = this.refOf(name);
+    const key = `${lbPolicy}\n${name}`;
     // Checked before `get`, which would keep an (empty) view for every name a client makes up.
     const known = ref !== null && this.components.views.revisionOf(ref.namespace, ref.service) > 0;
     const view = known ? this.components.views.get(ref.namespace, ref.service) : null;
     if (!ref || !view || view.served.length === 0) {
-      this.entries.delete(name);
+      this.entries.delete(key);
       return null;
     }
-    const source = this.components.views.encoding(view, 'xds', (current) => {
-      const built = buildServiceResources(current, this.components.protos, this.init);
+    const settings: ResourceSettings = { lbPolicy };
+    const source = this.components.views.encoding(view, `xds:${lbPolicy}`, (current) => {
+      const built = buildServiceResources(current, this.components.protos, settings);
       if (built.skipped.notAnIp + built.skipped.duplicateAddress > 0) this.components.onSkipped?.(built.name, built.skipped);
       return built;
     });
-    const previous = this.entries.get(name);
+    const previous = this.entries.get(key);
     if (previous?.source === source) return previous;
     const versionOf = (kind: ResourceKind) =>
       previous && previous.source[kind].value.equals(source[kind].value) ? previous.versions[kind] : ++this.versionCounter;
     const entry: Entry = { source, versions: { listener: versionOf('listener'), cluster: versionOf('cluster'), endpoints: versionOf('endpoints') } };
-    this.entries.set(name, entry);
+    this.entries.set(key, entry);
     return entry;
   }
 }

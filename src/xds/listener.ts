@@ -1,4 +1,5 @@
 import type { ListenerDeps, ProtocolListener } from '../protocol-listeners.js';
+import { isLoopback } from '../security/startup-policy.js';
 import type { XdsServer } from './server.js';
 
 /** The xDS listener as started: its server (tests read its port and figures). */
@@ -27,10 +28,33 @@ export async function startXdsListener(deps: ListenerDeps): Promise<XdsListener 
       namespaces: settings.namespaces,
       lbPolicy: settings.lbPolicy,
       pushCoalesceMs: settings.pushCoalesceMs,
+      allowAnonymous: settings.allowAnonymous,
+      streamsMax: settings.streamsMax,
+      streamSharePerPrincipalRatio: settings.streamSharePerPrincipalRatio,
+      resourceNamesPerPrincipalMax: settings.resourceNamesPerPrincipalMax,
+      tokens: deps.config.security.tokens,
+      limits: deps.config.limits,
       ...(deps.tls ? { tls: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
     },
   );
   await server.start();
-  logger.info({ port: server.port, namespaces: settings.namespaces, lbPolicy: settings.lbPolicy, tls: deps.tls !== undefined }, 'xds: serving the Aggregated Discovery Service');
+  const anonymous = server.access.servesAnonymous;
+  logger.info({ port: server.port, namespaces: settings.namespaces, lbPolicy: settings.lbPolicy, tls: deps.tls !== undefined, anonymous }, 'xds: serving the Aggregated Discovery Service');
+  const warning = openXdsWarning(deps.config.host, server.port, settings.namespaces, anonymous, deps.config.security.tokens.length > 0);
+  if (warning) logger.warn({ port: server.port, namespaces: settings.namespaces }, warning);
   return { name: 'xds', server, close: () => server.close() };
+}
+
+/**
+ * The start-up warning of an xDS port that serves streams without a token on an address other
+ * machines reach: anyone who reaches it reads every instance address of those namespaces
+ * (other tenants' included). Null on loopback, or when every stream needs a token. Pure.
+ */
+export function openXdsWarning(host: string, port: number, namespaces: readonly string[], anonymous: boolean, tokens: boolean): string | null {
+  if (!anonymous || isLoopback(host)) return null;
+  const why = tokens ? 'xds.allowAnonymous is on' : 'no client token is configured';
+  return (
+    `xds: port ${port} on ${host} serves the instances of namespaces ${namespaces.join(', ')} to any client without a token (${why}); ` +
+    'limit xds.namespaces to what every client may read, or turn xds.allowAnonymous off so that streams need a read token'
+  );
 }

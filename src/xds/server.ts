@@ -1,14 +1,19 @@
 import { Server, ServerCredentials, status, type ServerDuplexStream } from '@grpc/grpc-js';
 import type { Clock, TimerHandle } from '../clock/clock.js';
-import type { XdsConfig } from '../config/protocols.js';
+import { XDS_DEFAULTS, type XdsConfig } from '../config/protocols.js';
+import type { TokenGrant } from '../config/security.js';
+import type { RateLimitSettings } from '../http/access/rate-limit.js';
 import type { Logger } from '../log/logger.js';
 import type { ServiceViews } from '../views/service-views.js';
+import { XdsAccess, type CallIdentity } from './access.js';
 import { XdsCatalog } from './catalog.js';
+import { ClientLog } from './client-log.js';
+import { NameShares } from './name-shares.js';
 import { resourceNameOf } from './names.js';
 import type { XdsProtos } from './protos.js';
 import { ResponseEncoder } from './responses.js';
 import { DeltaAdsStream, type DeltaDiscoveryRequest, type DeltaDiscoveryResponse } from './delta-stream.js';
-import { AdsStream, BadRequestError, type DiscoveryRequest, type DiscoveryResponse, type XdsStats } from './stream.js';
+import { AdsStream, StreamRefusal, type AdsStreamComponents, type DiscoveryRequest, type DiscoveryResponse, type StreamAccess, type XdsStats } from './stream.js';
 
 /** What the server pushes to and feeds requests into: a state-of-the-world or an incremental stream. */
 interface PushedStream<Request> {
@@ -24,8 +29,13 @@ export interface XdsServerComponents {
   protos: XdsProtos;
 }
 
-export interface XdsServerInit extends Pick<XdsConfig, 'namespaces' | 'lbPolicy' | 'pushCoalesceMs'> {
+/** The xDS settings beyond these have defaults (XDS_DEFAULTS): tests name what they try. */
+export interface XdsServerInit extends Pick<XdsConfig, 'namespaces' | 'lbPolicy' | 'pushCoalesceMs'>, Partial<Pick<XdsConfig, 'allowAnonymous' | 'streamsMax' | 'streamSharePerPrincipalRatio' | 'resourceNamesPerPrincipalMax'>> {
   host: string;
+  /** The client tokens (`security.tokens`); none: every stream is served (dev mode). */
+  tokens?: readonly TokenGrant[];
+  /** The rate limits of `/v1` (`limits.*`); none: requests are not rate-limited. */
+  limits?: RateLimitSettings;
   /** 0 picks a free port (tests). */
   port: number;
   /** The peer's certificate and key: ADS is then served over TLS. */
@@ -45,8 +55,12 @@ export function bindAddressOf(host: string, port: number): string {
  * one response per resource type.
  */
 export class XdsServer {
-  readonly stats: XdsStats = { streams: 0, requests: 0, acks: 0, nacks: 0, responses: 0, unknownTypes: 0 };
+  readonly stats: XdsStats = { streams: 0, requests: 0, acks: 0, nacks: 0, responses: 0, unknownTypes: 0, refused: 0 };
   readonly catalog: XdsCatalog;
+  readonly access: XdsAccess;
+  private readonly clientLog: ClientLog;
+  /** Resource names held per principal (read by tests and metrics). */
+  readonly names: NameShares;
   private readonly server = new Server();
   private readonly streams = new Set<PushedStream<never>>();
   private readonly dirty = new Set<string>();
@@ -60,6 +74,18 @@ export class XdsServer {
     private readonly init: XdsServerInit,
   ) {
     const log = components.logger;
+    this.clientLog = new ClientLog(log, components.clock);
+    this.names = new NameShares(init.resourceNamesPerPrincipalMax ?? XDS_DEFAULTS.resourceNamesPerPrincipalMax);
+    this.access = new XdsAccess(components.clock, {
+      tokens: init.tokens ?? [],
+      xds: {
+        namespaces: init.namespaces,
+        allowAnonymous: init.allowAnonymous ?? XDS_DEFAULTS.allowAnonymous,
+        streamsMax: init.streamsMax ?? XDS_DEFAULTS.streamsMax,
+        streamSharePerPrincipalRatio: init.streamSharePerPrincipalRatio ?? XDS_DEFAULTS.streamSharePerPrincipalRatio,
+      },
+      limits: init.limits ?? { rateLimitPerSecond: 0, rateLimitLoopbackPerSecond: 0, rateLimitBurst: 1, rateLimitClientsMax: 1 },
+    });
     this.responses = new ResponseEncoder((response) => components.protos.encodeResponse(response));
     this.catalog = new XdsCatalog(
       {
@@ -108,6 +134,7 @@ export class XdsServer {
     this.flushTimer = null;
     for (const stream of this.streams) stream.close();
     this.streams.clear();
+    this.clientLog.flush();
     // Open ADS streams never end by themselves: a graceful shutdown would wait for them forever.
     this.server.forceShutdown();
   }
@@ -126,33 +153,48 @@ export class XdsServer {
 
   /** Serves one StreamAggregatedResources call (the gRPC server's handler; tests pass a fake call). */
   attach(call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>): void {
-    this.follow(call, new AdsStream(call, this.streamComponents()));
+    this.follow(call, (access) => new AdsStream(call, this.streamComponents(), access));
   }
 
   /** Serves one DeltaAggregatedResources call (incremental xDS). */
   attachDelta(call: ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>): void {
-    this.follow(call, new DeltaAdsStream(call, this.streamComponents()));
+    this.follow(call, (access) => new DeltaAdsStream(call, this.streamComponents(), access));
   }
 
-  private streamComponents() {
-    return { catalog: this.catalog, logger: this.components.logger, stats: this.stats, responses: this.responses };
+  private streamComponents(): AdsStreamComponents {
+    return { catalog: this.catalog, clientLog: this.clientLog, stats: this.stats, responses: this.responses, names: this.names, lbPolicy: this.init.lbPolicy };
   }
 
-  private follow<Request>(call: ServerDuplexStream<Request, unknown>, stream: PushedStream<Request>): void {
+  /** Ends a call with a refusal's status (counted, and logged within the client lines' budget). */
+  private refuse(call: ServerDuplexStream<unknown, unknown>, refusal: StreamRefusal, opened: boolean): void {
+    this.stats.refused += 1;
+    this.clientLog.warn({ code: status[refusal.code], reason: refusal.message, peer: call.getPeer?.() ?? 'unknown' }, opened ? 'xds: a request was refused; the stream is ended' : 'xds: a stream was refused');
+    call.emit('error', { code: refusal.code, details: refusal.message });
+  }
+
+  private follow<Request>(call: ServerDuplexStream<Request, unknown> & CallIdentity, create: (access: StreamAccess) => PushedStream<Request>): void {
+    const admitted = this.access.admit(call);
+    if (admitted instanceof StreamRefusal) {
+      this.refuse(call, admitted, false);
+      return;
+    }
+    const stream = create(admitted.access);
     this.streams.add(stream);
     this.stats.streams += 1;
     const end = () => {
       stream.close();
+      admitted.release();
       this.streams.delete(stream);
     };
     call.on('data', (request: Request) => {
       try {
+        const limited = admitted.checkRate();
+        if (limited) throw limited;
         stream.request(request);
       } catch (error) {
-        if (error instanceof BadRequestError) {
-          this.components.logger.warn({ reason: error.message }, 'xds: a request was refused; the stream is ended');
+        if (error instanceof StreamRefusal) {
           end();
-          call.emit('error', { code: status.INVALID_ARGUMENT, details: error.message });
+          this.refuse(call, error, true);
           return;
         }
         // A request that makes building fail must not take the peer down: end this stream only.

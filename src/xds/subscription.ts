@@ -52,6 +52,18 @@ export class Subscription {
 
   constructor(readonly kind: ResourceKind) {}
 
+  /** The names a request's list subscribes to (`*` asks for the wildcard, it names nothing). */
+  static namesOf(names: readonly string[]): Set<string> {
+    const out = new Set(names);
+    out.delete('*');
+    return out;
+  }
+
+  /** Whether a request with this nonce answers an older response (and is ignored whole). */
+  isStale(responseNonce: string): boolean {
+    return responseNonce !== '' && responseNonce !== this.nonce;
+  }
+
   /** Classifies a request and, unless it is stale, takes its resource names as the subscription. */
   apply(request: SubscriptionRequest): RequestKind {
     const kind = this.classify(request);
@@ -70,7 +82,7 @@ export class Subscription {
 
   private classify(request: SubscriptionRequest): RequestKind {
     if (request.response_nonce === '') return 'initial';
-    if (request.response_nonce !== this.nonce) return 'stale';
+    if (this.isStale(request.response_nonce)) return 'stale';
     return request.error_detail ? 'nack' : 'ack';
   }
 

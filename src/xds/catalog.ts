@@ -33,6 +33,7 @@ export interface CatalogComponents {
  */
 export class XdsCatalog {
   private readonly entries = new Map<string, Entry>();
+  private pushMemo: Map<string, { namespace: string; resource: VersionedResource } | null> | null = null;
   private versionCounter = 0;
 
   constructor(
@@ -58,6 +59,32 @@ export class XdsCatalog {
   get(name: string, kind: ResourceKind, lbPolicy: XdsLbPolicy): VersionedResource | null {
     const entry = this.entry(name, lbPolicy);
     return entry ? { any: entry.source[kind], version: entry.versions[kind] } : null;
+  }
+
+  /**
+   * Runs one push: within it, each (name, type, policy) is looked up once and the answer
+   * shared by every stream that asks (1,000 streams of one service asked the views 1,000
+   * times per change; the views' answer cannot change within a push, which runs in one turn).
+   */
+  push(run: () => void): void {
+    this.pushMemo = new Map();
+    try {
+      run();
+    } finally {
+      this.pushMemo = null;
+    }
+  }
+
+  /** A resource and its service's namespace, for a stream that checks it may see it; memoized within a push. */
+  lookup(name: string, kind: ResourceKind, lbPolicy: XdsLbPolicy): { namespace: string; resource: VersionedResource } | null {
+    const memo = this.pushMemo;
+    const key = memo === null ? '' : `${lbPolicy}\n${kind}\n${name}`;
+    if (memo?.has(key)) return memo.get(key)!;
+    const ref = this.refOf(name);
+    const resource = ref === null ? null : this.get(name, kind, lbPolicy);
+    const found = ref === null || resource === null ? null : { namespace: ref.namespace, resource };
+    memo?.set(key, found);
+    return found;
   }
 
   /**

@@ -146,9 +146,11 @@ export class XdsServer {
     const names = new Set(this.dirty);
     this.dirty.clear();
     // One push: streams sent the same resources share one response, encoded once (responses.ts).
-    this.responses.push(() => {
-      for (const stream of this.streams) stream.changed(names);
-    });
+    this.responses.push(() =>
+      this.catalog.push(() => {
+        for (const stream of this.streams) stream.changed(names);
+      }),
+    );
   }
 
   /** Serves one StreamAggregatedResources call (the gRPC server's handler; tests pass a fake call). */
@@ -187,6 +189,7 @@ export class XdsServer {
       this.streams.delete(stream);
     };
     call.on('data', (request: Request) => {
+      if (!this.streams.has(stream)) return;
       try {
         const limited = admitted.checkRate();
         if (limited) throw limited;

@@ -139,10 +139,8 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
 
   /** A resource the stream may see (its namespaces), as built for its client's policy. */
   protected resource(name: string, kind: ResourceKind): VersionedResource | null {
-    const { catalog } = this.components;
-    const ref = catalog.refOf(name);
-    if (ref === null || !this.access.sees(ref.namespace)) return null;
-    return catalog.get(name, kind, this.lbPolicy ?? policyFor(this.components.lbPolicy, null));
+    const found = this.components.catalog.lookup(name, kind, this.lbPolicy ?? policyFor(this.components.lbPolicy, null));
+    return found !== null && this.access.sees(found.namespace) ? found.resource : null;
   }
 
   /** What a wildcard subscription of this stream gets: every service of the namespaces it sees. */
@@ -177,6 +175,8 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
   /** Counts a request and finds its type's subscription; null for a type not served (counted, not answered). */
   protected subscriptionFor(request: { node?: RequestNode | null; type_url?: string }, names: number, create: (kind: ResourceKind) => Sub): Sub | null {
     const { stats } = this.components;
+    // A request that was already on its way when the stream ended (refused) changes nothing.
+    if (this.closed) return null;
     stats.requests += 1;
     if (request.node?.id) this.nodeId = request.node.id;
     // The policy is the first request's (the node rides on it): a stream's Clusters never change policy.
@@ -229,6 +229,9 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
         'xds: a client rejected (NACK) a response; it is not sent again until the resources change',
       );
     }
+    // An ACK or NACK that names what was subscribed already has nothing to answer: pushes send
+    // every change (1,000 streams ACK each push; walking their names again cost each ACK a look-up per name).
+    if (outcome !== 'initial' && !subscription.changedByLastRequest) return;
     // The first request of a whole-set type is answered even when nothing exists yet, so a
     // client (Envoy's wildcard CDS) does not wait for resources that may never come.
     this.send(subscription, isFirst && sendsWholeSet(subscription.kind));

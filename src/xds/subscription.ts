@@ -48,6 +48,8 @@ export class Subscription {
   responses = 0;
   /** The version_info the client last accepted. */
   ackedVersion = '';
+  /** Whether the last request applied changed what the subscription wants (its names or the wildcard). */
+  changedByLastRequest = false;
   private seenRequest = false;
 
   constructor(readonly kind: ResourceKind) {}
@@ -69,11 +71,18 @@ export class Subscription {
     const kind = this.classify(request);
     if (kind === 'stale') return kind;
     const names = request.resource_names;
+    const wildcardBefore = this.wildcard;
     const wantsAll = names.includes('*');
     // Legacy wildcard: the first request of a type naming nothing; `*` asks for it explicitly.
     if (wantsAll || (!this.seenRequest && names.length === 0)) this.wildcard = true;
     else if (names.length > 0) this.wildcard = false;
     this.seenRequest = true;
+    const before = this.names.size;
+    let kept = 0;
+    for (const name of names) if (name !== '*' && this.names.has(name)) kept += 1;
+    // An ACK naming what the subscription already holds (every push is answered so) changes nothing.
+    this.changedByLastRequest = wildcardBefore !== this.wildcard || kept !== before || Subscription.namesOf(names).size !== before;
+    if (!this.changedByLastRequest) return kind;
     this.names.clear();
     for (const name of names) if (name !== '*') this.names.add(name);
     if (!this.wildcard) for (const name of this.sent.keys()) if (!this.names.has(name)) this.sent.delete(name);

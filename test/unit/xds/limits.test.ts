@@ -234,3 +234,15 @@ describe('NACK log lines', () => {
     expect(logger.lines.at(-1)?.fields.error).toBe('short');
   });
 });
+
+describe('a refused stream', () => {
+  it('takes no request after it was ended: its owner holds no names for it', async () => {
+    const { server } = await setUp();
+    const call = new FakeDeltaCall();
+    server.attachDelta(call as never);
+    for (let request = 0; request < 4; request += 1) call.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: unknownNames(request, MAX_RESOURCE_NAMES) });
+    expect(call.errors).toHaveLength(1);
+    expect(call.responses).toHaveLength(1);
+    expect(server.names.heldBy('address:127.0.0.1')).toBe(0);
+  });
+});

@@ -257,6 +257,24 @@ describe('XdsServer (state of the world ADS)', () => {
     }
   });
 
+  it('looks each resource up once per push, whatever the number of streams, and not at all on an ACK', async () => {
+    const { node, clock, call, server } = await setUp();
+    const streams = [call, ...Array.from({ length: 9 }, () => new FakeCall())];
+    for (const stream of streams.slice(1)) server.attach(stream as never);
+    register(node, 1);
+    for (const stream of streams) stream.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter'] });
+    const lookups = vi.spyOn(server.catalog, 'get');
+    for (const stream of streams) ack(stream, TYPE_URLS.endpoints, ['greeter']);
+    expect(lookups).not.toHaveBeenCalled();
+    register(node, 2);
+    await push(clock);
+    expect(streams.every((stream) => stream.responses.length === 2)).toBe(true);
+    expect(lookups).toHaveBeenCalledTimes(1);
+    // An ACK that changes the names is answered as before.
+    ack(call, TYPE_URLS.endpoints, ['greeter', 'other']);
+    expect(lookups).toHaveBeenCalledTimes(3);
+  });
+
   it('does not answer a type it does not serve, and counts it', async () => {
     const { call, server } = await setUp();
     call.send({ type_url: TYPE_URLS.routeConfiguration, resource_names: ['greeter'] });

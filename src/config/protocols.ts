@@ -106,13 +106,12 @@ export interface XdsConfig extends ListenerConfig {
    * refused all the same. Off (default): with tokens, a stream needs a valid read token.
    */
   allowAnonymous: boolean;
-  /** Most ADS streams the listener holds at once; the next is refused (RESOURCE_EXHAUSTED). */
-  streamsMax: number;
   /**
-   * Share of `streamsMax` one principal (a token, or an address without one) may hold: one
-   * client holding all it may leaves room for the others.
+   * Most ADS streams the listener holds at once; the next is refused (RESOURCE_EXHAUSTED). One
+   * principal (a token, or an address without one) holds at most its share of them
+   * (`limits.heldSharePerPrincipalRatio`), so one client holding all it may leaves room for others.
    */
-  streamSharePerPrincipalRatio: number;
+  streamsMax: number;
   /**
    * Most resource names one principal's streams may subscribe to together (each stream holds
    * at most 10,000): every name costs memory for as long as the stream lives and work on
@@ -126,7 +125,6 @@ export const XDS_DEFAULTS = {
   lbPolicy: 'auto',
   allowAnonymous: false,
   streamsMax: 10_000,
-  streamSharePerPrincipalRatio: 0.25,
   resourceNamesPerPrincipalMax: 100_000,
 } as const;
 
@@ -237,10 +235,9 @@ export const XDS_PUSH_COALESCE_MS = 50;
 const XDS_PUSH_COALESCE_MAX_MS = 10_000;
 
 function readXds(doc: unknown, port: number | undefined): XdsConfig {
-  const extra = ['lbPolicy', 'pushCoalesceMs', 'allowAnonymous', 'streamsMax', 'streamSharePerPrincipalRatio', 'resourceNamesPerPrincipalMax'];
+  const extra = ['lbPolicy', 'pushCoalesceMs', 'allowAnonymous', 'streamsMax', 'resourceNamesPerPrincipalMax'];
   const { section, config } = readListener('xds', doc, port, extra);
   const { lbPolicy = XDS_DEFAULTS.lbPolicy, pushCoalesceMs = XDS_PUSH_COALESCE_MS, allowAnonymous = XDS_DEFAULTS.allowAnonymous } = section;
-  const ratio = section.streamSharePerPrincipalRatio ?? XDS_DEFAULTS.streamSharePerPrincipalRatio;
   if (typeof lbPolicy !== 'string' || !(xdsLbPolicySettings as readonly string[]).includes(lbPolicy)) {
     throw new ProtocolConfigError('xds.lbPolicy', `must be one of ${xdsLbPolicySettings.join(', ')}`);
   }
@@ -248,14 +245,12 @@ function readXds(doc: unknown, port: number | undefined): XdsConfig {
     throw new ProtocolConfigError('xds.pushCoalesceMs', `must be an integer number of milliseconds from 0 to ${XDS_PUSH_COALESCE_MAX_MS}`);
   }
   if (typeof allowAnonymous !== 'boolean') throw new ProtocolConfigError('xds.allowAnonymous', 'must be true or false');
-  if (typeof ratio !== 'number' || !(ratio > 0 && ratio <= 1)) throw new ProtocolConfigError('xds.streamSharePerPrincipalRatio', `must be a number above 0 and at most 1 (got ${JSON.stringify(ratio)})`);
   return {
     ...config,
     lbPolicy: lbPolicy as XdsLbPolicySetting,
     pushCoalesceMs,
     allowAnonymous,
     streamsMax: readInteger('xds.streamsMax', section.streamsMax, XDS_DEFAULTS.streamsMax, 1, 1_000_000),
-    streamSharePerPrincipalRatio: ratio,
     resourceNamesPerPrincipalMax: readInteger('xds.resourceNamesPerPrincipalMax', section.resourceNamesPerPrincipalMax, XDS_DEFAULTS.resourceNamesPerPrincipalMax, 1, 100_000_000),
   };
 }

@@ -1,32 +1,35 @@
 import { status, type Metadata } from '@grpc/grpc-js';
-import type { Clock } from '../clock/clock.js';
+import type { AccessDecision, AccessPort } from '../adapters/access.js';
+import type { CredentialCarrier } from '../adapters/contract.js';
+import type { LimitsPort, LimitSubject } from '../adapters/limits.js';
 import type { XdsConfig } from '../config/protocols.js';
-import type { TokenGrant } from '../config/security.js';
-import { ClientRateLimits, type RateLimitSettings } from '../http/access/rate-limit.js';
-import { HeldShares, principalCapOf, shareOwnerOf } from '../security/held-shares.js';
-import { hasNamespace, hasScope, presentedToken, TokenTable, type Principal } from '../security/tokens.js';
+import type { HeldShares } from '../security/held-shares.js';
+import { hasNamespace, type Principal } from '../security/tokens.js';
 import { StreamRefusal, type StreamAccess } from './stream.js';
 
 /**
- * Who may open an ADS stream and what it reads: the registry's client tokens with the rules of
- * `/v1` (src/security/tokens.ts), presented in the call's gRPC metadata as
- * `authorization: Bearer <token>`. With no token configured (dev mode) every stream reads every
- * exposed namespace. With tokens, a stream needs a valid token with the `read` scope and reads
- * the exposed namespaces its token may use; one without a token is refused (UNAUTHENTICATED)
- * unless `xds.allowAnonymous`, which serves it `xds.namespaces` (most gRPC xDS clients cannot
- * send a token to their control plane). An invalid token is always refused.
- *
- * Streams are held slots: a cap for the listener (`xds.streamsMax`) and a share per principal
- * (`xds.streamSharePerPrincipalRatio`; a token, or the address of a stream without one),
- * refused with RESOURCE_EXHAUSTED. Requests on streams count against the rate limits of `/v1`
- * (`limits.rateLimit*`, per token or address; a table of this listener's own).
+ * Who may open an ADS stream and what it reads, through the adapter contract's ports
+ * (src/adapters): the access port turns the gRPC metadata `authorization: Bearer <token>` into a
+ * principal by the rules of `/v1` (the same tokens, scopes and namespaces, counted against the
+ * peer's one rate limit), the limits port holds each stream in the peer's pool of xDS streams
+ * with a share per principal (`limits.heldSharePerPrincipalRatio`). With no token configured
+ * (dev mode) every stream reads every exposed namespace. With tokens a stream needs a valid
+ * token with the `read` scope (UNAUTHENTICATED, PERMISSION_DENIED) and reads the exposed
+ * namespaces its token may use; one without a token is refused unless `xds.allowAnonymous`,
+ * which serves it `xds.namespaces` (most gRPC xDS clients cannot send a token to their
+ * control plane). An unknown token is always refused.
  */
 
-export interface XdsAccessInit {
-  tokens: readonly TokenGrant[];
-  xds: Pick<XdsConfig, 'namespaces' | 'allowAnonymous' | 'streamsMax' | 'streamSharePerPrincipalRatio'>;
-  limits: RateLimitSettings;
+/** How xDS carries credentials (the access port words a refusal's message from it). */
+export const XDS_CARRIERS: readonly CredentialCarrier[] = ['grpc-authorization'];
+
+/** The ports the listener takes its access and limits from. */
+export interface XdsAccessPorts {
+  access: AccessPort;
+  limits: LimitsPort;
 }
+
+export type XdsAccessInit = Pick<XdsConfig, 'namespaces' | 'allowAnonymous' | 'streamsMax'>;
 
 /** What a call shows of its client: its metadata and its peer address (`getPeer()`, `ip:port`). */
 export interface CallIdentity {
@@ -49,24 +52,25 @@ export function addressOfPeer(peer: string): string {
   return host.replace(/^\[|\]$/g, '');
 }
 
+/** The gRPC status of an access refusal: 401 UNAUTHENTICATED, 403 PERMISSION_DENIED, 429 RESOURCE_EXHAUSTED. */
+export function refusalOf(decision: Extract<AccessDecision, { allowed: false }>): StreamRefusal {
+  const code = decision.status === 401 ? status.UNAUTHENTICATED : decision.status === 403 ? status.PERMISSION_DENIED : status.RESOURCE_EXHAUSTED;
+  return new StreamRefusal(code, decision.error.message);
+}
+
 export class XdsAccess {
-  private readonly tokens: TokenTable;
   private readonly streams: HeldShares;
-  private readonly rates: ClientRateLimits;
 
   constructor(
-    clock: Clock,
+    private readonly ports: XdsAccessPorts,
     private readonly init: XdsAccessInit,
   ) {
-    this.tokens = new TokenTable(init.tokens);
-    const { streamsMax, streamSharePerPrincipalRatio } = init.xds;
-    this.streams = new HeldShares({ what: 'xDS streams', peerSetting: 'xds.streamsMax', peerMax: streamsMax, principalMax: principalCapOf(streamsMax, streamSharePerPrincipalRatio) });
-    this.rates = new ClientRateLimits(clock, init.limits);
+    this.streams = ports.limits.pool('xDS streams', init.streamsMax, 'xds.streamsMax');
   }
 
   /** True when a stream without a token is served (dev mode, or `xds.allowAnonymous`). */
   get servesAnonymous(): boolean {
-    return !this.tokens.enabled || this.init.xds.allowAnonymous;
+    return !this.ports.access.enabled || this.init.allowAnonymous;
   }
 
   /** Streams held now. */
@@ -77,43 +81,26 @@ export class XdsAccess {
   /** Admits a new stream, or answers why not (the call then ends with the refusal's code). */
   admit(call: CallIdentity): AdmittedStream | StreamRefusal {
     const address = addressOfPeer(call.getPeer?.() ?? 'unknown');
-    const principal = this.principalOf(call, address);
-    if (principal instanceof StreamRefusal) return principal;
-    const tokenName = principal?.name;
-    const rate = this.rates.check(address, tokenName);
-    if (rate) return new StreamRefusal(status.RESOURCE_EXHAUSTED, rate.message);
-    const owner = shareOwnerOf(address, tokenName);
-    const slot = this.streams.take(owner);
+    const header = call.metadata?.get('authorization')[0];
+    const authorization = typeof header === 'string' ? header : undefined;
+    // Without a token and with allowAnonymous, the stream is an open operation (rate limited only).
+    const open = authorization === undefined && this.init.allowAnonymous;
+    const decision = this.ports.access.admit({ address, authorization }, { scope: open ? null : 'read', namespaces: [] }, XDS_CARRIERS);
+    if (!decision.allowed) return refusalOf(decision);
+    const slot = this.ports.limits.hold(this.streams, decision.subject);
     if (!slot.held) return new StreamRefusal(status.RESOURCE_EXHAUSTED, slot.message);
-    const exposed = this.init.xds.namespaces;
-    const sees = principal === undefined ? (namespace: string) => exposed.includes(namespace) : (namespace: string) => exposed.includes(namespace) && hasNamespace(principal, namespace);
-    return {
-      access: { owner, sees },
-      checkRate: () => {
-        const refusal = this.rates.check(address, tokenName);
-        return refusal ? new StreamRefusal(status.RESOURCE_EXHAUSTED, refusal.message) : undefined;
-      },
-      release: () => slot.release(),
-    };
+    return { access: this.streamAccess(decision.principal, decision.subject), checkRate: () => this.checkRate(decision.subject), release: () => slot.release() };
   }
 
-  /** The stream's principal: undefined for a stream served without one, or the refusal. */
-  private principalOf(call: CallIdentity, address: string): Principal | undefined | StreamRefusal {
-    if (!this.tokens.enabled) return undefined;
-    const header = call.metadata?.get('authorization')[0];
-    const token = typeof header === 'string' ? presentedToken(header, false) : undefined;
-    if (token === undefined) {
-      if (this.init.xds.allowAnonymous) return undefined;
-      // Counted like /v1 counts a request without credentials, so guessing costs the guesser.
-      this.rates.check(address);
-      return new StreamRefusal(status.UNAUTHENTICATED, 'this registry needs a token: send the gRPC metadata "authorization: Bearer <token>" (or set xds.allowAnonymous to serve clients that cannot)');
-    }
-    const principal = this.tokens.authenticate(token);
-    if (principal === undefined) {
-      this.rates.check(address);
-      return new StreamRefusal(status.UNAUTHENTICATED, 'unknown token (authorization metadata); check the token the client sends');
-    }
-    if (!hasScope(principal, 'read')) return new StreamRefusal(status.PERMISSION_DENIED, `token ${principal.name} does not have the read scope`);
-    return principal;
+  private streamAccess(principal: Principal | undefined, subject: LimitSubject): StreamAccess {
+    const exposed = this.init.namespaces;
+    const owner = subject.tokenName !== undefined ? `token:${subject.tokenName}` : `address:${subject.address}`;
+    if (principal === undefined || principal.namespaces === '*') return { owner, sees: (namespace) => exposed.includes(namespace), restrictedTo: null };
+    return { owner, sees: (namespace) => exposed.includes(namespace) && hasNamespace(principal, namespace), restrictedTo: principal.name };
+  }
+
+  private checkRate(subject: LimitSubject): StreamRefusal | undefined {
+    const limited = this.ports.limits.rate(subject);
+    return limited ? new StreamRefusal(status.RESOURCE_EXHAUSTED, limited.message) : undefined;
   }
 }

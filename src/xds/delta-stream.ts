@@ -1,5 +1,6 @@
 import type { ResourceKind } from './catalog.js';
 import type { AnyMessage } from './protos.js';
+import { clientFields } from './client-log.js';
 import { PushStream, TYPE_URL_OF, type RequestNode } from './stream.js';
 
 /** A DeltaDiscoveryRequest as the ADS service definition decodes it (snake_case). */
@@ -82,18 +83,19 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
   private nonceCounter = 0;
 
   request(request: DeltaDiscoveryRequest): void {
-    const { stats, clientLog } = this.components;
+    const { stats, logger } = this.components;
     const names = (request.resource_names_subscribe?.length ?? 0) + Object.keys(request.initial_resource_versions ?? {}).length;
     const subscription = this.subscriptionFor(request, names, (kind) => new DeltaSubscription(kind));
     if (!subscription) return;
+    this.checkNamespaces(request.resource_names_subscribe ?? []);
     // Names accumulate over a stream's requests: bounded per stream and per owner, not only per request.
     const before = subscription.names.size;
     const grown = before + subscription.newNamesIn(request.resource_names_subscribe ?? []);
     this.holdNames(before, grown);
     if (request.response_nonce && request.error_detail) {
       stats.nacks += 1;
-      clientLog.warn(
-        { node: this.nodeId, typeUrl: request.type_url, nonce: request.response_nonce, error: request.error_detail.message ?? '' },
+      logger.warn(
+        clientFields({ node: this.nodeId, typeUrl: request.type_url, nonce: request.response_nonce, error: request.error_detail.message ?? '' }),
         'xds: a client rejected (NACK) an incremental response; it is not sent again until the resources change',
       );
     } else if (request.response_nonce) {

@@ -17,11 +17,12 @@ export async function startXdsListener(deps: ListenerDeps): Promise<XdsListener 
   // Loaded only when xDS is on: grpc-js, protobufjs and the protos are about 110 modules and
   // several MB of RSS that a peer without an xDS port would carry for nothing.
   const [{ setLogger }, { XdsProtos }, { XdsServer }] = await Promise.all([import('@grpc/grpc-js'), import('./protos.js'), import('./server.js')]);
-  const logger = deps.logger.child({ component: 'xds' });
+  // The contract's logger: redacted, and a client's flood of NACKs or refusals sampled.
+  const logger = deps.ports.logger.child({ component: 'xds' });
   // grpc-js writes its own errors to stderr; they go to the peer's log instead.
   setLogger({ error: (...args: unknown[]) => logger.warn({ grpc: args.map(String).join(' ') }, 'grpc') });
   const server = new XdsServer(
-    { views: deps.node.views, clock: deps.node.components.clock, logger, protos: new XdsProtos() },
+    { views: deps.node.views, clock: deps.node.components.clock, logger, protos: new XdsProtos(), ports: deps.ports },
     {
       host: deps.config.host,
       port: settings.port,
@@ -30,10 +31,7 @@ export async function startXdsListener(deps: ListenerDeps): Promise<XdsListener 
       pushCoalesceMs: settings.pushCoalesceMs,
       allowAnonymous: settings.allowAnonymous,
       streamsMax: settings.streamsMax,
-      streamSharePerPrincipalRatio: settings.streamSharePerPrincipalRatio,
       resourceNamesPerPrincipalMax: settings.resourceNamesPerPrincipalMax,
-      tokens: deps.config.security.tokens,
-      limits: deps.config.limits,
       ...(deps.tls ? { tls: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
     },
   );

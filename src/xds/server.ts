@@ -1,13 +1,13 @@
 import { Server, ServerCredentials, status, type ServerDuplexStream } from '@grpc/grpc-js';
 import type { Clock, TimerHandle } from '../clock/clock.js';
+import { AccessPort } from '../adapters/access.js';
+import { LimitsPort } from '../adapters/limits.js';
 import { XDS_DEFAULTS, type XdsConfig } from '../config/protocols.js';
-import type { TokenGrant } from '../config/security.js';
-import type { RateLimitSettings } from '../http/access/rate-limit.js';
 import type { Logger } from '../log/logger.js';
 import type { ServiceViews } from '../views/service-views.js';
-import { XdsAccess, type CallIdentity } from './access.js';
+import { XdsAccess, type CallIdentity, type XdsAccessPorts } from './access.js';
 import { XdsCatalog } from './catalog.js';
-import { ClientLog } from './client-log.js';
+import { clientFields } from './client-log.js';
 import { NameShares } from './name-shares.js';
 import { resourceNameOf } from './names.js';
 import type { XdsProtos } from './protos.js';
@@ -25,21 +25,26 @@ interface PushedStream<Request> {
 export interface XdsServerComponents {
   views: ServiceViews;
   clock: Clock;
+  /** The contract's logger (src/log/sampled.ts: redacted, repeated lines sampled). */
   logger: Logger;
   protos: XdsProtos;
+  /** The contract's access and limits ports (the peer's); none: dev mode, no rate limit (tests). */
+  ports?: XdsAccessPorts;
 }
 
 /** The xDS settings beyond these have defaults (XDS_DEFAULTS): tests name what they try. */
-export interface XdsServerInit extends Pick<XdsConfig, 'namespaces' | 'lbPolicy' | 'pushCoalesceMs'>, Partial<Pick<XdsConfig, 'allowAnonymous' | 'streamsMax' | 'streamSharePerPrincipalRatio' | 'resourceNamesPerPrincipalMax'>> {
+export interface XdsServerInit extends Pick<XdsConfig, 'namespaces' | 'lbPolicy' | 'pushCoalesceMs'>, Partial<Pick<XdsConfig, 'allowAnonymous' | 'streamsMax' | 'resourceNamesPerPrincipalMax'>> {
   host: string;
-  /** The client tokens (`security.tokens`); none: every stream is served (dev mode). */
-  tokens?: readonly TokenGrant[];
-  /** The rate limits of `/v1` (`limits.*`); none: requests are not rate-limited. */
-  limits?: RateLimitSettings;
   /** 0 picks a free port (tests). */
   port: number;
   /** The peer's certificate and key: ADS is then served over TLS. */
   tls?: { cert: Buffer; key: Buffer };
+}
+
+/** Ports of a peer with no token and no rate limit (unit tests of other concerns). */
+export function devPorts(clock: Clock): XdsAccessPorts {
+  const limits = new LimitsPort(clock, { rateLimitPerSecond: 0, rateLimitLoopbackPerSecond: 0, rateLimitBurst: 1, rateLimitClientsMax: 1, heldSharePerPrincipalRatio: 0.25 });
+  return { access: new AccessPort([], limits), limits };
 }
 
 /** gRPC's bind address for a host and port (an IPv6 literal goes in brackets). */
@@ -58,7 +63,6 @@ export class XdsServer {
   readonly stats: XdsStats = { streams: 0, requests: 0, acks: 0, nacks: 0, responses: 0, unknownTypes: 0, refused: 0 };
   readonly catalog: XdsCatalog;
   readonly access: XdsAccess;
-  private readonly clientLog: ClientLog;
   /** Resource names held per principal (read by tests and metrics). */
   readonly names: NameShares;
   private readonly server = new Server();
@@ -74,17 +78,11 @@ export class XdsServer {
     private readonly init: XdsServerInit,
   ) {
     const log = components.logger;
-    this.clientLog = new ClientLog(log, components.clock);
     this.names = new NameShares(init.resourceNamesPerPrincipalMax ?? XDS_DEFAULTS.resourceNamesPerPrincipalMax);
-    this.access = new XdsAccess(components.clock, {
-      tokens: init.tokens ?? [],
-      xds: {
-        namespaces: init.namespaces,
-        allowAnonymous: init.allowAnonymous ?? XDS_DEFAULTS.allowAnonymous,
-        streamsMax: init.streamsMax ?? XDS_DEFAULTS.streamsMax,
-        streamSharePerPrincipalRatio: init.streamSharePerPrincipalRatio ?? XDS_DEFAULTS.streamSharePerPrincipalRatio,
-      },
-      limits: init.limits ?? { rateLimitPerSecond: 0, rateLimitLoopbackPerSecond: 0, rateLimitBurst: 1, rateLimitClientsMax: 1 },
+    this.access = new XdsAccess(components.ports ?? devPorts(components.clock), {
+      namespaces: init.namespaces,
+      allowAnonymous: init.allowAnonymous ?? XDS_DEFAULTS.allowAnonymous,
+      streamsMax: init.streamsMax ?? XDS_DEFAULTS.streamsMax,
     });
     this.responses = new ResponseEncoder((response) => components.protos.encodeResponse(response));
     this.catalog = new XdsCatalog(
@@ -134,7 +132,6 @@ export class XdsServer {
     this.flushTimer = null;
     for (const stream of this.streams) stream.close();
     this.streams.clear();
-    this.clientLog.flush();
     // Open ADS streams never end by themselves: a graceful shutdown would wait for them forever.
     this.server.forceShutdown();
   }
@@ -164,13 +161,13 @@ export class XdsServer {
   }
 
   private streamComponents(): AdsStreamComponents {
-    return { catalog: this.catalog, clientLog: this.clientLog, stats: this.stats, responses: this.responses, names: this.names, lbPolicy: this.init.lbPolicy };
+    return { catalog: this.catalog, logger: this.components.logger, stats: this.stats, responses: this.responses, names: this.names, lbPolicy: this.init.lbPolicy };
   }
 
-  /** Ends a call with a refusal's status (counted, and logged within the client lines' budget). */
+  /** Ends a call with a refusal's status (counted, and logged: the contract's logger samples a flood of them). */
   private refuse(call: ServerDuplexStream<unknown, unknown>, refusal: StreamRefusal, opened: boolean): void {
     this.stats.refused += 1;
-    this.clientLog.warn({ code: status[refusal.code], reason: refusal.message, peer: call.getPeer?.() ?? 'unknown' }, opened ? 'xds: a request was refused; the stream is ended' : 'xds: a stream was refused');
+    this.components.logger.warn(clientFields({ code: status[refusal.code], reason: refusal.message, peer: call.getPeer?.() ?? 'unknown' }), opened ? 'xds: a request was refused; the stream is ended' : 'xds: a stream was refused');
     call.emit('error', { code: refusal.code, details: refusal.message });
   }
 

@@ -1,8 +1,9 @@
 import { status } from '@grpc/grpc-js';
 import type { XdsLbPolicy, XdsLbPolicySetting } from '../config/protocols.js';
+import type { Logger } from '../log/logger.js';
 import type { ResourceKind, VersionedResource, XdsCatalog } from './catalog.js';
 import { policyFor, type ClientNode } from './client-policy.js';
-import type { ClientLog } from './client-log.js';
+import { clientFields, clip } from './client-log.js';
 import type { NameShares } from './name-shares.js';
 import { TYPE_URLS, type AnyMessage } from './protos.js';
 import type { NamedResource, ResponseEncoder } from './responses.js';
@@ -46,8 +47,8 @@ export interface XdsStats {
 
 export interface AdsStreamComponents {
   catalog: XdsCatalog;
-  /** Warn lines about what a client did (NACKs): clipped and throttled. */
-  clientLog: ClientLog;
+  /** The listener's logger: the contract's, which samples repeated lines (a client's NACKs). */
+  logger: Logger;
   stats: XdsStats;
   /** State-of-the-world responses, shared within a push (responses.ts). */
   responses: ResponseEncoder;
@@ -62,6 +63,8 @@ export interface StreamAccess {
   /** `token:NAME`, or `address:IP` for a stream without a token (src/security/held-shares.ts). */
   owner: string;
   sees(namespace: string): boolean;
+  /** The token's name when it may read only some namespaces (naming another's resource is refused); null otherwise. */
+  restrictedTo: string | null;
 }
 
 /**
@@ -149,6 +152,21 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
   }
 
   /**
+   * Refuses (PERMISSION_DENIED) a request naming a resource of an exposed namespace the stream's
+   * token may not use, as /v1 answers 403 for another namespace; a wildcard leaves those out.
+   */
+  protected checkNamespaces(names: readonly string[]): void {
+    const token = this.access.restrictedTo;
+    if (token === null) return;
+    for (const name of names) {
+      const ref = this.components.catalog.refOf(name);
+      if (ref !== null && !this.access.sees(ref.namespace)) {
+        throw new StreamRefusal(status.PERMISSION_DENIED, `token ${token} may not use namespace ${ref.namespace} (resource ${clip(name, 128)})`);
+      }
+    }
+  }
+
+  /**
    * Lets a subscription hold `next` names instead of `current`, within the stream's bound and
    * its owner's share; throws RESOURCE_EXHAUSTED (nothing changed) past either.
    */
@@ -206,12 +224,13 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
 export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
   /** Handles one request: ACK, NACK (logged and counted, never answered by a resend), or a (new) subscription. */
   request(request: DiscoveryRequest): void {
-    const { stats, clientLog } = this.components;
+    const { stats, logger } = this.components;
     const typeUrl = request.type_url ?? '';
     const subscription = this.subscriptionFor(request, request.resource_names?.length ?? 0, (kind) => new Subscription(kind));
     if (!subscription) return;
     const isFirst = subscription.responses === 0;
     if (subscription.isStale(request.response_nonce ?? '')) return;
+    this.checkNamespaces(request.resource_names ?? []);
     this.holdNames(subscription.names.size, Subscription.namesOf(request.resource_names ?? []).size);
     const outcome = subscription.apply({
       resource_names: request.resource_names ?? [],
@@ -224,8 +243,8 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
       subscription.ackedVersion = request.version_info ?? '';
     } else if (outcome === 'nack') {
       stats.nacks += 1;
-      clientLog.warn(
-        { node: this.nodeId, typeUrl, nonce: request.response_nonce, accepted: request.version_info, names: request.resource_names?.slice(0, 10), error: request.error_detail?.message ?? '' },
+      logger.warn(
+        clientFields({ node: this.nodeId, typeUrl, nonce: request.response_nonce, accepted: request.version_info, names: request.resource_names?.slice(0, 10), error: request.error_detail?.message ?? '' }),
         'xds: a client rejected (NACK) a response; it is not sent again until the resources change',
       );
     }

@@ -159,7 +159,6 @@ describe('protocol listeners (dns, xds, consul)', () => {
     [{ xds: { lbPolicy: 'random' } }, {}, 'xds.lbPolicy', 'auto, ring_hash, round_robin'],
     [{ xds: { allowAnonymous: 'yes' } }, {}, 'xds.allowAnonymous', 'true or false'],
     [{ xds: { streamsMax: 0 } }, {}, 'xds.streamsMax', 'from 1 to'],
-    [{ xds: { streamSharePerPrincipalRatio: 0 } }, {}, 'xds.streamSharePerPrincipalRatio', 'above 0 and at most 1'],
     [{ xds: { resourceNamesPerPrincipalMax: 1.5 } }, {}, 'xds.resourceNamesPerPrincipalMax', 'integer'],
     [{ xds: { pushCoalesceMs: -1 } }, {}, 'xds.pushCoalesceMs', 'from 0 to 10000'],
     [{ dns: 'on' }, {}, 'dns', 'must be an object'],

@@ -1,6 +1,9 @@
 import { status } from '@grpc/grpc-js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AccessPort } from '../../../src/adapters/access.js';
+import { LimitsPort, type LimitsSettings } from '../../../src/adapters/limits.js';
 import { sha256Hex, type TokenGrant } from '../../../src/config/security.js';
+import { sampledLogger } from '../../../src/log/sampled.js';
 import type { RegistryNode } from '../../../src/node.js';
 import { parseRegistration } from '../../../src/registry/validate.js';
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse } from '../../../src/xds/delta-stream.js';
@@ -42,10 +45,22 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function setUp(init: Partial<XdsServerInit> = {}) {
+interface SetUp {
+  init?: Partial<XdsServerInit>;
+  tokens?: TokenGrant[];
+  limits?: Partial<LimitsSettings>;
+}
+
+/** A listener with the contract's ports (tokens, rate limits, shares) and logger, as a peer gives them. */
+async function setUp({ init = {}, tokens = [], limits = {} }: SetUp = {}) {
   const { node, clock } = await createTestNode();
   const logger = recordingLogger();
-  server = new XdsServer({ views: node.views, clock, logger, protos }, { host: '127.0.0.1', port: 0, namespaces: ['default'], lbPolicy: 'auto', pushCoalesceMs: 50, ...init });
+  const limitsPort = new LimitsPort(clock, { rateLimitPerSecond: 0, rateLimitLoopbackPerSecond: 0, rateLimitBurst: 1, rateLimitClientsMax: 100, heldSharePerPrincipalRatio: 0.25, ...limits });
+  const ports = { access: new AccessPort(tokens, limitsPort), limits: limitsPort };
+  server = new XdsServer(
+    { views: node.views, clock, logger: sampledLogger(logger, clock), protos, ports },
+    { host: '127.0.0.1', port: 0, namespaces: ['default'], lbPolicy: 'auto', pushCoalesceMs: 50, ...init },
+  );
   return { node, clock, logger, server };
 }
 
@@ -106,7 +121,7 @@ describe('names a stream and a principal may hold', () => {
   });
 
   it('gives each principal a share of names over all its streams; another principal is still served', async () => {
-    const { server } = await setUp({ resourceNamesPerPrincipalMax: 25_000 });
+    const { server } = await setUp({ init: { resourceNamesPerPrincipalMax: 25_000 } });
     const calls = Array.from({ length: 3 }, () => new FakeDeltaCall('10.0.0.7:4000'));
     for (const call of calls) {
       server.attachDelta(call as never);
@@ -126,7 +141,7 @@ describe('names a stream and a principal may hold', () => {
 
 describe('streams per peer and per principal', () => {
   it('refuses a principal past its share with RESOURCE_EXHAUSTED, serves another, and frees a slot when a stream ends', async () => {
-    const { server } = await setUp({ streamsMax: 4, streamSharePerPrincipalRatio: 0.5 });
+    const { server } = await setUp({ init: { streamsMax: 4 }, limits: { heldSharePerPrincipalRatio: 0.5 } });
     const mine = Array.from({ length: 3 }, () => new FakeCall('10.0.0.7:4000'));
     for (const call of mine) server.attach(call as never);
     expect(mine.map((call) => call.errors.map((error) => error.code))).toEqual([[], [], [status.RESOURCE_EXHAUSTED]]);
@@ -164,8 +179,8 @@ describe('tokens (gRPC metadata authorization: Bearer)', () => {
     expect(none.responses).toHaveLength(0);
   });
 
-  it('shows a token only the exposed namespaces it may use', async () => {
-    const { node, server } = await setUp({ tokens: grants, namespaces: ['default', 'team-a'] });
+  it('shows a token only the exposed namespaces it may use, and refuses a request naming another namespace (PERMISSION_DENIED)', async () => {
+    const { node, server } = await setUp({ tokens: grants, init: { namespaces: ['default', 'team-a'] } });
     register(node, 'greeter', 1);
     register(node, 'greeter', 2, 'team-a');
     const call = new FakeCall(undefined, 'team-a-reader-token-0123');
@@ -174,12 +189,15 @@ describe('tokens (gRPC metadata authorization: Bearer)', () => {
     expect(call.last().resources.map(nameOf)).toEqual(['greeter.team-a']);
     const named = new FakeCall(undefined, 'team-a-reader-token-0123');
     server.attach(named as never);
-    named.send({ type_url: TYPE_URLS.cluster, resource_names: ['greeter', 'greeter.team-a'] });
+    named.send({ type_url: TYPE_URLS.cluster, resource_names: ['greeter.team-a'] });
     expect(named.last().resources.map(nameOf)).toEqual(['greeter.team-a']);
+    // Naming another namespace's resource is refused, as /v1 answers 403.
+    named.send({ type_url: TYPE_URLS.cluster, resource_names: ['greeter.team-a', 'greeter'], response_nonce: named.last().nonce });
+    expect(named.errors).toEqual([{ code: status.PERMISSION_DENIED, details: 'token team-a-reader may not use namespace default (resource greeter)' }]);
   });
 
   it('with xds.allowAnonymous serves a stream without a token, still refusing an unknown token', async () => {
-    const { node, server } = await setUp({ tokens: grants, allowAnonymous: true });
+    const { node, server } = await setUp({ tokens: grants, init: { allowAnonymous: true } });
     register(node, 'greeter', 1);
     const anonymous = new FakeCall();
     const wrong = new FakeCall(undefined, 'not-a-token-at-all-000');
@@ -193,8 +211,7 @@ describe('tokens (gRPC metadata authorization: Bearer)', () => {
 
 describe('request rate per principal', () => {
   it('ends a stream whose principal sends past the rate limit (RESOURCE_EXHAUSTED with what to do)', async () => {
-    const limits = { rateLimitPerSecond: 1, rateLimitLoopbackPerSecond: 0, rateLimitBurst: 3, rateLimitClientsMax: 100 };
-    const { server, clock } = await setUp({ limits });
+    const { server, clock } = await setUp({ limits: { rateLimitPerSecond: 1, rateLimitBurst: 3 } });
     const call = new FakeCall('10.0.0.7:4000');
     server.attach(call as never);
     // The stream's opening took one token of the burst of 3.

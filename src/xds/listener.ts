@@ -37,7 +37,7 @@ export async function startXdsListener(deps: ListenerDeps): Promise<XdsListener 
   );
   await server.start();
   const anonymous = server.access.servesAnonymous;
-  logger.info({ port: server.port, namespaces: settings.namespaces, lbPolicy: settings.lbPolicy, tls: deps.tls !== undefined, anonymous }, 'xds: serving the Aggregated Discovery Service');
+  logger.info({ port: server.port, namespaces: settings.namespaces, lbPolicy: settings.lbPolicy, tls: deps.tls !== undefined, anonymous, framedSend: server.framedSend }, 'xds: serving the Aggregated Discovery Service');
   const warning = openXdsWarning(deps.config.host, server.port, settings.namespaces, anonymous, deps.config.security.tokens.length > 0);
   if (warning) logger.warn({ port: server.port, namespaces: settings.namespaces }, warning);
   return { name: 'xds', server, close: () => server.close() };

@@ -8,6 +8,7 @@ import type { ServiceViews } from '../views/service-views.js';
 import { XdsAccess, type CallIdentity, type XdsAccessPorts } from './access.js';
 import { XdsCatalog } from './catalog.js';
 import { clientFields } from './client-log.js';
+import { installPreFramedSend } from './grpc-framing.js';
 import { NameShares } from './name-shares.js';
 import { resourceNameOf } from './names.js';
 import type { XdsProtos } from './protos.js';
@@ -63,6 +64,7 @@ export class XdsServer {
   readonly stats: XdsStats = { streams: 0, requests: 0, acks: 0, nacks: 0, responses: 0, unknownTypes: 0, refused: 0 };
   readonly catalog: XdsCatalog;
   readonly access: XdsAccess;
+  readonly framedSend: boolean;
   /** Resource names held per principal (read by tests and metrics). */
   readonly names: NameShares;
   private readonly server = new Server();
@@ -78,6 +80,8 @@ export class XdsServer {
     private readonly init: XdsServerInit,
   ) {
     const log = components.logger;
+    /** Whether shared responses go out as their own frame (grpc-framing.ts); false with a grpc-js that lacks the hook. */
+    this.framedSend = installPreFramedSend();
     this.names = new NameShares(init.resourceNamesPerPrincipalMax ?? XDS_DEFAULTS.resourceNamesPerPrincipalMax);
     this.access = new XdsAccess(components.ports ?? devPorts(components.clock), {
       namespaces: init.namespaces,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AccessPort, unauthenticatedMessage, type AccessNeed, type PresentedCredentials } from '../../../src/adapters/access.js';
+import { AccessPort, httpCredentials, unauthenticatedMessage, type AccessNeed, type PresentedCredentials } from '../../../src/adapters/access.js';
 import { LimitsPort } from '../../../src/adapters/limits.js';
 import { testConfig } from '../../support/node.js';
 import { FakeClock } from '../../support/fake-clock.js';
@@ -70,6 +70,19 @@ describe('the access port', () => {
     // Another token has its own bucket; so does an address without one.
     expect(access.admit(from(bearer(TOKENS.writer)), WRITE_A, ['bearer'])).toMatchObject({ allowed: true });
     expect(access.admit(from(), WRITE_A, ['bearer'])).toMatchObject({ allowed: false, reason: 'no-credentials' });
+  });
+});
+
+describe('httpCredentials: what an HTTP request presents, as its protocol carries it', () => {
+  const request = (headers: Record<string, string>, query: Record<string, unknown> = {}) => ({ ip: '10.0.0.1', headers, query });
+
+  it.each([
+    ['X-Consul-Token first', request({ 'x-consul-token': 'a', authorization: 'Bearer b' }, { token: 'c' }), ['x-consul-token', 'query-token', 'bearer'], { token: 'a', authorization: 'Bearer b' }],
+    ['then ?token=', request({ authorization: 'Bearer b' }, { token: 'c' }), ['x-consul-token', 'query-token', 'bearer'], { token: 'c', authorization: 'Bearer b' }],
+    ['a repeated ?token= is none', request({}, { token: ['c', 'd'] }), ['query-token'], { token: undefined, authorization: undefined }],
+    ['nothing a protocol does not carry', request({ 'x-consul-token': 'a', authorization: 'Bearer b' }, { token: 'c' }), ['dns-source'], { token: undefined, authorization: undefined }],
+  ] as const)('%s', (_what, facts, carriers, expected) => {
+    expect(httpCredentials(facts, carriers)).toEqual({ address: '10.0.0.1', ...expected });
   });
 });
 

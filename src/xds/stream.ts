@@ -231,7 +231,7 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
     const isFirst = subscription.responses === 0;
     if (subscription.isStale(request.response_nonce ?? '')) return;
     this.checkNamespaces(request.resource_names ?? []);
-    this.holdNames(subscription.names.size, Subscription.namesOf(request.resource_names ?? []).size);
+    this.holdNames(subscription.names.size, subscription.sizeWith(request.resource_names ?? []));
     const outcome = subscription.apply({
       resource_names: request.resource_names ?? [],
       response_nonce: request.response_nonce ?? '',

@@ -51,6 +51,8 @@ export class Subscription {
   /** Whether the last request applied changed what the subscription wants (its names or the wildcard). */
   changedByLastRequest = false;
   private seenRequest = false;
+  /** The list the names were last taken from (a client sends the same list again in each ACK). */
+  private lastList: readonly string[] = [];
 
   constructor(readonly kind: ResourceKind) {}
 
@@ -59,6 +61,17 @@ export class Subscription {
     const out = new Set(names);
     out.delete('*');
     return out;
+  }
+
+  /**
+   * How many names the subscription would hold with a request's list: without building a set
+   * when the list is the one held (every ACK of a 10,000-name subscription names them all again).
+   */
+  sizeWith(names: readonly string[]): number {
+    const last = this.lastList;
+    let same = names.length === last.length;
+    for (let i = 0; same && i < names.length; i += 1) same = names[i] === last[i];
+    return same ? this.names.size : Subscription.namesOf(names).size;
   }
 
   /** Whether a request with this nonce answers an older response (and is ignored whole). */
@@ -81,10 +94,11 @@ export class Subscription {
     let kept = 0;
     for (const name of names) if (name !== '*' && this.names.has(name)) kept += 1;
     // An ACK naming what the subscription already holds (every push is answered so) changes nothing.
-    this.changedByLastRequest = wildcardBefore !== this.wildcard || kept !== before || Subscription.namesOf(names).size !== before;
+    this.changedByLastRequest = wildcardBefore !== this.wildcard || kept !== before || this.sizeWith(names) !== before;
     if (!this.changedByLastRequest) return kind;
     this.names.clear();
     for (const name of names) if (name !== '*') this.names.add(name);
+    this.lastList = names;
     if (!this.wildcard) for (const name of this.sent.keys()) if (!this.names.has(name)) this.sent.delete(name);
     return kind;
   }

@@ -68,7 +68,8 @@ export class XdsServer {
   /** Resource names held per principal (read by tests and metrics). */
   readonly names: NameShares;
   private readonly server = new Server();
-  private readonly streams = new Set<PushedStream<never>>();
+  /** The open streams, each with what gives its slot in the peer's pool back. */
+  private readonly streams = new Map<PushedStream<never>, () => void>();
   private readonly dirty = new Set<string>();
   private flushTimer: TimerHandle | null = null;
   private unsubscribe: (() => void) | null;
@@ -134,7 +135,10 @@ export class XdsServer {
     this.unsubscribe = null;
     this.flushTimer?.cancel();
     this.flushTimer = null;
-    for (const stream of this.streams) stream.close();
+    for (const [stream, release] of this.streams) {
+      stream.close();
+      release();
+    }
     this.streams.clear();
     // Open ADS streams never end by themselves: a graceful shutdown would wait for them forever.
     this.server.forceShutdown();
@@ -149,7 +153,7 @@ export class XdsServer {
     // One push: streams sent the same resources share one response, encoded once (responses.ts).
     this.responses.push(() =>
       this.catalog.push(() => {
-        for (const stream of this.streams) stream.changed(names);
+        for (const stream of this.streams.keys()) stream.changed(names);
       }),
     );
   }
@@ -182,7 +186,7 @@ export class XdsServer {
       return;
     }
     const stream = create(admitted.access);
-    this.streams.add(stream);
+    this.streams.set(stream, admitted.release);
     this.stats.streams += 1;
     const end = () => {
       stream.close();

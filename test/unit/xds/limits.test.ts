@@ -263,3 +263,13 @@ describe('a refused stream', () => {
     expect(server.names.heldBy('address:127.0.0.1')).toBe(0);
   });
 });
+
+describe('closing the listener', () => {
+  it("gives every open stream's slot back to the peer's pool", async () => {
+    const { server } = await setUp({ init: { streamsMax: 2 } });
+    for (const peer of ['10.0.0.7:1', '10.0.0.8:1']) server.attach(new FakeCall(peer) as never);
+    expect(server.access.held).toBe(2);
+    await server.close();
+    expect(server.access.held).toBe(0);
+  });
+});

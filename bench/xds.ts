@@ -13,12 +13,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { credentials, makeClientConstructor, type ClientDuplexStream } from '@grpc/grpc-js';
 import { greeterClient, startGreeter, xdsPortOf, type GreeterServer } from '../test/support/xds.js';
 import { RealCluster } from '../test/support/real-cluster.js';
 import { XdsProtos, TYPE_URLS } from '../src/xds/protos.js';
 import { percentile, pool, progress, round, send, sleep } from './lib.js';
-import { rssMb, totalCpuMsOf } from './processes.js';
+import { cpuMsOf, rssMb, totalCpuMsOf } from './processes.js';
 
 export interface XdsBenchResult {
   /** Register on A to the first call routed to the new instance by a client of B. */
@@ -58,8 +59,9 @@ const FANOUT_SERVICE = 'xds-fanout';
 
 const registerBody = (service: string, host: string, port: number, instanceId: string, weight = 1) => ({ service, host, port, instanceId, weight, leaseDurationMs: 600_000 });
 
-export async function benchXds(options: { quick: boolean }): Promise<XdsBenchResult> {
-  const registers = options.quick ? 10 : 30;
+export async function benchXds(options: { quick: boolean; fanOutOnly?: boolean }): Promise<XdsBenchResult> {
+  // --fan-out-only: the fan-out figures alone (no register-to-route rounds), to measure a change to the push path.
+  const registers = options.fanOutOnly ? 0 : options.quick ? 10 : 30;
   const streams = 1_000;
   const instances = 1_000;
   const changes = options.quick ? 10 : 30;
@@ -116,6 +118,7 @@ export async function benchXds(options: { quick: boolean }): Promise<XdsBenchRes
     const pidB = cluster.peers.get('peer-b')!.child.pid!;
     const churn = async (allDelivered: () => boolean): Promise<{ cpuMsPerChange: number; clientCpuMsPerChange: number; sentAt: number[] }> => {
       const cpuBefore = totalCpuMsOf(pidB);
+      const systemBefore = cpuMsOf(pidB).systemMs;
       const clientBefore = process.cpuUsage();
       const startedAt = performance.now();
       const sentAt: number[] = [];
@@ -128,6 +131,7 @@ export async function benchXds(options: { quick: boolean }): Promise<XdsBenchRes
       const deadline = performance.now() + 60_000;
       while (!allDelivered() && performance.now() < deadline) await sleep(50);
       const client = process.cpuUsage(clientBefore);
+      if (process.env.XDS_BENCH_DEBUG) progress(`xds: of which system (kernel) CPU ${round((cpuMsOf(pidB).systemMs - systemBefore) / changes)} ms per change`);
       return { cpuMsPerChange: (totalCpuMsOf(pidB) - cpuBefore) / changes, clientCpuMsPerChange: (client.user + client.system) / 1_000 / changes, sentAt };
     };
     const without = await churn(() => true);
@@ -220,7 +224,166 @@ export async function benchXds(options: { quick: boolean }): Promise<XdsBenchRes
   }
 }
 
+export interface XdsAttackResult {
+  /** The probe for 2 s with no attack: the machine's own noise. */
+  quiet: AttackFigures;
+  /** One incremental stream, 8 requests of 10,000 unknown names (about 200 KB each). */
+  delta: AttackFigures & { answered: number; endedWith: string };
+  /** 100 state-of-the-world streams of one address, 10,000 unknown names each. */
+  streams: AttackFigures & { served: number; refused: number };
+  /** Targets (issue 33): heartbeat max <= 50 ms, RSS growth <= 50 MB. */
+  met: boolean;
+}
+
+interface AttackFigures {
+  /** The longest heartbeat round trip on the main port while the attack ran (a failed one counts until it failed). */
+  heartbeatMaxMs: number;
+  heartbeats: number;
+  heartbeatErrors: number;
+  /** The peer's RSS after the attack (its streams still open), less before it. */
+  rssGrowthMb: number;
+  durationMs: number;
+}
+
+/** The heartbeat probe's worker: PUT heartbeats one after the other until told to stop; posts the longest round trip. */
+const HEARTBEAT_PROBE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { request } = require('undici');
+let running = true;
+parentPort.once('message', () => (running = false));
+(async () => {
+  let heartbeatMaxMs = 0, heartbeats = 0, heartbeatErrors = 0;
+  while (running) {
+    const t0 = performance.now();
+    try {
+      const answer = await request(workerData.url, { method: 'PUT' });
+      await answer.body.dump();
+      if (answer.statusCode !== 200) heartbeatErrors += 1;
+    } catch {
+      heartbeatErrors += 1;
+    }
+    heartbeatMaxMs = Math.max(heartbeatMaxMs, performance.now() - t0);
+    heartbeats += 1;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  parentPort.postMessage({ heartbeatMaxMs, heartbeats, heartbeatErrors });
+})();
+`;
+
+type AdsClient = { StreamAggregatedResources(): ClientDuplexStream<object, unknown>; DeltaAggregatedResources(): ClientDuplexStream<object, unknown>; close(): void };
+
+/**
+ * The xDS attacks of issue 33, each beside a heartbeat probe (a PUT heartbeat on the peer's
+ * main port, one after the other, for as long as the attack runs): what they cost the peer's
+ * event loop and memory. Every stream and loop is bounded in count and time; 127.0.0.1 only.
+ */
+export async function benchXdsAttacks(): Promise<XdsAttackResult> {
+  const cluster = await RealCluster.start({ size: 1, file: { xds: { port: 0 } }, cluster: { profile: 'lan' } });
+  try {
+    const peer = cluster.peers.get('peer-a')!;
+    const beats = pool(cluster.url('peer-a'), 2);
+    const registered = await send(beats, { method: 'POST', path: '/v1/instances', body: registerBody('beat', '10.9.0.1', 8080, 'beat-1') });
+    if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
+    const port = await xdsPortOf(peer);
+    const protos = new XdsProtos();
+    const Client = makeClientConstructor(protos.ads, 'AggregatedDiscoveryService');
+    // Big requests: each channel's window is widened so the client side is not what waits.
+    const channelOptions = { 'grpc.use_local_subchannel_pool': 1, 'grpc-node.flow_control_window': 8 * 1024 * 1024 };
+    const names = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `attack-${prefix}-unknown-service-${i}`);
+
+    /**
+     * Runs `attack` beside the heartbeat probe. The probe runs in a worker thread of its own:
+     * in this process it would also time the attack's own encoding (100 requests of 10,000
+     * names are about a second of this process's CPU), which is not the peer's doing.
+     */
+    const probed = async (attack: () => Promise<void>): Promise<AttackFigures> => {
+      await sleep(500);
+      const rssBefore = rssMb(peer.child.pid!);
+      const probe = new Worker(HEARTBEAT_PROBE, { eval: true, workerData: { url: `${cluster.url('peer-a')}/v1/services/beat/instances/beat-1/heartbeat` } });
+      const figures = new Promise<{ heartbeatMaxMs: number; heartbeats: number; heartbeatErrors: number }>((resolve, reject) => {
+        probe.once('message', resolve);
+        probe.once('error', reject);
+      });
+      await new Promise((resolve) => probe.once('online', resolve));
+      const startedAt = performance.now();
+      await attack();
+      const durationMs = performance.now() - startedAt;
+      // The probe runs on a moment after the attack, for the work it left behind.
+      await sleep(1_000);
+      probe.postMessage('stop');
+      const { heartbeatMaxMs, heartbeats, heartbeatErrors } = await figures;
+      await probe.terminate();
+      return { heartbeatMaxMs: round(heartbeatMaxMs), heartbeats, heartbeatErrors, rssGrowthMb: round(rssMb(peer.child.pid!) - rssBefore), durationMs: round(durationMs) };
+    };
+
+    // 0. The probe with no attack: what the machine's own load makes of it (the noise floor).
+    const quiet = await probed(() => sleep(2_000));
+
+    // 1. The delta attack: one stream, 8 requests of 10,000 unknown names.
+    let answered = 0;
+    let endedWith = 'open';
+    const deltaClient = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), channelOptions) as unknown as AdsClient;
+    const delta = await probed(async () => {
+      const call = deltaClient.DeltaAggregatedResources();
+      const ended = new Promise<void>((resolve) => {
+        call.on('error', (error: { code?: number; details?: string }) => {
+          endedWith = `status ${error.code}: ${error.details?.slice(0, 120)}`;
+          resolve();
+        });
+        call.on('end', resolve);
+      });
+      call.on('data', () => (answered += 1));
+      for (let request = 0; request < 8; request += 1) {
+        call.write({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: names(`d${request}`, 10_000) });
+      }
+      // Bounded: the stream ends (refused) or every request had its time.
+      await Promise.race([ended, sleep(30_000)]);
+      call.cancel();
+    });
+    deltaClient.close();
+
+    // 2. 100 state-of-the-world streams of 10,000 names each, from one address, kept open.
+    let served = 0;
+    let refused = 0;
+    const streamClients = Array.from({ length: 10 }, () => new Client(`127.0.0.1:${port}`, credentials.createInsecure(), channelOptions) as unknown as AdsClient);
+    const calls: ClientDuplexStream<object, unknown>[] = [];
+    const streams = await probed(async () => {
+      const outcomes: Promise<void>[] = [];
+      for (let s = 0; s < 100; s += 1) {
+        const call = streamClients[s % streamClients.length]!.StreamAggregatedResources();
+        calls.push(call);
+        outcomes.push(
+          Promise.race([
+            new Promise<void>((resolve) => {
+              call.on('data', () => {
+                served += 1;
+                resolve();
+              });
+              call.on('error', () => {
+                refused += 1;
+                resolve();
+              });
+            }),
+            sleep(30_000),
+          ]),
+        );
+        call.write({ type_url: TYPE_URLS.cluster, resource_names: names(`s${s}`, 10_000) });
+      }
+      await Promise.all(outcomes);
+    });
+    for (const call of calls) call.cancel();
+    for (const client of streamClients) client.close();
+    const met = [delta, streams].every((figures) => figures.heartbeatMaxMs <= 50 && figures.rssGrowthMb <= 50);
+    return { quiet, delta: { ...delta, answered, endedWith }, streams: { ...streams, served, refused }, met };
+  } finally {
+    await cluster.stop();
+  }
+}
+
 if (process.argv[1]?.endsWith('xds.ts')) {
-  console.log(JSON.stringify(await benchXds({ quick: process.argv.includes('--quick') }), null, 2));
+  const result = process.argv.includes('--attacks')
+    ? await benchXdsAttacks()
+    : await benchXds({ quick: process.argv.includes('--quick'), fanOutOnly: process.argv.includes('--fan-out-only') });
+  console.log(JSON.stringify(result, null, 2));
   process.exit(0);
 }

@@ -94,19 +94,41 @@ const CONSUL_BOUNDS: Record<ConsulNumber, [number, number]> = {
 /** How gRPC clients balance over a service's endpoints (the Cluster's lb_policy; docs/xds.md). */
 export const xdsLbPolicies = ['ring_hash', 'round_robin'] as const;
 export type XdsLbPolicy = (typeof xdsLbPolicies)[number];
+/** `xds.lbPolicy`: a policy forced on every client, or `auto` (each client one it can run). */
+export const xdsLbPolicySettings = ['auto', ...xdsLbPolicies] as const;
+export type XdsLbPolicySetting = (typeof xdsLbPolicySettings)[number];
 
 export interface XdsConfig extends ListenerConfig {
   /**
-   * `ring_hash` (default): each endpoint gets calls in proportion to its weight (gRPC clients
-   * pick a random point of the ring per call when the route names no hash); `round_robin`:
-   * endpoints of a locality take turns, weights then only split calls between localities.
+   * `auto` (default): `ring_hash` (each endpoint gets calls in proportion to its weight) for
+   * every client but those known to crash on it (gRPC C-core before 1.52, grpc/grpc#31766),
+   * which get `round_robin` (localities weighted by their endpoints' weights). `ring_hash` or
+   * `round_robin`: that policy for every client, whatever it is (src/xds/client-policy.ts).
    */
-  lbPolicy: XdsLbPolicy;
+  lbPolicy: XdsLbPolicySetting;
   /**
    * Milliseconds: changes within this window reach each ADS stream as one push per resource
    * type, so a burst of registrations is one update. Longer: fewer pushes under churn, later news.
    */
   pushCoalesceMs: number;
+  /**
+   * With client tokens configured: serve `namespaces` to a stream that presents no token (most
+   * gRPC xDS clients cannot send one to their control plane). A stream with an invalid token is
+   * refused all the same. Off (default): with tokens, a stream needs a valid read token.
+   */
+  allowAnonymous: boolean;
+  /**
+   * Most ADS streams the listener holds at once; the next is refused (RESOURCE_EXHAUSTED). One
+   * principal (a token, or an address without one) holds at most its share of them
+   * (`limits.heldSharePerPrincipalRatio`), so one client holding all it may leaves room for others.
+   */
+  streamsMax: number;
+  /**
+   * Most resource names one principal's streams may subscribe to together (each stream holds
+   * at most 10,000): every name costs memory for as long as the stream lives and work on
+   * every push, so one client cannot make the peer hold millions.
+   */
+  resourceNamesPerPrincipalMax: number;
 }
 
 /** The Nacos naming API's settings beyond port and namespaces (docs/nacos.md). */
@@ -155,6 +177,14 @@ const NACOS_BOUNDS: Record<keyof typeof NACOS_DEFAULTS, [number, number]> = {
 
 /** How far above the HTTP port Nacos clients look for the gRPC port. */
 export const NACOS_GRPC_PORT_OFFSET = 1_000;
+
+/** Defaults of the xDS settings beyond port and namespaces. */
+export const XDS_DEFAULTS = {
+  lbPolicy: 'auto',
+  allowAnonymous: false,
+  streamsMax: 10_000,
+  resourceNamesPerPrincipalMax: 100_000,
+} as const;
 
 /** The listeners' settings together, as `RegistryConfig` carries them. */
 export interface ProtocolConfigs {
@@ -264,15 +294,24 @@ export const XDS_PUSH_COALESCE_MS = 50;
 const XDS_PUSH_COALESCE_MAX_MS = 10_000;
 
 function readXds(doc: unknown, port: number | undefined): XdsConfig {
-  const { section, config } = readListener('xds', doc, port, ['lbPolicy', 'pushCoalesceMs']);
-  const { lbPolicy = 'ring_hash', pushCoalesceMs = XDS_PUSH_COALESCE_MS } = section;
-  if (typeof lbPolicy !== 'string' || !(xdsLbPolicies as readonly string[]).includes(lbPolicy)) {
-    throw new ProtocolConfigError('xds.lbPolicy', `must be one of ${xdsLbPolicies.join(', ')}`);
+  const extra = ['lbPolicy', 'pushCoalesceMs', 'allowAnonymous', 'streamsMax', 'resourceNamesPerPrincipalMax'];
+  const { section, config } = readListener('xds', doc, port, extra);
+  const { lbPolicy = XDS_DEFAULTS.lbPolicy, pushCoalesceMs = XDS_PUSH_COALESCE_MS, allowAnonymous = XDS_DEFAULTS.allowAnonymous } = section;
+  if (typeof lbPolicy !== 'string' || !(xdsLbPolicySettings as readonly string[]).includes(lbPolicy)) {
+    throw new ProtocolConfigError('xds.lbPolicy', `must be one of ${xdsLbPolicySettings.join(', ')}`);
   }
   if (typeof pushCoalesceMs !== 'number' || !Number.isInteger(pushCoalesceMs) || pushCoalesceMs < 0 || pushCoalesceMs > XDS_PUSH_COALESCE_MAX_MS) {
     throw new ProtocolConfigError('xds.pushCoalesceMs', `must be an integer number of milliseconds from 0 to ${XDS_PUSH_COALESCE_MAX_MS}`);
   }
-  return { ...config, lbPolicy: lbPolicy as XdsLbPolicy, pushCoalesceMs };
+  if (typeof allowAnonymous !== 'boolean') throw new ProtocolConfigError('xds.allowAnonymous', 'must be true or false');
+  return {
+    ...config,
+    lbPolicy: lbPolicy as XdsLbPolicySetting,
+    pushCoalesceMs,
+    allowAnonymous,
+    streamsMax: readInteger('xds.streamsMax', section.streamsMax, XDS_DEFAULTS.streamsMax, 1, 1_000_000),
+    resourceNamesPerPrincipalMax: readInteger('xds.resourceNamesPerPrincipalMax', section.resourceNamesPerPrincipalMax, XDS_DEFAULTS.resourceNamesPerPrincipalMax, 1, 100_000_000),
+  };
 }
 
 /** The `dns`, `xds`, `consul` and `nacos` sections of the file, with their ports from flags, environment or file. */

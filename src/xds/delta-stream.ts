@@ -1,10 +1,11 @@
 import type { ResourceKind } from './catalog.js';
 import type { AnyMessage } from './protos.js';
-import { PushStream, TYPE_URL_OF } from './stream.js';
+import { clientFields } from './client-log.js';
+import { PushStream, TYPE_URL_OF, type RequestNode } from './stream.js';
 
 /** A DeltaDiscoveryRequest as the ADS service definition decodes it (snake_case). */
 export interface DeltaDiscoveryRequest {
-  node?: { id?: string } | null;
+  node?: RequestNode | null;
   type_url?: string;
   resource_names_subscribe?: string[];
   resource_names_unsubscribe?: string[];
@@ -21,6 +22,8 @@ export interface DeltaDiscoveryResponse {
   nonce: string;
 }
 
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 /** One type's subscription on one incremental stream: what is wanted and what the client holds. */
 class DeltaSubscription {
   wildcard = false;
@@ -31,8 +34,15 @@ class DeltaSubscription {
 
   constructor(readonly kind: ResourceKind) {}
 
+  /** How many names of `subscribe` this subscription does not hold yet (each counted once). */
+  newNamesIn(subscribe: readonly string[]): number {
+    const fresh = new Set<string>();
+    for (const name of subscribe) if (name !== '*' && !this.names.has(name)) fresh.add(name);
+    return fresh.size;
+  }
+
   /** Applies a request's subscribe and unsubscribe lists; answers the names it newly subscribed. */
-  apply(request: DeltaDiscoveryRequest): string[] {
+  apply(request: DeltaDiscoveryRequest): Set<string> {
     const subscribe = request.resource_names_subscribe ?? [];
     const unsubscribe = request.resource_names_unsubscribe ?? [];
     if (!this.seenRequest) {
@@ -45,12 +55,12 @@ class DeltaSubscription {
       if (subscribe.length === 0 && unsubscribe.length === 0) this.wildcard = true;
     }
     this.seenRequest = true;
-    const added: string[] = [];
+    const added = new Set<string>();
     for (const name of subscribe) {
       if (name === '*') this.wildcard = true;
       else if (!this.names.has(name)) {
         this.names.add(name);
-        added.push(name);
+        added.add(name);
       }
     }
     for (const name of unsubscribe) {
@@ -77,34 +87,45 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
     const names = (request.resource_names_subscribe?.length ?? 0) + Object.keys(request.initial_resource_versions ?? {}).length;
     const subscription = this.subscriptionFor(request, names, (kind) => new DeltaSubscription(kind));
     if (!subscription) return;
+    this.checkNamespaces(request.resource_names_subscribe ?? []);
+    // Names accumulate over a stream's requests: bounded per stream and per owner, not only per request.
+    const before = subscription.names.size;
+    const grown = before + subscription.newNamesIn(request.resource_names_subscribe ?? []);
+    this.holdNames(before, grown);
     if (request.response_nonce && request.error_detail) {
       stats.nacks += 1;
       logger.warn(
-        { node: this.nodeId, typeUrl: request.type_url, nonce: request.response_nonce, error: request.error_detail.message },
+        clientFields({ node: this.nodeId, typeUrl: request.type_url, nonce: request.response_nonce, error: request.error_detail.message ?? '' }),
         'xds: a client rejected (NACK) an incremental response; it is not sent again until the resources change',
       );
     } else if (request.response_nonce) {
       stats.acks += 1;
     }
-    this.respond(subscription, subscription.apply(request));
+    const added = subscription.apply(request);
+    this.holdNames(grown, subscription.names.size);
+    this.respond(subscription, added);
   }
 
-  /** Sends what moved; `added` names just subscribed, told as removed when they do not exist. */
-  protected respond(subscription: DeltaSubscription, added: readonly string[]): void {
+  /**
+   * Sends what moved; `added` names just subscribed, told as removed when they do not exist.
+   * Linear in the names the stream holds (Sets and Maps only): a request of 10,000 unknown
+   * names once cost names x added comparisons (an array's `includes` per name) and held the
+   * event loop for seconds (issue 33).
+   */
+  protected respond(subscription: DeltaSubscription, added: ReadonlySet<string> = NO_NAMES): void {
     if (this.closed) return;
-    const { catalog } = this.components;
     const wanted = new Set(subscription.names);
-    if (subscription.wildcard) for (const name of catalog.names()) wanted.add(name);
+    if (subscription.wildcard) for (const name of this.wildcardNames()) wanted.add(name);
     const resources: DeltaDiscoveryResponse['resources'] = [];
     const removed: string[] = [];
     for (const name of wanted) {
-      const resource = catalog.get(name, subscription.kind);
+      const resource = this.resource(name, subscription.kind);
       if (resource) {
         if (subscription.held.get(name) !== resource.version) {
           resources.push({ name, version: String(resource.version), resource: resource.any });
           subscription.held.set(name, resource.version);
         }
-      } else if (subscription.held.delete(name) || added.includes(name)) {
+      } else if (subscription.held.delete(name) || added.has(name)) {
         removed.push(name);
       }
     }

@@ -1,4 +1,5 @@
 import type { VersionedResource } from './catalog.js';
+import { frameOf, PRE_FRAMED } from './grpc-framing.js';
 import { PRE_ENCODED } from './protos.js';
 import type { DiscoveryResponse } from './stream.js';
 
@@ -10,6 +11,8 @@ export interface NamedResource extends VersionedResource {
 /** A response that carries its bytes: the ADS service sends them as they are (protos.ts). */
 export interface EncodedResponse extends DiscoveryResponse {
   readonly [PRE_ENCODED]: Buffer;
+  /** The same bytes as a gRPC frame, written as they are to every stream sent the response (grpc-framing.ts). */
+  readonly [PRE_FRAMED]: Buffer;
 }
 
 /**
@@ -51,7 +54,9 @@ export class ResponseEncoder {
     if (found) return found;
     const id = (++this.counter).toString(36);
     const response: DiscoveryResponse = { version_info: id, resources: resources.map((resource) => resource.any), type_url: typeUrl, nonce: id };
-    const encoded: EncodedResponse = Object.assign(response, { [PRE_ENCODED]: this.encode(response) });
+    // One frame per response: its message is a view of it, never a second copy.
+    const frame = frameOf(this.encode(response));
+    const encoded: EncodedResponse = Object.assign(response, { [PRE_ENCODED]: frame.subarray(5), [PRE_FRAMED]: frame });
     shared?.set(key, encoded);
     return encoded;
   }

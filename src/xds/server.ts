@@ -1,14 +1,20 @@
 import { Server, ServerCredentials, status, type ServerDuplexStream } from '@grpc/grpc-js';
 import type { Clock, TimerHandle } from '../clock/clock.js';
-import type { XdsConfig } from '../config/protocols.js';
+import { AccessPort } from '../adapters/access.js';
+import { LimitsPort } from '../adapters/limits.js';
+import { XDS_DEFAULTS, type XdsConfig } from '../config/protocols.js';
 import type { Logger } from '../log/logger.js';
 import type { ServiceViews } from '../views/service-views.js';
+import { XdsAccess, type CallIdentity, type XdsAccessPorts } from './access.js';
 import { XdsCatalog } from './catalog.js';
+import { clientFields } from './client-log.js';
+import { installPreFramedSend } from './grpc-framing.js';
+import { NameShares } from './name-shares.js';
 import { resourceNameOf } from './names.js';
 import type { XdsProtos } from './protos.js';
 import { ResponseEncoder } from './responses.js';
 import { DeltaAdsStream, type DeltaDiscoveryRequest, type DeltaDiscoveryResponse } from './delta-stream.js';
-import { AdsStream, BadRequestError, type DiscoveryRequest, type DiscoveryResponse, type XdsStats } from './stream.js';
+import { AdsStream, StreamRefusal, type AdsStreamComponents, type DiscoveryRequest, type DiscoveryResponse, type StreamAccess, type XdsStats } from './stream.js';
 
 /** What the server pushes to and feeds requests into: a state-of-the-world or an incremental stream. */
 interface PushedStream<Request> {
@@ -20,16 +26,26 @@ interface PushedStream<Request> {
 export interface XdsServerComponents {
   views: ServiceViews;
   clock: Clock;
+  /** The contract's logger (src/log/sampled.ts: redacted, repeated lines sampled). */
   logger: Logger;
   protos: XdsProtos;
+  /** The contract's access and limits ports (the peer's); none: dev mode, no rate limit (tests). */
+  ports?: XdsAccessPorts;
 }
 
-export interface XdsServerInit extends Pick<XdsConfig, 'namespaces' | 'lbPolicy' | 'pushCoalesceMs'> {
+/** The xDS settings beyond these have defaults (XDS_DEFAULTS): tests name what they try. */
+export interface XdsServerInit extends Pick<XdsConfig, 'namespaces' | 'lbPolicy' | 'pushCoalesceMs'>, Partial<Pick<XdsConfig, 'allowAnonymous' | 'streamsMax' | 'resourceNamesPerPrincipalMax'>> {
   host: string;
   /** 0 picks a free port (tests). */
   port: number;
   /** The peer's certificate and key: ADS is then served over TLS. */
   tls?: { cert: Buffer; key: Buffer };
+}
+
+/** Ports of a peer with no token and no rate limit (unit tests of other concerns). */
+export function devPorts(clock: Clock): XdsAccessPorts {
+  const limits = new LimitsPort(clock, { rateLimitPerSecond: 0, rateLimitLoopbackPerSecond: 0, rateLimitBurst: 1, rateLimitClientsMax: 1, heldSharePerPrincipalRatio: 0.25 });
+  return { access: new AccessPort([], limits), limits };
 }
 
 /** gRPC's bind address for a host and port (an IPv6 literal goes in brackets). */
@@ -45,10 +61,15 @@ export function bindAddressOf(host: string, port: number): string {
  * one response per resource type.
  */
 export class XdsServer {
-  readonly stats: XdsStats = { streams: 0, requests: 0, acks: 0, nacks: 0, responses: 0, unknownTypes: 0 };
+  readonly stats: XdsStats = { streams: 0, requests: 0, acks: 0, nacks: 0, responses: 0, unknownTypes: 0, refused: 0 };
   readonly catalog: XdsCatalog;
+  readonly access: XdsAccess;
+  readonly framedSend: boolean;
+  /** Resource names held per principal (read by tests and metrics). */
+  readonly names: NameShares;
   private readonly server = new Server();
-  private readonly streams = new Set<PushedStream<never>>();
+  /** The open streams, each with what gives its slot in the peer's pool back. */
+  private readonly streams = new Map<PushedStream<never>, () => void>();
   private readonly dirty = new Set<string>();
   private flushTimer: TimerHandle | null = null;
   private unsubscribe: (() => void) | null;
@@ -60,6 +81,14 @@ export class XdsServer {
     private readonly init: XdsServerInit,
   ) {
     const log = components.logger;
+    /** Whether shared responses go out as their own frame (grpc-framing.ts); false with a grpc-js that lacks the hook. */
+    this.framedSend = installPreFramedSend();
+    this.names = new NameShares(init.resourceNamesPerPrincipalMax ?? XDS_DEFAULTS.resourceNamesPerPrincipalMax);
+    this.access = new XdsAccess(components.ports ?? devPorts(components.clock), {
+      namespaces: init.namespaces,
+      allowAnonymous: init.allowAnonymous ?? XDS_DEFAULTS.allowAnonymous,
+      streamsMax: init.streamsMax ?? XDS_DEFAULTS.streamsMax,
+    });
     this.responses = new ResponseEncoder((response) => components.protos.encodeResponse(response));
     this.catalog = new XdsCatalog(
       {
@@ -106,7 +135,10 @@ export class XdsServer {
     this.unsubscribe = null;
     this.flushTimer?.cancel();
     this.flushTimer = null;
-    for (const stream of this.streams) stream.close();
+    for (const [stream, release] of this.streams) {
+      stream.close();
+      release();
+    }
     this.streams.clear();
     // Open ADS streams never end by themselves: a graceful shutdown would wait for them forever.
     this.server.forceShutdown();
@@ -119,40 +151,58 @@ export class XdsServer {
     const names = new Set(this.dirty);
     this.dirty.clear();
     // One push: streams sent the same resources share one response, encoded once (responses.ts).
-    this.responses.push(() => {
-      for (const stream of this.streams) stream.changed(names);
-    });
+    this.responses.push(() =>
+      this.catalog.push(() => {
+        for (const stream of this.streams.keys()) stream.changed(names);
+      }),
+    );
   }
 
   /** Serves one StreamAggregatedResources call (the gRPC server's handler; tests pass a fake call). */
   attach(call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>): void {
-    this.follow(call, new AdsStream(call, this.streamComponents()));
+    this.follow(call, (access) => new AdsStream(call, this.streamComponents(), access));
   }
 
   /** Serves one DeltaAggregatedResources call (incremental xDS). */
   attachDelta(call: ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>): void {
-    this.follow(call, new DeltaAdsStream(call, this.streamComponents()));
+    this.follow(call, (access) => new DeltaAdsStream(call, this.streamComponents(), access));
   }
 
-  private streamComponents() {
-    return { catalog: this.catalog, logger: this.components.logger, stats: this.stats, responses: this.responses };
+  private streamComponents(): AdsStreamComponents {
+    return { catalog: this.catalog, logger: this.components.logger, stats: this.stats, responses: this.responses, names: this.names, lbPolicy: this.init.lbPolicy };
   }
 
-  private follow<Request>(call: ServerDuplexStream<Request, unknown>, stream: PushedStream<Request>): void {
-    this.streams.add(stream);
+  /** Ends a call with a refusal's status (counted, and logged: the contract's logger samples a flood of them). */
+  private refuse(call: ServerDuplexStream<unknown, unknown>, refusal: StreamRefusal, opened: boolean): void {
+    this.stats.refused += 1;
+    this.components.logger.warn(clientFields({ code: status[refusal.code], reason: refusal.message, peer: call.getPeer?.() ?? 'unknown' }), opened ? 'xds: a request was refused; the stream is ended' : 'xds: a stream was refused');
+    call.emit('error', { code: refusal.code, details: refusal.message });
+  }
+
+  private follow<Request>(call: ServerDuplexStream<Request, unknown> & CallIdentity, create: (access: StreamAccess) => PushedStream<Request>): void {
+    const admitted = this.access.admit(call);
+    if (admitted instanceof StreamRefusal) {
+      this.refuse(call, admitted, false);
+      return;
+    }
+    const stream = create(admitted.access);
+    this.streams.set(stream, admitted.release);
     this.stats.streams += 1;
     const end = () => {
       stream.close();
+      admitted.release();
       this.streams.delete(stream);
     };
     call.on('data', (request: Request) => {
+      if (!this.streams.has(stream)) return;
       try {
+        const limited = admitted.checkRate();
+        if (limited) throw limited;
         stream.request(request);
       } catch (error) {
-        if (error instanceof BadRequestError) {
-          this.components.logger.warn({ reason: error.message }, 'xds: a request was refused; the stream is ended');
+        if (error instanceof StreamRefusal) {
           end();
-          call.emit('error', { code: status.INVALID_ARGUMENT, details: error.message });
+          this.refuse(call, error, true);
           return;
         }
         // A request that makes building fail must not take the peer down: end this stream only.

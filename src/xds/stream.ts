@@ -1,5 +1,10 @@
+import { status } from '@grpc/grpc-js';
+import type { XdsLbPolicy, XdsLbPolicySetting } from '../config/protocols.js';
 import type { Logger } from '../log/logger.js';
-import type { ResourceKind, XdsCatalog } from './catalog.js';
+import type { ResourceKind, VersionedResource, XdsCatalog } from './catalog.js';
+import { policyFor, type ClientNode } from './client-policy.js';
+import { clientFields, clip } from './client-log.js';
+import type { NameShares } from './name-shares.js';
 import { TYPE_URLS, type AnyMessage } from './protos.js';
 import type { NamedResource, ResponseEncoder } from './responses.js';
 import { KIND_OF_TYPE_URL, sendsWholeSet, Subscription } from './subscription.js';
@@ -7,11 +12,17 @@ import { KIND_OF_TYPE_URL, sendsWholeSet, Subscription } from './subscription.js
 /** A DiscoveryRequest as the ADS service definition decodes it (snake_case). */
 export interface DiscoveryRequest {
   version_info?: string;
-  node?: { id?: string; cluster?: string } | null;
+  node?: RequestNode | null;
   resource_names?: string[];
   type_url?: string;
   response_nonce?: string;
   error_detail?: { code?: number; message?: string } | null;
+}
+
+/** A request's node: who the client is (`user_agent_*` pick its balancing, client-policy.ts). */
+export interface RequestNode extends ClientNode {
+  id?: string;
+  cluster?: string;
 }
 
 export interface DiscoveryResponse {
@@ -30,24 +41,56 @@ export interface XdsStats {
   responses: number;
   /** Requests of a type the registry does not serve (RDS, SDS...): not answered. */
   unknownTypes: number;
+  /** Streams refused or ended for a refused request (credentials, shares, rate, bounds). */
+  refused: number;
 }
 
 export interface AdsStreamComponents {
   catalog: XdsCatalog;
+  /** The listener's logger: the contract's, which samples repeated lines (a client's NACKs). */
   logger: Logger;
   stats: XdsStats;
   /** State-of-the-world responses, shared within a push (responses.ts). */
   responses: ResponseEncoder;
+  /** The names each principal's streams hold together (`xds.resourceNamesPerPrincipalMax`). */
+  names: NameShares;
+  /** `xds.lbPolicy`: the policy forced on every client, or `auto` (client-policy.ts). */
+  lbPolicy: XdsLbPolicySetting;
+}
+
+/** Who a stream serves: its principal's key for shares, and which namespaces it may read. */
+export interface StreamAccess {
+  /** `token:NAME`, or `address:IP` for a stream without a token (src/security/held-shares.ts). */
+  owner: string;
+  sees(namespace: string): boolean;
+  /** The token's name when it may read only some namespaces (naming another's resource is refused); null otherwise. */
+  restrictedTo: string | null;
 }
 
 /**
- * Most resource names one request may subscribe to: every push walks a stream's names, so an
- * unbounded list would let one client make every change cost the peer without limit.
+ * Most resource names one stream may subscribe to, in one request or all its requests
+ * together (every type counted): every push and request walks a stream's names, and each
+ * costs memory while the stream lives, so an unbounded set would let one client make every
+ * change cost the peer without limit.
  */
 export const MAX_RESOURCE_NAMES = 10_000;
 
-/** A request the stream refuses: the call ends with INVALID_ARGUMENT and this message. */
-export class BadRequestError extends Error {}
+/** A request the stream refuses: the call ends with `code` and this message. */
+export class StreamRefusal extends Error {
+  constructor(
+    readonly code: status,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A request that is wrong in itself: INVALID_ARGUMENT. */
+export class BadRequestError extends StreamRefusal {
+  constructor(message: string) {
+    super(status.INVALID_ARGUMENT, message);
+  }
+}
 
 export const TYPE_URL_OF: Record<ResourceKind, string> = { listener: TYPE_URLS.listener, cluster: TYPE_URLS.cluster, endpoints: TYPE_URLS.endpoints };
 
@@ -72,32 +115,93 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
   protected readonly subscriptions = new Map<ResourceKind, Sub>();
   protected nodeId = '';
   protected closed = false;
+  /** The balancing this stream's client is sent: chosen from its first request's node. */
+  protected lbPolicy: XdsLbPolicy | null = null;
+  /** Names this stream subscribes to, every type together (counted in its owner's share). */
+  private namesHeld = 0;
 
   constructor(
     protected readonly call: { write(response: Response): unknown },
     protected readonly components: AdsStreamComponents,
+    protected readonly access: StreamAccess,
   ) {}
 
   /** A push: the named resources may have changed (the catalog knows their versions). */
   changed(names: ReadonlySet<string>): void {
     for (const subscription of this.subscriptions.values()) {
-      if (subscription.wildcard || wantsAny(subscription.names, names)) this.respond(subscription, []);
+      if (subscription.wildcard || wantsAny(subscription.names, names)) this.respond(subscription);
     }
   }
 
+  /** Ends the stream's work and gives its names back to its owner's share (idempotent). */
   close(): void {
     this.closed = true;
+    this.components.names.resize(this.access.owner, -this.namesHeld);
+    this.namesHeld = 0;
+  }
+
+  /** A resource the stream may see (its namespaces), as built for its client's policy. */
+  protected resource(name: string, kind: ResourceKind): VersionedResource | null {
+    const found = this.components.catalog.lookup(name, kind, this.lbPolicy ?? policyFor(this.components.lbPolicy, null));
+    return found !== null && this.access.sees(found.namespace) ? found.resource : null;
+  }
+
+  /** What a wildcard subscription of this stream gets: every service of the namespaces it sees. */
+  protected wildcardNames(): string[] {
+    return this.components.catalog.names((namespace) => this.access.sees(namespace));
+  }
+
+  /**
+   * Refuses (PERMISSION_DENIED) a request naming a resource of an exposed namespace the stream's
+   * token may not use, as /v1 answers 403 for another namespace; a wildcard leaves those out.
+   */
+  protected checkNamespaces(names: readonly string[]): void {
+    const token = this.access.restrictedTo;
+    if (token === null) return;
+    for (const name of names) {
+      const ref = this.components.catalog.refOf(name);
+      if (ref !== null && !this.access.sees(ref.namespace)) {
+        throw new StreamRefusal(status.PERMISSION_DENIED, `token ${token} may not use namespace ${ref.namespace} (resource ${clip(name, 128)})`);
+      }
+    }
+  }
+
+  /**
+   * Lets a subscription hold `next` names instead of `current`, within the stream's bound and
+   * its owner's share; throws RESOURCE_EXHAUSTED (nothing changed) past either.
+   */
+  protected holdNames(current: number, next: number): void {
+    const delta = next - current;
+    if (delta === 0) return;
+    if (this.namesHeld + delta > MAX_RESOURCE_NAMES) {
+      throw new StreamRefusal(
+        status.RESOURCE_EXHAUSTED,
+        `a stream may subscribe to at most ${MAX_RESOURCE_NAMES} resource names, every type together (this one would hold ${this.namesHeld + delta}); ` +
+          'unsubscribe from some, or split the subscription over several streams',
+      );
+    }
+    if (!this.components.names.resize(this.access.owner, delta)) {
+      throw new StreamRefusal(
+        status.RESOURCE_EXHAUSTED,
+        `this client's streams already subscribe to ${this.components.names.heldBy(this.access.owner)} resource names, ` +
+          `its share of this peer (xds.resourceNamesPerPrincipalMax ${this.components.names.maxPerOwner}); close some streams, or give each client its own token`,
+      );
+    }
+    this.namesHeld += delta;
   }
 
   /** Counts a request and finds its type's subscription; null for a type not served (counted, not answered). */
-  protected subscriptionFor(request: { node?: { id?: string } | null; type_url?: string }, names: number, create: (kind: ResourceKind) => Sub): Sub | null {
-    const { stats, logger } = this.components;
+  protected subscriptionFor(request: { node?: RequestNode | null; type_url?: string }, names: number, create: (kind: ResourceKind) => Sub): Sub | null {
+    const { stats } = this.components;
+    // A request that was already on its way when the stream ended (refused) changes nothing.
+    if (this.closed) return null;
     stats.requests += 1;
     if (request.node?.id) this.nodeId = request.node.id;
+    // The policy is the first request's (the node rides on it): a stream's Clusters never change policy.
+    this.lbPolicy ??= policyFor(this.components.lbPolicy, request.node);
     const kind = KIND_OF_TYPE_URL.get(request.type_url ?? '');
     if (!kind) {
       stats.unknownTypes += 1;
-      logger.debug({ typeUrl: request.type_url, node: this.nodeId }, 'xds: request for a type not served');
       return null;
     }
     if (names > MAX_RESOURCE_NAMES) {
@@ -108,8 +212,8 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
     return subscription;
   }
 
-  /** Sends what the client lacks of one subscription; `added` names it just subscribed. */
-  protected abstract respond(subscription: Sub, added: readonly string[]): void;
+  /** Sends what the client lacks of one subscription (a push: something it wants may have changed). */
+  protected abstract respond(subscription: Sub): void;
 }
 
 /**
@@ -125,6 +229,9 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
     const subscription = this.subscriptionFor(request, request.resource_names?.length ?? 0, (kind) => new Subscription(kind));
     if (!subscription) return;
     const isFirst = subscription.responses === 0;
+    if (subscription.isStale(request.response_nonce ?? '')) return;
+    this.checkNamespaces(request.resource_names ?? []);
+    this.holdNames(subscription.names.size, subscription.sizeWith(request.resource_names ?? []));
     const outcome = subscription.apply({
       resource_names: request.resource_names ?? [],
       response_nonce: request.response_nonce ?? '',
@@ -137,10 +244,13 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
     } else if (outcome === 'nack') {
       stats.nacks += 1;
       logger.warn(
-        { node: this.nodeId, typeUrl, nonce: request.response_nonce, accepted: request.version_info, names: request.resource_names?.slice(0, 10), error: request.error_detail?.message },
+        clientFields({ node: this.nodeId, typeUrl, nonce: request.response_nonce, accepted: request.version_info, names: request.resource_names?.slice(0, 10), error: request.error_detail?.message ?? '' }),
         'xds: a client rejected (NACK) a response; it is not sent again until the resources change',
       );
     }
+    // An ACK or NACK that names what was subscribed already has nothing to answer: pushes send
+    // every change (1,000 streams ACK each push; walking their names again cost each ACK a look-up per name).
+    if (outcome !== 'initial' && !subscription.changedByLastRequest) return;
     // The first request of a whole-set type is answered even when nothing exists yet, so a
     // client (Envoy's wildcard CDS) does not wait for resources that may never come.
     this.send(subscription, isFirst && sendsWholeSet(subscription.kind));
@@ -153,12 +263,11 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
   /** Sends what the client lacks of one type; `always` sends a response even if it is empty. */
   private send(subscription: Subscription, always: boolean): void {
     if (this.closed) return;
-    const { catalog } = this.components;
-    const names = subscription.wildcard ? catalog.names() : [...subscription.names];
+    const names = subscription.wildcard ? this.wildcardNames() : [...subscription.names];
     const resources: NamedResource[] = [];
     let moved = false;
     for (const name of names) {
-      const resource = catalog.get(name, subscription.kind);
+      const resource = this.resource(name, subscription.kind);
       if (!resource) {
         // Gone (or never there): a whole-set type tells the client by leaving it out.
         if (subscription.sent.delete(name) && sendsWholeSet(subscription.kind)) moved = true;

@@ -48,29 +48,64 @@ export class Subscription {
   responses = 0;
   /** The version_info the client last accepted. */
   ackedVersion = '';
+  /** Whether the last request applied changed what the subscription wants (its names or the wildcard). */
+  changedByLastRequest = false;
   private seenRequest = false;
+  /** The list the names were last taken from (a client sends the same list again in each ACK). */
+  private lastList: readonly string[] = [];
 
   constructor(readonly kind: ResourceKind) {}
+
+  /** The names a request's list subscribes to (`*` asks for the wildcard, it names nothing). */
+  static namesOf(names: readonly string[]): Set<string> {
+    const out = new Set(names);
+    out.delete('*');
+    return out;
+  }
+
+  /**
+   * How many names the subscription would hold with a request's list: without building a set
+   * when the list is the one held (every ACK of a 10,000-name subscription names them all again).
+   */
+  sizeWith(names: readonly string[]): number {
+    const last = this.lastList;
+    let same = names.length === last.length;
+    for (let i = 0; same && i < names.length; i += 1) same = names[i] === last[i];
+    return same ? this.names.size : Subscription.namesOf(names).size;
+  }
+
+  /** Whether a request with this nonce answers an older response (and is ignored whole). */
+  isStale(responseNonce: string): boolean {
+    return responseNonce !== '' && responseNonce !== this.nonce;
+  }
 
   /** Classifies a request and, unless it is stale, takes its resource names as the subscription. */
   apply(request: SubscriptionRequest): RequestKind {
     const kind = this.classify(request);
     if (kind === 'stale') return kind;
     const names = request.resource_names;
+    const wildcardBefore = this.wildcard;
     const wantsAll = names.includes('*');
     // Legacy wildcard: the first request of a type naming nothing; `*` asks for it explicitly.
     if (wantsAll || (!this.seenRequest && names.length === 0)) this.wildcard = true;
     else if (names.length > 0) this.wildcard = false;
     this.seenRequest = true;
+    const before = this.names.size;
+    let kept = 0;
+    for (const name of names) if (name !== '*' && this.names.has(name)) kept += 1;
+    // An ACK naming what the subscription already holds (every push is answered so) changes nothing.
+    this.changedByLastRequest = wildcardBefore !== this.wildcard || kept !== before || this.sizeWith(names) !== before;
+    if (!this.changedByLastRequest) return kind;
     this.names.clear();
     for (const name of names) if (name !== '*') this.names.add(name);
+    this.lastList = names;
     if (!this.wildcard) for (const name of this.sent.keys()) if (!this.names.has(name)) this.sent.delete(name);
     return kind;
   }
 
   private classify(request: SubscriptionRequest): RequestKind {
     if (request.response_nonce === '') return 'initial';
-    if (request.response_nonce !== this.nonce) return 'stale';
+    if (this.isStale(request.response_nonce)) return 'stale';
     return request.error_detail ? 'nack' : 'ack';
   }
 

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { credentials, makeGenericClientConstructor, Server, ServerCredentials, type Client, type ServiceDefinition } from '@grpc/grpc-js';
+import { credentials, makeGenericClientConstructor, Metadata, Server, ServerCredentials, type Client, type ServiceDefinition } from '@grpc/grpc-js';
 import { waitFor, type PeerProcess } from './process.js';
 
 /**
@@ -81,9 +81,23 @@ export async function xdsPortOf(peer: PeerProcess, timeoutMs = 60_000): Promise<
   }
 }
 
-/** An ADS call without a socket, for the unit tests: requests go in as 'data', responses are kept. */
+/**
+ * An ADS call without a socket, for the unit tests: requests go in as 'data', responses are
+ * kept; `peer` is what `getPeer()` answers, `metadata` what the client sent (a token).
+ */
 export class FakeAdsCall<Request, Response> extends EventEmitter {
   readonly responses: Response[] = [];
+  readonly metadata = new Metadata();
+  constructor(
+    private readonly peer = '127.0.0.1:50000',
+    token?: string,
+  ) {
+    super();
+    if (token !== undefined) this.metadata.set('authorization', `Bearer ${token}`);
+  }
+  getPeer(): string {
+    return this.peer;
+  }
   write(response: Response): boolean {
     this.responses.push(response);
     return true;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../../src/config/load.js';
-import { CONSUL_DEFAULTS, NACOS_DEFAULTS } from '../../../src/config/protocols.js';
+import { CONSUL_DEFAULTS, NACOS_DEFAULTS, XDS_DEFAULTS } from '../../../src/config/protocols.js';
 import { configError } from '../../support/errors.js';
 import exampleCluster from '../../../cluster.example.json' with { type: 'json' };
 
@@ -126,7 +126,7 @@ describe('protocol listeners (dns, xds, consul)', () => {
     const config = resolveConfig({}, {}, {});
     expect(config.protocols).toEqual({
       dns: { port: null, namespaces: ['default'], domain: 'registry.', ttlSeconds: 5, allowFrom: ['127.0.0.0/8', '::1/128'], maxUdpPayloadBytes: 1232 },
-      xds: { port: null, namespaces: ['default'], lbPolicy: 'ring_hash', pushCoalesceMs: 50 },
+      xds: { port: null, namespaces: ['default'], pushCoalesceMs: 50, ...XDS_DEFAULTS },
       consul: { port: null, namespaces: ['default'], ...CONSUL_DEFAULTS },
       nacos: { port: null, grpcPort: null, namespaces: ['default'], ...NACOS_DEFAULTS },
     });
@@ -136,7 +136,7 @@ describe('protocol listeners (dns, xds, consul)', () => {
     const file = { dns: { port: 5300 }, xds: { port: 5400, namespaces: ['default', 'team-a'] }, consul: { port: 5500 } };
     const config = resolveConfig(file, { REGISTRY_XDS_PORT: '6400', REGISTRY_CONSUL_PORT: '6500' }, { consulPort: '7500' });
     expect(config.protocols.dns.port).toBe(5300);
-    expect(config.protocols.xds).toEqual({ port: 6400, namespaces: ['default', 'team-a'], lbPolicy: 'ring_hash', pushCoalesceMs: 50 });
+    expect(config.protocols.xds).toEqual({ port: 6400, namespaces: ['default', 'team-a'], pushCoalesceMs: 50, ...XDS_DEFAULTS });
     expect(config.protocols.consul.port).toBe(7500);
   });
 
@@ -157,7 +157,10 @@ describe('protocol listeners (dns, xds, consul)', () => {
     [{ consul: { namespaces: [] } }, {}, 'consul.namespaces', 'non-empty array'],
     [{ consul: { maxWaitMs: 10 } }, {}, 'consul.maxWaitMs', 'integer between 1000 and 3600000'],
     [{ consul: { defaultWaitMs: 700_000 } }, {}, 'consul.defaultWaitMs', 'not be longer than consul.maxWaitMs'],
-    [{ xds: { lbPolicy: 'random' } }, {}, 'xds.lbPolicy', 'ring_hash, round_robin'],
+    [{ xds: { lbPolicy: 'random' } }, {}, 'xds.lbPolicy', 'auto, ring_hash, round_robin'],
+    [{ xds: { allowAnonymous: 'yes' } }, {}, 'xds.allowAnonymous', 'true or false'],
+    [{ xds: { streamsMax: 0 } }, {}, 'xds.streamsMax', 'from 1 to'],
+    [{ xds: { resourceNamesPerPrincipalMax: 1.5 } }, {}, 'xds.resourceNamesPerPrincipalMax', 'integer'],
     [{ xds: { pushCoalesceMs: -1 } }, {}, 'xds.pushCoalesceMs', 'from 0 to 10000'],
     [{ dns: 'on' }, {}, 'dns', 'must be an object'],
     [{ dns: { domain: 'bad name.' } }, {}, 'dns.domain', 'must be a DNS name'],

@@ -230,6 +230,51 @@ describe('XdsServer (state of the world ADS)', () => {
     expect(new Set(streams.map((stream) => stream.last())).size).toBe(2);
   });
 
+  it('sends a gRPC C-core 1.51 client a ROUND_ROBIN Cluster (its ring_hash crashes) and others RING_HASH, under lbPolicy auto', async () => {
+    const { node } = await setUp();
+    const auto = new XdsServer({ views: node.views, clock: node.components.clock, logger: recordingLogger(), protos }, { host: '127.0.0.1', port: 0, namespaces: ['default'], lbPolicy: 'auto', pushCoalesceMs: COALESCE_MS });
+    try {
+      register(node, 1, { zone: 'a', weight: 1 });
+      register(node, 2, { zone: 'a', weight: 3 });
+      const ccore = new FakeCall();
+      const grpcJs = new FakeCall();
+      auto.attach(ccore as never);
+      auto.attach(grpcJs as never);
+      const cluster = (call: FakeCall) => protos.unpack(call.last().resources[0]!) as { lb_policy: string };
+      const localityWeight = (call: FakeCall) => (protos.unpack(call.last().resources[0]!) as any).endpoints[0].load_balancing_weight.value as number;
+      ccore.send({ type_url: TYPE_URLS.cluster, resource_names: ['greeter'], node: { id: 'py', user_agent_name: 'gRPC C-core linux Python', user_agent_version: 'C-core 29.0.0 Python 1.51.1' } });
+      grpcJs.send({ type_url: TYPE_URLS.cluster, resource_names: ['greeter'], node: { id: 'js', user_agent_name: 'gRPC Node Pure JS', user_agent_version: '1.14.7' } });
+      expect(cluster(ccore).lb_policy).toBe('ROUND_ROBIN');
+      expect(cluster(grpcJs).lb_policy).toBe('RING_HASH');
+      // Weights are kept where the policy honours them: the zone weighs its endpoints' sum under round_robin.
+      ccore.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter'] });
+      grpcJs.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter'] });
+      expect(localityWeight(ccore)).toBe(4);
+      expect(localityWeight(grpcJs)).toBe(1);
+      expect(endpointPorts(ccore.last()).sort()).toEqual([1, 2]);
+    } finally {
+      await auto.close();
+    }
+  });
+
+  it('looks each resource up once per push, whatever the number of streams, and not at all on an ACK', async () => {
+    const { node, clock, call, server } = await setUp();
+    const streams = [call, ...Array.from({ length: 9 }, () => new FakeCall())];
+    for (const stream of streams.slice(1)) server.attach(stream as never);
+    register(node, 1);
+    for (const stream of streams) stream.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter'] });
+    const lookups = vi.spyOn(server.catalog, 'get');
+    for (const stream of streams) ack(stream, TYPE_URLS.endpoints, ['greeter']);
+    expect(lookups).not.toHaveBeenCalled();
+    register(node, 2);
+    await push(clock);
+    expect(streams.every((stream) => stream.responses.length === 2)).toBe(true);
+    expect(lookups).toHaveBeenCalledTimes(1);
+    // An ACK that changes the names is answered as before.
+    ack(call, TYPE_URLS.endpoints, ['greeter', 'other']);
+    expect(lookups).toHaveBeenCalledTimes(3);
+  });
+
   it('does not answer a type it does not serve, and counts it', async () => {
     const { call, server } = await setUp();
     call.send({ type_url: TYPE_URLS.routeConfiguration, resource_names: ['greeter'] });

@@ -39,3 +39,16 @@ describe('Subscription (one type of one ADS stream)', () => {
     expect(subscription.wants('anything')).toBe(wildcard);
   });
 });
+
+describe('Subscription.sizeWith', () => {
+  it('counts the distinct names a list would hold, the wildcard not among them', () => {
+    const subscription = new Subscription('endpoints');
+    subscription.apply(request(['a', 'b']));
+    expect(subscription.sizeWith(['a', 'b'])).toBe(2);
+    expect(subscription.sizeWith(['b', 'a', 'a'])).toBe(2);
+    expect(subscription.sizeWith(['a', 'b', 'c', '*'])).toBe(3);
+    expect(subscription.sizeWith([])).toBe(0);
+    // Duplicates never pass for the names held.
+    expect(subscription.sizeWith(['a', 'a'])).toBe(1);
+  });
+});

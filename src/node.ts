@@ -128,7 +128,7 @@ export class RegistryNode {
     );
     this.persistence = persistenceOf({ ...components, logger, store: this.store, registry: this.registry, hlc: this.hlc }, config);
     this.durability = this.persistence ?? inMemoryDurability;
-    this.ports = createAdapterPorts({ application: applicationOf(this), config, clock, logger });
+    this.ports = createAdapterPorts({ application: applicationOf(this), config, clock, logger, metrics: this.adapterMetrics });
     this.membership.subscribe({
       joined: (peer) => this.replicator.addPeer(peer),
       down: (peerId) => this.registry.ownerDown(peerId),

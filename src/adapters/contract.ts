@@ -1,6 +1,7 @@
 import type { RegistryReads } from '../app/reads.js';
 import type { RegistryWrites } from '../app/writes.js';
 import type { SampledLogger } from '../log/sampled.js';
+import type { AdapterMetrics } from '../metrics/adapter-metrics.js';
 import type { AccessPort } from './access.js';
 import type { LimitsPort } from './limits.js';
 
@@ -17,7 +18,10 @@ import type { LimitsPort } from './limits.js';
  * - `limits`: the peer-wide rate limit and the pools of held slots with a share per principal
  *   (limits.ts);
  * - `logger`: redacts credentials anywhere (URLs included) and samples repeated lines
- *   (src/log/sampled.ts).
+ *   (src/log/sampled.ts);
+ * - `metrics`: the peer's adapter metrics (src/metrics/adapter-metrics.ts): an adapter declares
+ *   its operations and held pools once and records requests, refusals and pushes into
+ *   pre-bound recorders (docs/metrics.md, "How an adapter records").
  * The ports are made once per peer (ports.ts, `node.ports`): every adapter shares the same
  * rate buckets and pools. Adding a protocol: docs/architecture.md, "Adding a protocol".
  */
@@ -37,6 +41,12 @@ export interface AdapterPorts {
   access: AccessPort;
   limits: LimitsPort;
   logger: SampledLogger;
+  /**
+   * The peer's adapter metrics. Optional so that ports made by hand (tests, an adapter moving
+   * onto the contract) still type-check; `createAdapterPorts` always sets it, and
+   * `metricsPortOf` (metrics.ts) answers a detached recorder when it is absent.
+   */
+  metrics?: AdapterMetrics;
 }
 
 /** What an adapter declares about itself, beside its routes or its listener. */

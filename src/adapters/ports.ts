@@ -3,16 +3,19 @@ import type { RegistryConfig } from '../config/load.js';
 import type { Application } from '../app/application.js';
 import type { Logger } from '../log/logger.js';
 import { sampledLogger } from '../log/sampled.js';
+import type { AdapterMetrics } from '../metrics/adapter-metrics.js';
 import { AccessPort } from './access.js';
 import type { AdapterPorts } from './contract.js';
 import { LimitsPort } from './limits.js';
 
-/** What the ports are made of: the peer's application layer, settings, clock and logger. */
+/** What the ports are made of: the peer's application layer, settings, clock, logger and adapter metrics. */
 export interface PortsSource {
   application: Application;
   config: Pick<RegistryConfig, 'limits' | 'security'>;
   clock: Clock;
   logger: Logger;
+  /** The peer's adapter metrics (`node.adapterMetrics`), handed to every adapter as its metrics port. */
+  metrics?: AdapterMetrics;
 }
 
 /**
@@ -28,5 +31,6 @@ export function createAdapterPorts(source: PortsSource): AdapterPorts {
     access: new AccessPort(source.config.security.tokens, limits),
     limits,
     logger: sampledLogger(source.logger, source.clock),
+    ...(source.metrics ? { metrics: source.metrics } : {}),
   };
 }

@@ -15,6 +15,8 @@ import { installConsulGuard } from './guard.js';
 import { consulOpenApiRoute, installConsulOpenApi } from './openapi.js';
 import { readRoutes } from './read-routes.js';
 import { installConsulRequestLog } from './request-log.js';
+import { BLOCKING_POOL_LABEL, CONSUL_ADAPTER, installConsulMetrics } from './metrics.js';
+import { metricsPortOf } from '../adapters/metrics.js';
 import type { ConsulPeer } from './query.js';
 import { statusRoutes } from './status-routes.js';
 import { ConsulWrites } from './writes.js';
@@ -85,8 +87,20 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   installConsulErrors(app);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
+  // The metrics port: requests per route and outcome, the blocking-query pool, wakes as pushes (metrics.ts).
+  const recorders = metricsPortOf(node.ports).adapter(CONSUL_ADAPTER);
+  installConsulMetrics(app, recorders);
   const access = new ConsulAccess(node.config, node.ports.access);
-  const blocking = new BlockingQueries({ views: node.views, clock: node.components.clock, rng: node.components.rng, limits: node.ports.limits }, { maxWaiters: settings.blockingQueriesMax });
+  const blocking = new BlockingQueries(
+    {
+      views: node.views,
+      clock: node.components.clock,
+      rng: node.components.rng,
+      limits: node.ports.limits,
+      metrics: { pool: (shares) => recorders.pool(BLOCKING_POOL_LABEL, shares), pushes: recorders.pushes },
+    },
+    { maxWaiters: settings.blockingQueriesMax },
+  );
   // The adapter contract's ports (src/adapters/contract.ts): writes durable by type, reads from the read layer.
   const application = node.ports;
   const writes = new ConsulWrites(node, application.writes, application.reads, node.ports.logger);

@@ -4,6 +4,7 @@ import type { ServiceChange, ServiceViews } from '../views/service-views.js';
 import { serviceKeyString } from '../registry/types.js';
 import type { LimitSubject, LimitsPort } from '../adapters/limits.js';
 import type { HeldShares } from '../security/held-shares.js';
+import type { HeldPoolRecorder, PushRecorder } from '../metrics/adapter-metrics.js';
 import { ConsulError } from './errors.js';
 import { ConsulIndexes } from './indexes.js';
 
@@ -34,8 +35,16 @@ export const BLOCKING_POOL = 'consul blocking queries';
 /** Queries woken per turn of the event loop. */
 export const WAKE_SLICE = 100;
 
+/** Where blocking queries are counted (the adapter's metrics): refusals at a cap, and wakes by a change. */
+export interface BlockingMetrics {
+  pool(shares: HeldShares): HeldPoolRecorder;
+  pushes: PushRecorder;
+}
+
 interface Waiter {
   afterIndex: number;
+  /** When the change that woke it came (the peer's clock), for the push delay; 0 until then. */
+  changedAtMs: number;
   wake: () => void;
 }
 
@@ -60,14 +69,18 @@ export class BlockingQueries {
   private wakeQueue: Waiter[] = [];
   private wakeScheduled = false;
   private closed = false;
+  private readonly pool: HeldPoolRecorder | undefined;
+  private readonly pushes: PushRecorder | undefined;
 
   constructor(
-    private readonly components: { views: ServiceViews; clock: Clock; rng: Rng; limits: Pick<LimitsPort, 'pool' | 'hold'> },
+    private readonly components: { views: ServiceViews; clock: Clock; rng: Rng; limits: Pick<LimitsPort, 'pool' | 'hold'>; metrics?: BlockingMetrics },
     init: BlockingQueriesInit,
   ) {
     this.indexes = new ConsulIndexes(components.clock);
     this.limits = components.limits;
     this.shares = components.limits.pool(BLOCKING_POOL, init.maxWaiters, 'consul.blockingQueriesMax');
+    this.pool = components.metrics?.pool(this.shares);
+    this.pushes = components.metrics?.pushes;
     this.unsubscribe = components.views.onChange((change) => this.onChange(change));
   }
 
@@ -92,12 +105,16 @@ export class BlockingQueries {
   wait(namespace: string, service: string | null, afterIndex: number, waitMs: number, subject: LimitSubject, gone: { onGone?: () => void; isGone: boolean }): Promise<void> {
     if (this.closed || gone.isGone) return Promise.resolve();
     const slot = this.limits.hold(this.shares, subject);
-    if (!slot.held) throw new ConsulError(429, slot.message, 5);
+    if (!slot.held) {
+      this.pool?.refused(slot.cap);
+      throw new ConsulError(429, slot.message, 5);
+    }
     const key = service === null ? catalogKey(namespace) : serviceKey(namespace, service);
     return new Promise((resolve) => {
       let timer: TimerHandle | undefined;
       const waiter: Waiter = {
         afterIndex,
+        changedAtMs: 0,
         wake: () => {
           timer?.cancel();
           gone.onGone = undefined;
@@ -126,17 +143,19 @@ export class BlockingQueries {
 
   private onChange(change: ServiceChange): void {
     const index = this.indexes.advance(change.namespace, change.service);
-    this.queueAfter(serviceKey(change.namespace, change.service), index);
-    this.queueAfter(catalogKey(change.namespace), index);
+    const changedAtMs = this.components.clock.nowMs();
+    this.queueAfter(serviceKey(change.namespace, change.service), index, changedAtMs);
+    this.queueAfter(catalogKey(change.namespace), index, changedAtMs);
   }
 
   /** Moves the waiters of `key` that `index` passes to the wake queue (out of their set at once). */
-  private queueAfter(key: string, index: number): void {
+  private queueAfter(key: string, index: number, changedAtMs: number): void {
     const set = this.waiters.get(key);
     if (!set) return;
     for (const waiter of set) {
       if (index > waiter.afterIndex) {
         set.delete(waiter);
+        waiter.changedAtMs = changedAtMs;
         this.wakeQueue.push(waiter);
       }
     }
@@ -150,7 +169,11 @@ export class BlockingQueries {
 
   private wakeSlice(): void {
     const slice = this.wakeQueue.length <= WAKE_SLICE ? this.wakeQueue.splice(0) : this.wakeQueue.splice(0, WAKE_SLICE);
-    for (const waiter of slice) waiter.wake();
+    for (const waiter of slice) {
+      // A wake by a change is a push: counted with the time from the change to it (a slice waits its turn).
+      this.pushes?.pushed(waiter.changedAtMs);
+      waiter.wake();
+    }
     if (this.wakeQueue.length === 0) {
       this.wakeScheduled = false;
       return;

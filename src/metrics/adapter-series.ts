@@ -33,7 +33,12 @@ function named(name: string, values: ExportedValue[]): ExportedValue[] {
  * Requests are listed per operation and outcome once that outcome happened; held pools,
  * refusals, pushes and the xDS counts are listed at zero from their declaration on.
  */
-export function registerAdapterSeries(registry: Registry, adapters: AdapterMetrics): void {
+/** The peer's rate limiter as the metrics read it: its heaviest clients now (src/security/rate-limit.ts). */
+export interface RateShares {
+  heaviest(count: number): Array<{ client: string; used: number }>;
+}
+
+export function registerAdapterSeries(registry: Registry, adapters: AdapterMetrics, rates?: RateShares): void {
   const requests = 'registry_adapter_requests_total';
   scrapedSeries(registry, requests, 'Requests each protocol adapter answered, by operation and outcome (ok, bad_input, unauthenticated, forbidden, limited, error).', 'counter', () => {
     const values: ExportedValue[] = [];
@@ -104,6 +109,17 @@ export function registerAdapterSeries(registry: Registry, adapters: AdapterMetri
       return named(byPrincipal, values);
     },
   );
+
+  if (rates) {
+    const rateUsed = 'registry_rate_limit_used_by_principal';
+    scrapedSeries(
+      registry,
+      rateUsed,
+      `Share of its rate-limit burst each of the ${adapterMetricsLimits.heaviestPrincipals} heaviest principals (token:NAME, or address:IP without a token) has spent now (0 full bucket, 1 empty: refused), every protocol together.`,
+      'gauge',
+      () => named(rateUsed, rates.heaviest(adapterMetricsLimits.heaviestPrincipals).map(({ client, used }) => one({ principal: client }, used))),
+    );
+  }
 
   const pushes = 'registry_adapter_pushes_total';
   scrapedSeries(registry, pushes, 'Pushes each adapter wrote to its subscribers (one per subscriber and change).', 'counter', () =>

@@ -11,7 +11,7 @@ import type { EvictionSafetyStatus } from '../lease/eviction-safety.js';
 import type { ChannelStats } from '../replication/channel.js';
 import type { WatchHub } from '../watch/hub.js';
 import type { AdapterMetrics } from './adapter-metrics.js';
-import { registerAdapterSeries } from './adapter-series.js';
+import { registerAdapterSeries, type RateShares } from './adapter-series.js';
 import { HttpAttribution } from './http-attribution.js';
 import { registerPeerSeries, type PeerSeriesSources } from './peer-series.js';
 import { RequestHistogram } from './request-histogram.js';
@@ -25,6 +25,8 @@ export interface MetricsSources extends PeerFigures, PeerSeriesSources {
   readonly clock: Pick<Clock, 'nowMs'>;
   /** The protocol adapters' recorders (requests, held slots, pushes, DNS and xDS figures). */
   readonly adapterMetrics: AdapterMetrics;
+  /** The adapter ports' shared rate limiter (`ports.limits.rates`): its heaviest principals, read at scrape time. */
+  readonly ports?: { readonly limits: { readonly rates: RateShares } };
   readonly store: Pick<InstanceStore, 'allServices' | 'revision' | 'onChange'>;
   readonly heartbeats: Readonly<Record<HeartbeatOutcome, number>>;
   readonly watch: Pick<WatchHub, 'stats'>;
@@ -302,7 +304,7 @@ export class NodeMetrics {
 
     // --- protocols, peer traffic, start-up sync --------------------------------------------------
     this.httpAttribution = new HttpAttribution(sources.adapterMetrics);
-    registerAdapterSeries(this.registry, sources.adapterMetrics);
+    registerAdapterSeries(this.registry, sources.adapterMetrics, sources.ports?.limits.rates);
     registerPeerSeries(this.registry, sources);
 
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });

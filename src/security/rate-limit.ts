@@ -106,6 +106,30 @@ export class RateLimiter {
     return decision;
   }
 
+  /**
+   * The `count` clients using most of their bucket now, most first: `used` is the share of the
+   * burst spent (0 full bucket, 1 empty), refilled to now. For metrics at scrape time only:
+   * one pass over the tracked buckets (at most `maxClients`), keeping the `count` heaviest in
+   * a small sorted array (clients `keep` refuses are skipped); nothing is changed and nothing is kept between calls.
+   */
+  heaviest(count: number, keep: (client: string) => boolean = () => true): Array<{ client: string; used: number }> {
+    const top: Array<{ client: string; used: number }> = [];
+    if (!this.enabled || count <= 0) return top;
+    const { ratePerSecond, burst } = this.init;
+    const nowMs = this.clock.nowMs();
+    for (const [client, bucket] of this.buckets) {
+      if (!keep(client)) continue;
+      const tokens = Math.min(burst, bucket.tokens + (Math.max(0, nowMs - bucket.atMs) * ratePerSecond) / 1_000);
+      const used = (burst - tokens) / burst;
+      if (used <= 0 || (top.length === count && used <= top[top.length - 1]!.used)) continue;
+      let at = top.length;
+      while (at > 0 && top[at - 1]!.used < used) at -= 1;
+      top.splice(at, 0, { client, used });
+      if (top.length > count) top.pop();
+    }
+    return top;
+  }
+
   /** True when `client` has no token left now (without taking one). */
   exhausted(client: string): boolean {
     if (!this.enabled) return false;

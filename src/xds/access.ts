@@ -4,6 +4,7 @@ import type { CredentialCarrier } from '../adapters/contract.js';
 import type { LimitsPort, LimitSubject } from '../adapters/limits.js';
 import type { XdsConfig } from '../config/protocols.js';
 import type { HeldShares } from '../security/held-shares.js';
+import type { AdapterMetrics } from '../metrics/adapter-metrics.js';
 import { hasNamespace, type Principal } from '../security/tokens.js';
 import { StreamRefusal, type StreamAccess } from './stream.js';
 
@@ -27,6 +28,8 @@ export const XDS_CARRIERS: readonly CredentialCarrier[] = ['grpc-authorization']
 export interface XdsAccessPorts {
   access: AccessPort;
   limits: LimitsPort;
+  /** The contract's metrics port (contract.ts); none: recorded into a detached one. */
+  metrics?: AdapterMetrics;
 }
 
 export type XdsAccessInit = Pick<XdsConfig, 'namespaces' | 'allowAnonymous' | 'streamsMax'>;
@@ -78,6 +81,11 @@ export class XdsAccess {
     return this.streams.held;
   }
 
+  /** The peer's pool of xDS streams (the metrics read it at scrape time). */
+  get pool(): HeldShares {
+    return this.streams;
+  }
+
   /** Admits a new stream, or answers why not (the call then ends with the refusal's code). */
   admit(call: CallIdentity): AdmittedStream | StreamRefusal {
     const address = addressOfPeer(call.getPeer?.() ?? 'unknown');
@@ -88,7 +96,7 @@ export class XdsAccess {
     const decision = this.ports.access.admit({ address, authorization }, { scope: open ? null : 'read', namespaces: [] }, XDS_CARRIERS);
     if (!decision.allowed) return refusalOf(decision);
     const slot = this.ports.limits.hold(this.streams, decision.subject);
-    if (!slot.held) return new StreamRefusal(status.RESOURCE_EXHAUSTED, slot.message);
+    if (!slot.held) return new StreamRefusal(status.RESOURCE_EXHAUSTED, slot.message, slot.cap);
     return { access: this.streamAccess(decision.principal, decision.subject), checkRate: () => this.checkRate(decision.subject), release: () => slot.release() };
   }
 

@@ -94,12 +94,14 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
     this.holdNames(before, grown);
     if (request.response_nonce && request.error_detail) {
       stats.nacks += 1;
+      this.components.typed?.nack(request.type_url ?? '');
       logger.warn(
         clientFields({ node: this.nodeId, typeUrl: request.type_url, nonce: request.response_nonce, error: request.error_detail.message ?? '' }),
         'xds: a client rejected (NACK) an incremental response; it is not sent again until the resources change',
       );
     } else if (request.response_nonce) {
       stats.acks += 1;
+      this.components.typed?.ack(request.type_url ?? '');
     }
     const added = subscription.apply(request);
     this.holdNames(grown, subscription.names.size);

@@ -13,6 +13,10 @@ import { NameShares } from './name-shares.js';
 import { resourceNameOf } from './names.js';
 import type { XdsProtos } from './protos.js';
 import { ResponseEncoder } from './responses.js';
+import { metricsPortOf } from '../adapters/metrics.js';
+import type { AdapterRecorders, OperationRecorder, HeldPoolRecorder } from '../metrics/adapter-metrics.js';
+import type { XdsRecorder } from '../metrics/dns-xds-recorders.js';
+import { outcomeOfGrpcStatus, STREAMS_POOL_LABEL, XDS_ADAPTER, XDS_OPERATIONS } from './metrics.js';
 import { DeltaAdsStream, type DeltaDiscoveryRequest, type DeltaDiscoveryResponse } from './delta-stream.js';
 import { AdsStream, StreamRefusal, type AdsStreamComponents, type DiscoveryRequest, type DiscoveryResponse, type StreamAccess, type XdsStats } from './stream.js';
 
@@ -75,6 +79,14 @@ export class XdsServer {
   private unsubscribe: (() => void) | null;
   private boundPort = 0;
   private readonly responses: ResponseEncoder;
+  /** The metrics port's recorders (metrics.ts): requests per RPC, the streams pool, pushes, ACKs/NACKs by type. */
+  private readonly recorders: AdapterRecorders;
+  private readonly streamsPool: HeldPoolRecorder;
+  private readonly typed: XdsRecorder;
+  private readonly sotwRequests: OperationRecorder;
+  private readonly deltaRequests: OperationRecorder;
+  /** When the first change of the window being coalesced came (the peer's clock), for the push delay. */
+  private windowChangedAtMs = 0;
 
   constructor(
     private readonly components: XdsServerComponents,
@@ -89,6 +101,12 @@ export class XdsServer {
       allowAnonymous: init.allowAnonymous ?? XDS_DEFAULTS.allowAnonymous,
       streamsMax: init.streamsMax ?? XDS_DEFAULTS.streamsMax,
     });
+    const metrics = metricsPortOf(components.ports);
+    this.recorders = metrics.adapter(XDS_ADAPTER, XDS_OPERATIONS);
+    this.streamsPool = this.recorders.pool(STREAMS_POOL_LABEL, this.access.pool);
+    this.typed = metrics.xds;
+    this.sotwRequests = this.recorders.operation('StreamAggregatedResources');
+    this.deltaRequests = this.recorders.operation('DeltaAggregatedResources');
     this.responses = new ResponseEncoder((response) => components.protos.encodeResponse(response));
     this.catalog = new XdsCatalog(
       {
@@ -100,6 +118,7 @@ export class XdsServer {
     );
     this.unsubscribe = components.views.onChange((change) => {
       if (!this.catalog.exposes(change.namespace)) return;
+      if (this.dirty.size === 0) this.windowChangedAtMs = components.clock.nowMs();
       this.dirty.add(resourceNameOf(change.namespace, change.service));
       this.flushTimer ??= components.clock.setTimeout(() => this.flush(), init.pushCoalesceMs);
     });
@@ -150,26 +169,30 @@ export class XdsServer {
     if (this.dirty.size === 0) return;
     const names = new Set(this.dirty);
     this.dirty.clear();
+    const responsesBefore = this.stats.responses;
     // One push: streams sent the same resources share one response, encoded once (responses.ts).
     this.responses.push(() =>
       this.catalog.push(() => {
         for (const stream of this.streams.keys()) stream.changed(names);
       }),
     );
+    // Each response written is a push, timed from the window's first change (the coalescing included).
+    const pushed = this.stats.responses - responsesBefore;
+    if (pushed > 0) this.recorders.pushes.pushed(this.windowChangedAtMs, pushed);
   }
 
   /** Serves one StreamAggregatedResources call (the gRPC server's handler; tests pass a fake call). */
   attach(call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>): void {
-    this.follow(call, (access) => new AdsStream(call, this.streamComponents(), access));
+    this.follow(call, this.sotwRequests, (access) => new AdsStream(call, this.streamComponents(), access));
   }
 
   /** Serves one DeltaAggregatedResources call (incremental xDS). */
   attachDelta(call: ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>): void {
-    this.follow(call, (access) => new DeltaAdsStream(call, this.streamComponents(), access));
+    this.follow(call, this.deltaRequests, (access) => new DeltaAdsStream(call, this.streamComponents(), access));
   }
 
   private streamComponents(): AdsStreamComponents {
-    return { catalog: this.catalog, logger: this.components.logger, stats: this.stats, responses: this.responses, names: this.names, lbPolicy: this.init.lbPolicy };
+    return { catalog: this.catalog, logger: this.components.logger, stats: this.stats, responses: this.responses, names: this.names, lbPolicy: this.init.lbPolicy, typed: this.typed };
   }
 
   /** Ends a call with a refusal's status (counted, and logged: the contract's logger samples a flood of them). */
@@ -179,9 +202,13 @@ export class XdsServer {
     call.emit('error', { code: refusal.code, details: refusal.message });
   }
 
-  private follow<Request>(call: ServerDuplexStream<Request, unknown> & CallIdentity, create: (access: StreamAccess) => PushedStream<Request>): void {
+  private follow<Request>(call: ServerDuplexStream<Request, unknown> & CallIdentity, requests: OperationRecorder, create: (access: StreamAccess) => PushedStream<Request>): void {
+    const admittedAtMs = requests.start();
     const admitted = this.access.admit(call);
     if (admitted instanceof StreamRefusal) {
+      // A refused stream is a refused request of its RPC; a refused slot is counted at its cap too.
+      if (admitted.cap) this.streamsPool.refused(admitted.cap);
+      requests.done(outcomeOfGrpcStatus(admitted.code), admittedAtMs);
       this.refuse(call, admitted, false);
       return;
     }
@@ -195,16 +222,20 @@ export class XdsServer {
     };
     call.on('data', (request: Request) => {
       if (!this.streams.has(stream)) return;
+      const startedMs = requests.start();
       try {
         const limited = admitted.checkRate();
         if (limited) throw limited;
         stream.request(request);
+        requests.done('ok', startedMs);
       } catch (error) {
         if (error instanceof StreamRefusal) {
+          requests.done(outcomeOfGrpcStatus(error.code), startedMs);
           end();
           this.refuse(call, error, true);
           return;
         }
+        requests.done('error', startedMs);
         // A request that makes building fail must not take the peer down: end this stream only.
         this.components.logger.error({ err: error }, 'xds: cannot answer a request; the stream is ended');
         end();

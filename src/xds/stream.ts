@@ -8,6 +8,7 @@ import type { NameShares } from './name-shares.js';
 import { TYPE_URLS, type AnyMessage } from './protos.js';
 import type { NamedResource, ResponseEncoder } from './responses.js';
 import { KIND_OF_TYPE_URL, sendsWholeSet, Subscription } from './subscription.js';
+import type { XdsRecorder } from '../metrics/dns-xds-recorders.js';
 
 /** A DiscoveryRequest as the ADS service definition decodes it (snake_case). */
 export interface DiscoveryRequest {
@@ -56,6 +57,8 @@ export interface AdsStreamComponents {
   names: NameShares;
   /** `xds.lbPolicy`: the policy forced on every client, or `auto` (client-policy.ts). */
   lbPolicy: XdsLbPolicySetting;
+  /** ACKs and NACKs by resource type (the peer's adapter metrics, `AdapterMetrics.xds`); none: not counted by type. */
+  typed?: Pick<XdsRecorder, 'ack' | 'nack'>;
 }
 
 /** Who a stream serves: its principal's key for shares, and which namespaces it may read. */
@@ -80,6 +83,8 @@ export class StreamRefusal extends Error {
   constructor(
     readonly code: status,
     message: string,
+    /** For a refused slot of the streams pool: which cap refused it (metrics). */
+    readonly cap?: 'peer' | 'principal',
   ) {
     super(message);
   }
@@ -240,9 +245,11 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
     if (outcome === 'stale') return;
     if (outcome === 'ack') {
       stats.acks += 1;
+      this.components.typed?.ack(typeUrl);
       subscription.ackedVersion = request.version_info ?? '';
     } else if (outcome === 'nack') {
       stats.nacks += 1;
+      this.components.typed?.nack(typeUrl);
       logger.warn(
         clientFields({ node: this.nodeId, typeUrl, nonce: request.response_nonce, accepted: request.version_info, names: request.resource_names?.slice(0, 10), error: request.error_detail?.message ?? '' }),
         'xds: a client rejected (NACK) a response; it is not sent again until the resources change',

@@ -69,6 +69,15 @@ export class ClientRateLimits {
     return rateLimitRefusal(decision, client.kind, tokenName ?? address, this.limits);
   }
 
+  /**
+   * The `count` clients of the shared table (tokens, other hosts' addresses) using most of
+   * their burst now (RateLimiter.heaviest): metrics, at scrape time. Peer-refusal buckets are
+   * left out: they are not a client's share.
+   */
+  heaviest(count: number): Array<{ client: string; used: number }> {
+    return this.shared.heaviest(count, (client) => !client.startsWith('peer:'));
+  }
+
   /** Counts one refused peer call from `address`. */
   countPeerRefusal(address: string): void {
     this.shared.take(peerRefusalKey(address));

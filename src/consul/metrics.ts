@@ -1,0 +1,46 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { outcomeOfStatus, type AdapterRecorders, type OperationRecorder } from '../metrics/adapter-metrics.js';
+
+/**
+ * The Consul API's requests in the peer's adapter metrics (docs/metrics.md, "Protocols"):
+ * operation `METHOD pattern` (`GET /v1/health/service/:service`), declared as each route is
+ * added and bound into the route's config, so that a request costs a property read and the
+ * recorder's array writes (no label object, no map lookup). Answers written past fastify's
+ * reply hooks (query.ts, `sendConsulAnswer`) record themselves with `recordDirectAnswer`.
+ */
+
+/** The adapter's name in the metrics (the `adapter` label). */
+export const CONSUL_ADAPTER = 'consul';
+/** The held pool of blocking queries (the `pool` label). */
+export const BLOCKING_POOL_LABEL = 'blocking_queries';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Each method's recorder of a Consul route (metrics.ts). */
+    consulOperations?: Readonly<Record<string, OperationRecorder>>;
+  }
+}
+
+/** Declares every route's operation as it is added, and records each answer through fastify's hooks. */
+export function installConsulMetrics(app: FastifyInstance, recorders: AdapterRecorders): void {
+  app.addHook('onRoute', (route) => {
+    const operations: Record<string, OperationRecorder> = {};
+    for (const method of [route.method].flat()) {
+      // HEAD routes fastify adds for GETs are not counted apart.
+      if (method === 'HEAD') continue;
+      const operation = `${method} ${route.url}`;
+      operations[method] = recorders.declare([operation]).operation(operation);
+    }
+    route.config = { ...(route.config ?? {}), consulOperations: operations };
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    request.routeOptions.config.consulOperations?.[request.method]?.observe(outcomeOfStatus(reply.statusCode), reply.elapsedTime / 1000);
+    done();
+  });
+}
+
+/** Records a 200 answer written to the socket directly (past fastify's onResponse hook). */
+export function recordDirectAnswer(reply: FastifyReply): void {
+  const { request } = reply;
+  request.routeOptions.config.consulOperations?.[request.method]?.observe('ok', reply.elapsedTime / 1000);
+}

@@ -43,8 +43,11 @@ export class ConsulAccess {
     const decision = this.port.admit(httpCredentials(request, CONSUL_CREDENTIALS), { scope, namespaces: [] }, CONSUL_CREDENTIALS);
     if (decision.allowed) return decision;
     if (decision.reason === 'rate') throw new ConsulError(429, decision.error.message, decision.error.retryAfterSeconds ?? 1);
-    if (decision.reason === 'unknown-credentials') throw new ConsulError(403, 'ACL not found');
-    if (decision.reason === 'no-credentials') throw new ConsulError(403, 'Permission denied: this registry needs a token (X-Consul-Token or Authorization: Bearer)');
+    // Consul's clients know no 401: the metrics still count these as unauthenticated.
+    if (decision.reason === 'unknown-credentials') throw new ConsulError(403, 'ACL not found', undefined, undefined, 'unauthenticated');
+    if (decision.reason === 'no-credentials') {
+      throw new ConsulError(403, 'Permission denied: this registry needs a token (X-Consul-Token or Authorization: Bearer)', undefined, undefined, 'unauthenticated');
+    }
     throw new ConsulError(403, `Permission denied: ${decision.error.message}`);
   }
 

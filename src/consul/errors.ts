@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { RegistryError } from '../errors.js';
+import type { Outcome } from '../metrics/adapter-metrics.js';
 
 /**
  * Consul answers errors as plain text with a status code (its clients read `statusCode` and
@@ -16,6 +17,11 @@ export class ConsulError extends Error {
     readonly retryAfterSeconds?: number,
     /** Headers the answer carries (`Allow` on a 405). */
     readonly headers?: Readonly<Record<string, string>>,
+    /**
+     * The outcome the metrics count, when the status does not say it: Consul answers a missing
+     * or unknown token 403 (its clients have no 401), counted `unauthenticated` (metrics.ts).
+     */
+    readonly outcome?: Outcome,
   ) {
     super(message);
     this.name = 'ConsulError';
@@ -52,6 +58,7 @@ export function installConsulErrors(app: FastifyInstance): void {
     const answer = consulAnswerOf(error);
     if (answer.status >= 500) request.log.error({ err: error }, 'consul request failed');
     if (error instanceof ConsulError && error.headers) reply.headers(error.headers);
+    if (error instanceof ConsulError && error.outcome) request.consulOutcome = error.outcome;
     if (answer.retryAfterSeconds !== undefined) reply.header('Retry-After', String(answer.retryAfterSeconds));
     return reply.code(answer.status).type('text/plain; charset=utf-8').send(answer.text);
   });

@@ -1,12 +1,13 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import { outcomeOfStatus, type AdapterRecorders, type OperationRecorder } from '../metrics/adapter-metrics.js';
+import type { FastifyInstance } from 'fastify';
+import { outcomeOfStatus, type AdapterRecorders, type OperationRecorder, type Outcome } from '../metrics/adapter-metrics.js';
 
 /**
  * The Consul API's requests in the peer's adapter metrics (docs/metrics.md, "Protocols"):
  * operation `METHOD pattern` (`GET /v1/health/service/:service`), declared as each route is
  * added and bound into the route's config, so that a request costs a property read and the
- * recorder's array writes (no label object, no map lookup). Answers written past fastify's
- * reply hooks (query.ts, `sendConsulAnswer`) record themselves with `recordDirectAnswer`.
+ * recorder's array writes (no label object, no map lookup). Answers written to the socket
+ * directly (query.ts, `sendConsulAnswer`, a hijacked reply) are counted too: fastify listens
+ * for the end of every response from the start of its request, so `onResponse` runs for them.
  */
 
 /** The adapter's name in the metrics (the `adapter` label). */
@@ -19,10 +20,15 @@ declare module 'fastify' {
     /** Each method's recorder of a Consul route (metrics.ts). */
     consulOperations?: Readonly<Record<string, OperationRecorder>>;
   }
+  interface FastifyRequest {
+    /** The outcome a refusal set when its status does not say it (errors.ts: a 403 for a missing token is `unauthenticated`). */
+    consulOutcome: Outcome | null;
+  }
 }
 
 /** Declares every route's operation as it is added, and records each answer through fastify's hooks. */
 export function installConsulMetrics(app: FastifyInstance, recorders: AdapterRecorders): void {
+  app.decorateRequest('consulOutcome', null);
   app.addHook('onRoute', (route) => {
     const operations: Record<string, OperationRecorder> = {};
     for (const method of [route.method].flat()) {
@@ -34,13 +40,7 @@ export function installConsulMetrics(app: FastifyInstance, recorders: AdapterRec
     route.config = { ...(route.config ?? {}), consulOperations: operations };
   });
   app.addHook('onResponse', (request, reply, done) => {
-    request.routeOptions.config.consulOperations?.[request.method]?.observe(outcomeOfStatus(reply.statusCode), reply.elapsedTime / 1000);
+    request.routeOptions.config.consulOperations?.[request.method]?.observe(request.consulOutcome ?? outcomeOfStatus(reply.statusCode), reply.elapsedTime / 1000);
     done();
   });
-}
-
-/** Records a 200 answer written to the socket directly (past fastify's onResponse hook). */
-export function recordDirectAnswer(reply: FastifyReply): void {
-  const { request } = reply;
-  request.routeOptions.config.consulOperations?.[request.method]?.observe('ok', reply.elapsedTime / 1000);
 }

@@ -7,7 +7,6 @@ import type { BlockingQueries } from './blocking.js';
 import { goDurationMs } from './duration.js';
 import { badRequest, ConsulError } from './errors.js';
 import type { InstanceFilter } from './encodings.js';
-import { recordDirectAnswer } from './metrics.js';
 
 type Query = Record<string, unknown>;
 
@@ -148,7 +147,6 @@ export function sendConsulAnswer(reply: FastifyReply, index: number, body: Buffe
     'content-length': bytes.length,
   });
   reply.raw.end(bytes);
-  recordDirectAnswer(reply);
   return undefined;
 }
 

@@ -1,0 +1,63 @@
+/**
+ * Where a peer's bytes per instance go, without RSS noise: one peer in this process (fake
+ * clock, no sockets), registrations through its HTTP routes with `inject` (the same JSON parse
+ * and validation as over a socket), and the V8 heap after a full collection before and after
+ * loading N instances; the difference over N is the heap's bytes per instance. RSS adds the
+ * garbage collector's headroom on top (bench/memory.ts measures that over HTTP).
+ *   node --expose-gc --import tsx bench/heap-slope.ts [--instances=50000] [--services=100] [--snapshot=FILE]
+ * Five metadata keys per instance, as bench/memory.ts registers them.
+ */
+import v8 from 'node:v8';
+import { createTestServer } from '../test/support/server.js';
+
+const argument = (name: string, fallback: string) =>
+  process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const instances = Number(argument('instances', '50000'));
+const services = Number(argument('services', '100'));
+const snapshot = argument('snapshot', '');
+const WARM_UP = 2_000;
+const IN_FLIGHT = 100;
+
+function body(i: number): string {
+  return JSON.stringify({
+    service: `mem-${i % services}`,
+    instanceId: `i-${i}`,
+    host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+    port: 1 + (i % 60_000),
+    leaseDurationMs: 600_000,
+    metadata: { version: '1.4.2', zone: `z${i % 3}`, team: 'payments', build: `b${i % 977}`, commit: '7f3c2e1a' },
+  });
+}
+
+const collect = (globalThis as { gc?: () => void }).gc;
+if (!collect) throw new Error('run with node --expose-gc');
+const { app } = await createTestServer();
+
+async function load(from: number, to: number): Promise<void> {
+  for (let i = from; i < to; i += IN_FLIGHT) {
+    const batch: Promise<void>[] = [];
+    for (let j = i; j < Math.min(to, i + IN_FLIGHT); j++) {
+      batch.push(
+        app.inject({ method: 'POST', url: '/v1/instances', payload: body(j), headers: { 'content-type': 'application/json' } }).then((answer) => {
+          if (answer.statusCode !== 201) throw new Error(`register answered ${answer.statusCode}: ${answer.body}`);
+        }),
+      );
+    }
+    await Promise.all(batch);
+  }
+}
+
+function heapBytes(): number {
+  collect!();
+  collect!();
+  return v8.getHeapStatistics().used_heap_size;
+}
+
+await load(0, WARM_UP);
+const before = heapBytes();
+await load(WARM_UP, WARM_UP + instances);
+const after = heapBytes();
+console.log(`heap: ${((after - before) / instances).toFixed(1)} bytes per instance over ${instances} instances, ${services} services`);
+if (snapshot) console.log(`snapshot: ${v8.writeHeapSnapshot(snapshot)}`);
+await app.close();
+process.exit(0);

@@ -9,6 +9,7 @@
  */
 import v8 from 'node:v8';
 import { createTestServer } from '../test/support/server.js';
+import { scaleBody } from './scale-loader.js';
 
 const argument = (name: string, fallback: string) =>
   process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -18,16 +19,7 @@ const snapshot = argument('snapshot', '');
 const WARM_UP = 2_000;
 const IN_FLIGHT = 100;
 
-function body(i: number): string {
-  return JSON.stringify({
-    service: `mem-${i % services}`,
-    instanceId: `i-${i}`,
-    host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
-    port: 1 + (i % 60_000),
-    leaseDurationMs: 600_000,
-    metadata: { version: '1.4.2', zone: `z${i % 3}`, team: 'payments', build: `b${i % 977}`, commit: '7f3c2e1a' },
-  });
-}
+const body = (i: number) => JSON.stringify(scaleBody(i, services, 'mem'));
 
 const collect = (globalThis as { gc?: () => void }).gc;
 if (!collect) throw new Error('run with node --expose-gc');

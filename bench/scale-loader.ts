@@ -5,6 +5,7 @@
  * and prints one JSON line of figures. Every loop is bounded in count and time; 127.0.0.1 only.
  *   node --import tsx bench/scale-loader.ts '<LoaderTask as JSON>'
  */
+import { pathToFileURL } from 'node:url';
 import { percentile, pool, round, runAtRate, runBounded, send } from './lib.js';
 
 export interface LoaderTask {
@@ -84,8 +85,8 @@ function spread(latenciesMs: number[]): { p50Ms: number; p99Ms: number; maxMs: n
   return { p50Ms: round(percentile(latenciesMs, 0.5), 2), p99Ms: round(percentile(latenciesMs, 0.99), 2), maxMs: round(maxMs, 1) };
 }
 
-if (process.argv[2]) {
-  const figures = await run(JSON.parse(process.argv[2]) as LoaderTask);
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const figures = await run(JSON.parse(process.argv[2] ?? '{}') as LoaderTask);
   process.stdout.write(`${JSON.stringify(figures)}\n`);
   process.exit(0);
 }

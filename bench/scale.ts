@@ -36,11 +36,13 @@ export interface ScaleOptions {
   peers: number;
   heartbeatSeconds: number;
   budgetMs: number;
+  /** Run the heartbeating cluster phase (`--no-cluster` leaves it out). */
+  withCluster: boolean;
   outDir?: string;
 }
 
 export interface ScaleResult {
-  options: Omit<ScaleOptions, 'outDir'>;
+  options: Omit<ScaleOptions, 'outDir' | 'withCluster'>;
   machine: { cpus: number; model: string; node: string };
   layout: { peerCores: string[]; loaderCores: string; loaders: number };
   startedAt: string;
@@ -203,7 +205,7 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
   const layout = { peerCores, loaderCores, loaders };
   progress(`scale: ${options.instances} instances, ${options.cores} cores: peers on ${peerCores.join(' / ')}, ${loaders} loaders on ${loaderCores}; budget ${Math.round(options.budgetMs / 1_000)} s`);
   const specs: PeerSpec[] = [];
-  for (let k = 0; k < options.peers; k++) specs.push({ id: `peer-${k + 1}`, port: await freePort() });
+  for (let k = 0; k < Math.max(2, options.peers); k++) specs.push({ id: `peer-${k + 1}`, port: await freePort() });
   const started: ServerProcess[] = [];
   const stopAll = async () => {
     for (const server of started.splice(0)) await server.stop();
@@ -276,7 +278,8 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
 
     // 3. Five peers with heartbeats.
     const clusterEstimateMs = loadEstimateMs(options.instances) * 2 + 40_000;
-    if (options.peers < 2) cluster = { skipped: '--peers below 2' };
+    if (!options.withCluster) cluster = { skipped: '--no-cluster' };
+    else if (options.peers < 2) cluster = { skipped: '--peers below 2' };
     else if (clusterEstimateMs > left()) cluster = { skipped: `needs about ${Math.round(clusterEstimateMs / 1_000)} s, ${Math.round(left() / 1_000)} s left` };
     else cluster = await heartbeatingCluster(options, specs, layout, started, left);
   } finally {
@@ -369,6 +372,7 @@ export function scaleOptionsFromArgs(): ScaleOptions {
     peers: number('peers', 5),
     heartbeatSeconds: number('heartbeat-s', 30),
     budgetMs: number('budget-s', 600) * 1_000,
+    withCluster: !process.argv.includes('--no-cluster'),
     outDir: argument('out'),
   };
 }

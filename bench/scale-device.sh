@@ -11,7 +11,7 @@ INSTANCES="${INSTANCES:-1000000}"
 CORES="${CORES:-$(nproc)}"
 SERVICES="${SERVICES:-1000}"
 # The script's own budget; the hard stop below leaves a minute for the peers to be stopped.
-BUDGET_S="${BUDGET_S:-400}"
+BUDGET_S="${BUDGET_S:-430}"
 mkdir -p "$OUT"
 if [ ! -f dist/main.js ]; then echo "dist/main.js missing: run npm run build first" >&2; exit 2; fi
 # 1,000,000 registrations over keep-alive connections need no more descriptors than the default,
@@ -19,7 +19,7 @@ if [ ! -f dist/main.js ]; then echo "dist/main.js missing: run npm run build fir
 ulimit -n 65536 2>/dev/null || true
 echo "scale-device: node $(node --version), $(nproc) CPUs, ${INSTANCES} instances, ${SERVICES} services, budget ${BUDGET_S} s"
 status=0
-timeout --kill-after=10 460 node --import tsx bench/scale.ts \
+timeout --kill-after=5 465 node --import tsx bench/scale.ts \
   --instances="$INSTANCES" --cores="$CORES" --services="$SERVICES" --budget-s="$BUDGET_S" --out="$OUT" \
   2>&1 | tee "$OUT/scale.log" || status=$?
 if [ -f "$OUT/scale.md" ]; then

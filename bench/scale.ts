@@ -5,8 +5,9 @@
  * else 1, else none), the load generators (bench/scale-loader.ts, one process per free core, at
  * most 8, 64 requests in flight each) on the other cores. Three phases, each skipped with a
  * reason when the time left (`--budget-s`) would not fit it:
- *   1. one peer: RSS idle and at N/10, N/2 and N instances (five metadata keys), the slope in
- *      bytes per instance, the register rate (the first 10,000 apart: a cold peer);
+ *   1. one peer: RSS idle and at N/10, N/2 and N instances (five metadata keys), 2 s after each
+ *      step, the slope in bytes per instance, RSS again after 20 s idle at N, the register rate
+ *      (the first 10,000 apart: a cold peer);
  *   2. a new peer joins it: time until it is ready and until it lists every instance, its RSS,
  *      and the serving peer's CPU seconds meanwhile;
  *   3. five peers (fresh), the instances registered over all of them, then every instance
@@ -58,6 +59,12 @@ interface OnePeer {
   slopeBytesPerInstance: number;
   aboveIdleBytesPerInstance: number;
   rSquared: number;
+  /**
+   * RSS at N once the peer has been idle `IDLE_SETTLE_MS` (V8's memory reducer gives back heap
+   * it grew for the load after some seconds without allocation): what a peer holding N needs.
+   */
+  settledRssMb: number;
+  settledAboveIdleBytesPerInstance: number;
   registerPerSecond: number;
   coldRegisterPerSecond: number | null;
   errors: number;
@@ -85,7 +92,10 @@ interface Cluster {
 }
 
 const root = fileURLToPath(new URL('../', import.meta.url));
+/** Every process this script started and has not stopped yet: killed if the script is told to stop (scale-device.sh's time limit). */
+const children = new Set<{ kill(signal: NodeJS.Signals): boolean }>();
 const SETTLE_MS = 2_000;
+const IDLE_SETTLE_MS = 20_000;
 const COLD_COUNT = 10_000;
 const IN_FLIGHT_PER_LOADER = 64;
 const MAX_LOADERS = 8;
@@ -131,7 +141,7 @@ function pinnedTo(cores: string, command: string[]): [string, string[]] {
 
 async function startScalePeer(spec: PeerSpec, seeds: PeerSpec[], cores: string, readyTimeoutMs: number): Promise<ServerProcess> {
   const [command, args] = pinnedTo(cores, [process.execPath, ...PEER_NODE_FLAGS, 'dist/main.js', '--config', clusterFile(spec.id, seeds), '--id', spec.id, '--log-level', 'warn']);
-  return startServer({
+  const server = await startServer({
     name: `scale-${spec.id}`,
     command,
     args,
@@ -140,6 +150,9 @@ async function startScalePeer(spec: PeerSpec, seeds: PeerSpec[], cores: string, 
     port: spec.port,
     startTimeoutMs: readyTimeoutMs,
   });
+  children.add(server.child);
+  server.child.on('exit', () => children.delete(server.child));
+  return server;
 }
 
 /** Runs the loader processes (each on the loader cores) and sums their figures. */
@@ -150,6 +163,8 @@ async function runLoaders(tasks: LoaderTask[], cores: string): Promise<LoaderFig
         new Promise<LoaderFigures>((resolve, reject) => {
           const [command, args] = pinnedTo(cores, [process.execPath, '--import', 'tsx', 'bench/scale-loader.ts', JSON.stringify(task)]);
           const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+          children.add(child);
+          child.on('exit', () => children.delete(child));
           let out = '';
           child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
           child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as LoaderFigures) : reject(new Error(`loader exited with ${code}`))));
@@ -215,8 +230,6 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
       ranges(from, to, loaders).map(([a, b]) => ({ mode: 'register', urls, from: a, to: b, services: options.services, inFlight: IN_FLIGHT_PER_LOADER, maxMs: Math.max(10_000, left() - 30_000), coldCount: coldCount && Math.ceil(coldCount / loaders) })),
       loaderCores,
     );
-  // A rough rate for the estimates: 10,000 registrations a second per peer core, at least.
-  const loadEstimateMs = (count: number) => (count / 10_000) * 1_000 + 10_000;
   let onePeer: ScaleResult['onePeer'] = { skipped: 'not run' };
   let joined: ScaleResult['join'] = { skipped: 'not run' };
   let cluster: ScaleResult['cluster'] = { skipped: 'not run' };
@@ -244,12 +257,16 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
       progress(`one peer: ${loaded} instances, RSS ${points.at(-1)!.rssMb} MB (idle ${idleRssMb} MB)`);
     }
     const fit = linearFit(points.map((point) => [point.instances / 10_000, point.rssMb]));
+    await sleep(IDLE_SETTLE_MS);
+    const settledRssMb = round(peer.rssMb(), 1);
     onePeer = {
       idleRssMb,
       points,
       slopeBytesPerInstance: Math.round((fit.mbPer10k * 1_048_576) / 10_000),
       aboveIdleBytesPerInstance: Math.round(((points.at(-1)!.rssMb - idleRssMb) * 1_048_576) / options.instances),
       rSquared: fit.rSquared,
+      settledRssMb,
+      settledAboveIdleBytesPerInstance: Math.round(((settledRssMb - idleRssMb) * 1_048_576) / options.instances),
       registerPerSecond: Math.round((options.instances / registerMs) * 1_000),
       coldRegisterPerSecond: coldMs === null ? null : Math.round((Math.min(COLD_COUNT, options.instances) / coldMs) * 1_000),
       errors,
@@ -277,7 +294,8 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
     await stopAll();
 
     // 3. Five peers with heartbeats.
-    const clusterEstimateMs = loadEstimateMs(options.instances) * 2 + 40_000;
+    // Registering over five peers (each applies every record) at 15,000 a second or more, then at least 20 s of heartbeats.
+    const clusterEstimateMs = (options.instances / 15_000) * 1_000 + 50_000;
     if (!options.withCluster) cluster = { skipped: '--no-cluster' };
     else if (options.peers < 2) cluster = { skipped: '--peers below 2' };
     else if (clusterEstimateMs > left()) cluster = { skipped: `needs about ${Math.round(clusterEstimateMs / 1_000)} s, ${Math.round(left() / 1_000)} s left` };
@@ -393,6 +411,12 @@ export async function runScale(): Promise<ScaleResult> {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      for (const child of children) child.kill('SIGKILL');
+      process.exit(1);
+    });
+  }
   await runScale();
   process.exit(0);
 }

@@ -38,13 +38,24 @@ export class SharedValues {
    * Points `record` at the shared copies of its metadata, zone, group and owner, taking a
    * hold on the metadata for it. The store owns the records it is given: they are freshly
    * built per write, so replacing a field by an equal value changes nothing anyone sees.
-   * `recordsHeld` bounds the table.
+   * `recordsHeld` bounds the table. `previous`, the record this one replaces, lets go of its
+   * hold (`release`).
    */
-  adopt(record: InstanceRecord, recordsHeld: number): void {
+  adopt(record: InstanceRecord, recordsHeld: number, previous?: InstanceRecord): void {
     const data = record.data;
     record.owner = this.string(record.owner);
     data.zone = this.string(data.zone);
     if (data.group !== undefined) data.group = this.string(data.group);
+    if (previous !== undefined) {
+      // A new version of a stored record (a status change, a re-registration, a takeover, a
+      // replicated update) most often keeps its metadata: it takes over the hold of the record
+      // it replaces, without encoding either map.
+      if (sameEntries(previous.data.metadata, data.metadata)) {
+        data.metadata = previous.data.metadata;
+        return;
+      }
+      this.release(previous);
+    }
     const text = JSON.stringify(data.metadata);
     const shared = this.metadataByText.get(text);
     if (shared !== undefined) {
@@ -71,4 +82,17 @@ export class SharedValues {
     if (this.strings.size < SHARED_STRINGS_MAX) this.strings.set(value, value);
     return value;
   }
+}
+
+/** Same keys in the same order with the same values (what makes their JSON the same). */
+function sameEntries(a: Record<string, string>, b: Record<string, string>): boolean {
+  if (a === b) return true;
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  if (keysA.length !== keysB.length) return false;
+  for (let i = 0; i < keysA.length; i++) {
+    const key = keysA[i]!;
+    if (key !== keysB[i] || a[key] !== b[key]) return false;
+  }
+  return true;
 }

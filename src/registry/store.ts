@@ -115,8 +115,7 @@ export class InstanceStore {
     const previous = service.instances.get(record.instanceId);
     const keyString = instanceKeyString(record);
     const subBucket = previous?.subBucket ?? subBucketOf(keyString, this.digest.bucketCount);
-    this.shared.adopt(record, this.recordCount);
-    if (previous) this.shared.release(previous.record);
+    this.shared.adopt(record, this.recordCount, previous?.record);
     if (previous) {
       this.digest.toggle(keyString, subBucket, previous.record.version, previous.record.deleted !== null);
     } else {

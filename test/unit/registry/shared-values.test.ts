@@ -67,4 +67,22 @@ describe('InstanceStore: shared metadata, zones, groups and owners', () => {
     shared.release(holder);
     expect(shared.metadataEntries).toBe(SHARED_METADATA_MIN_ENTRIES);
   });
+
+  it('gives a new version with equal metadata the very map of the record it replaces, and lets go of the old one otherwise', () => {
+    const shared = new SharedValues();
+    const first = record({ data: { ...record().data, metadata: metadata('b1') } });
+    shared.adopt(first, 0);
+    // Equal content, another object: takes over first's map and hold.
+    const second = record({ wallMs: 2_000, data: { ...record().data, metadata: metadata('b1') } });
+    shared.adopt(second, 1, first);
+    expect(second.data.metadata).toBe(first.data.metadata);
+    expect(shared.metadataEntries).toBe(1);
+    // Same values in another key order is another encoding: not taken over.
+    const reordered = record({ wallMs: 3_000, data: { ...record().data, metadata: { build: 'b1', team: 'payments', version: '1.4.2' } } });
+    shared.adopt(reordered, 1, second);
+    expect(reordered.data.metadata).not.toBe(second.data.metadata);
+    expect(shared.metadataEntries).toBe(1);
+    shared.release(reordered);
+    expect(shared.metadataEntries).toBe(0);
+  });
 });

@@ -142,7 +142,7 @@ export class AntiEntropy {
     private readonly init: AntiEntropyInit,
   ) {
     this.log = components.logger.child({ component: 'anti-entropy' });
-    this.snapshotPages = new SnapshotPages(components.registry.store);
+    this.snapshotPages = new SnapshotPages(components.registry.store, components.clock);
   }
 
   start(): void {
@@ -220,12 +220,12 @@ export class AntiEntropy {
     return { records: newerHere.map((entry) => toWireRecord(entry, view)), want: newerThere };
   }
 
-  handleSnapshot(request: SnapshotRequest, members: PeerDescriptor[]): SnapshotResponse {
+  async handleSnapshot(request: SnapshotRequest, members: PeerDescriptor[]): Promise<SnapshotResponse> {
     const bucketCount = this.components.registry.store.digest.bucketCount;
     const start = Math.min(bucketCount, request.fromBucket);
     const end = Math.min(bucketCount, start + Math.max(1, request.bucketSpan));
+    const page = await this.snapshotPages.page(request.from, start, end);
     const view = this.components.registry.leaseView();
-    const page = this.snapshotPages.page(request.from, start, end, view.nowMs);
     return {
       records: page.entries.map((entry) => toWireRecord(entry, view)),
       nextBucket: page.nextBucket >= bucketCount ? null : page.nextBucket,

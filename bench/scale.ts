@@ -37,13 +37,15 @@ export interface ScaleOptions {
   peers: number;
   heartbeatSeconds: number;
   budgetMs: number;
+  /** The peers' entry point (`--main=PATH`, default dist/main.js): another build's, to compare. */
+  main: string;
   /** Run the heartbeating cluster phase (`--no-cluster` leaves it out). */
   withCluster: boolean;
   outDir?: string;
 }
 
 export interface ScaleResult {
-  options: Omit<ScaleOptions, 'outDir' | 'withCluster'>;
+  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'main'>;
   machine: { cpus: number; model: string; node: string };
   layout: { peerCores: string[]; loaderCores: string; loaders: number };
   startedAt: string;
@@ -139,8 +141,8 @@ function pinnedTo(cores: string, command: string[]): [string, string[]] {
   return pinningAvailable() ? ['taskset', ['-c', cores, ...command]] : [command[0]!, command.slice(1)];
 }
 
-async function startScalePeer(spec: PeerSpec, seeds: PeerSpec[], cores: string, readyTimeoutMs: number): Promise<ServerProcess> {
-  const [command, args] = pinnedTo(cores, [process.execPath, ...PEER_NODE_FLAGS, 'dist/main.js', '--config', clusterFile(spec.id, seeds), '--id', spec.id, '--log-level', 'warn']);
+async function startScalePeer(spec: PeerSpec, seeds: PeerSpec[], cores: string, readyTimeoutMs: number, main: string): Promise<ServerProcess> {
+  const [command, args] = pinnedTo(cores, [process.execPath, ...PEER_NODE_FLAGS, main, '--config', clusterFile(spec.id, seeds), '--id', spec.id, '--log-level', 'warn']);
   const server = await startServer({
     name: `scale-${spec.id}`,
     command,
@@ -236,7 +238,7 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
   try {
     // 1. One peer.
     const [first, second] = specs as [PeerSpec, PeerSpec];
-    const peer = await startScalePeer(first, [first], peerCores[0]!, 30_000);
+    const peer = await startScalePeer(first, [first], peerCores[0]!, 30_000, options.main);
     started.push(peer);
     await sleep(SETTLE_MS);
     const idleRssMb = round(peer.rssMb(), 1);
@@ -279,7 +281,7 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
     else {
       const cpuBeforeMs = totalCpuMsOf(peer.pid);
       const joinStartedMs = performance.now();
-      const newcomer = await startScalePeer(second, [first, second], peerCores[1]!, Math.max(30_000, left() - 20_000));
+      const newcomer = await startScalePeer(second, [first, second], peerCores[1]!, Math.max(30_000, left() - 20_000), options.main);
       started.push(newcomer);
       const readyMs = performance.now() - joinStartedMs;
       const listedMs = await untilListed(newcomer.url, options.instances, Math.max(10_000, left() - 15_000));
@@ -326,7 +328,7 @@ async function heartbeatingCluster(
   // Fresh peers (new ports: the first phase's may linger in TIME_WAIT), every one seeded with all.
   const fresh: PeerSpec[] = [];
   for (const spec of specs) fresh.push({ id: spec.id, port: await freePort() });
-  const peers = await Promise.all(fresh.map((spec, k) => startScalePeer(spec, fresh, layout.peerCores[k]!, 60_000)));
+  const peers = await Promise.all(fresh.map((spec, k) => startScalePeer(spec, fresh, layout.peerCores[k]!, 60_000, options.main)));
   started.push(...peers);
   const urls = peers.map((peer) => peer.url);
   const loadStartedMs = performance.now();
@@ -391,6 +393,7 @@ export function scaleOptionsFromArgs(): ScaleOptions {
     heartbeatSeconds: number('heartbeat-s', 30),
     budgetMs: number('budget-s', 600) * 1_000,
     withCluster: !process.argv.includes('--no-cluster'),
+    main: argument('main') ?? 'dist/main.js',
     outDir: argument('out'),
   };
 }

@@ -19,6 +19,8 @@ import type { ConsulResult } from './consul.js';
 import type { ConsulCatalogResult, TimedRead } from './consul-catalog.js';
 import type { XdsBenchResult } from './xds.js';
 import { table } from './lib.js';
+import type { ScaleResult } from './scale.js';
+import { renderScaleMarkdown } from './scale-report.js';
 
 export interface BenchResults {
   mode: 'full' | 'quick';
@@ -493,7 +495,8 @@ export function writeResultsMarkdown(quickResults?: BenchResults): string {
   const multiRegion = readJson<MultiRegionResult>('multi-region-results.json');
   const sweeps = readJson<ChaosSweepSummary[]>('chaos-sweeps.json') ?? [];
   const findings = existsSync(file('findings.md')) ? readFileSync(file('findings.md'), 'utf8').trim() : '';
-  const { markdown, svg } = renderResultsPage(results, chaos, findings, svgName, multiRegion, sweeps);
+  const scale = readJson<ScaleResult>('scale-results.json');
+  const { markdown, svg } = renderResultsPage(results, chaos, findings, svgName, multiRegion, sweeps, scale);
   if (svg) writeFileSync(new URL(svgName, page), svg);
   writeFileSync(page, markdown);
   return page.pathname;
@@ -507,6 +510,7 @@ export function renderResultsPage(
   svgName: string,
   multiRegion?: MultiRegionResult,
   sweeps: ChaosSweepSummary[] = [],
+  scale?: ScaleResult,
 ): { markdown: string; svg: string | null } {
   let svg: string | null = null;
   const out: string[] = ['# Benchmark and chaos results', ''];
@@ -584,6 +588,7 @@ export function renderResultsPage(
       );
     }
   } else out.push('No benchmark run recorded yet: `npm run bench`.', '');
+  out.push('## Capacity (scale mode)', '', scale ? renderScaleMarkdown(scale) : 'No scale run recorded yet: `npm run bench -- --scale --instances=N --cores=C`.', '');
   out.push('## Multi-region', '', multiRegion ? multiRegionSection(multiRegion) : 'No multi-region run recorded yet: `npx tsx bench/multi-region.ts`.', '');
   out.push('## Chaos runs', '', chaosSection(chaos), '');
   if (sweeps.length > 0) out.push(sweepSection(sweeps), '');

@@ -5,6 +5,10 @@
  * bench/out/results-<mode>.json, bench/RESULTS.md and bench/scaling.svg. A section or a point
  * of the scaling curve that would not fit in the time left is skipped and says so.
  * The peers run from dist/: `npm run bench` builds first.
+ *
+ * `npm run bench -- --scale [--instances=N] [--cores=C] [--services=S] [--budget-s=T]` runs only
+ * the capacity benchmark (bench/scale.ts: one peer's memory and register rate at N instances, a
+ * new peer catching up, five peers heartbeating), outside CI, and records it in bench/RESULTS.md.
  */
 import { cpus, loadavg } from 'node:os';
 import { writeFileSync } from 'node:fs';
@@ -21,6 +25,7 @@ import { benchSinglePeer } from './single-peer.js';
 import { benchSse } from './sse.js';
 import { benchXds } from './xds.js';
 import { benchReadScale } from './read-scale.js';
+import { runScale } from './scale.js';
 
 /**
  * The script's own budget; `npm run bench` builds first (about 10 s), so the whole stays under
@@ -65,6 +70,12 @@ const clusterPoints: (ClusterOptions & { estimateMs: number })[] = quick
       { peers: 5, instances: 10_000, latencySeconds: 10, idleSeconds: 10, heartbeatRate: 1_000, estimateMs: 48_000 },
       { peers: 7, instances: 10_000, latencySeconds: 10, idleSeconds: 10, heartbeatRate: 1_000, estimateMs: 53_000 },
     ];
+
+if (process.argv.includes('--scale')) {
+  await runScale();
+  progress(`scale figures in bench/scale-results.json and ${writeResultsMarkdown()}`);
+  process.exit(0);
+}
 
 progress(`benchmarks, ${quick ? 'quick' : 'full'} mode, budget ${Math.round(BUDGET_MS / 1_000)} s`);
 const loadAverageAtStart = loadavg();

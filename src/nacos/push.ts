@@ -95,7 +95,8 @@ export class NacosPush {
   private readonly targets = new Map<string, Target>();
   private readonly byService = new Map<string, Set<Target>>();
   private readonly pendingByAck = new Map<string, PendingPush>();
-  private readonly dirty = new Set<string>();
+  /** Services changed since the last flush, with when the first of those changes was seen (the push delay's start). */
+  private readonly dirty = new Map<string, number>();
   private flushTimer: TimerHandle | null = null;
   private retryTimer: TimerHandle | null = null;
   private readonly sweepTimer: TimerHandle;
@@ -174,7 +175,8 @@ export class NacosPush {
   private onChange(change: ServiceChange): void {
     const serviceKey = this.components.views.keyOf(change.namespace, change.service);
     if (!this.byService.has(serviceKey)) return;
-    this.dirty.add(`${change.namespace}\n${change.service}`);
+    const key = `${change.namespace}\n${change.service}`;
+    if (!this.dirty.has(key)) this.dirty.set(key, this.components.clock.nowMs());
     // Changes of one tick (a batch of replicated writes) make one push per service.
     this.flushTimer ??= this.components.clock.setTimeout(() => this.flush(), 0);
   }
@@ -183,9 +185,9 @@ export class NacosPush {
     this.flushTimer = null;
     const services = [...this.dirty];
     this.dirty.clear();
-    for (const item of services) {
+    for (const [item, changedAtMs] of services) {
       const [namespace, service] = item.split('\n') as [string, string];
-      this.push(namespace, service);
+      this.push(namespace, service, changedAtMs);
     }
   }
 
@@ -198,7 +200,7 @@ export class NacosPush {
     return this.lastRefTimeMs;
   }
 
-  private push(namespace: string, service: string): void {
+  private push(namespace: string, service: string, changedAtMs: number): void {
     const set = this.byService.get(this.components.views.keyOf(namespace, service));
     if (!set || set.size === 0) return;
     const nowMs = this.components.clock.nowMs();
@@ -236,8 +238,8 @@ export class NacosPush {
       this.send(pending);
       written += 1;
     }
-    // The delay of a first send, from the change the view was built for (retries are not counted again).
-    if (written > 0) this.components.pushed?.(hosts.builtAtMs, written);
+    // The delay of a first send from the change it carries (retries are not counted again).
+    if (written > 0) this.components.pushed?.(changedAtMs, written);
     this.retryTimer ??= this.components.clock.setTimeout(() => this.retry(), this.settings.pushRetryIntervalMs);
   }
 

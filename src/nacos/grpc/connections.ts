@@ -18,8 +18,8 @@ interface LiveConnection extends GrpcConnection {
   stream: PushStream | null;
   /** The stream is not taking writes (its client stopped reading): pushes wait for 'drain'. */
   backedUp: boolean;
-  /** Subscriptions changed while backed up: pushed on drain. */
-  stale: Set<string>;
+  /** Subscriptions changed while backed up, with when their oldest unpushed change was made: pushed on drain. */
+  stale: Map<string, number>;
   /** When it last made a request: one that never opens its stream is forgotten after `streamlessIdleMs`. */
   lastSeenMs: number;
   /** Its slot of the peer's `nacos grpc connections` pool, given back when it is forgotten. */
@@ -56,7 +56,8 @@ export interface GrpcConnectionsInit {
  */
 export class GrpcConnections {
   private readonly connections = new Map<string, LiveConnection>();
-  private readonly dirty = new Set<string>();
+  /** Services changed since the last flush, with when the first of those changes was seen (the push delay's start). */
+  private readonly dirty = new Map<string, number>();
   private flushTimer: TimerHandle | null = null;
   private readonly renewTimer: TimerHandle;
   private readonly unsubscribe: () => void;
@@ -89,7 +90,7 @@ export class GrpcConnections {
       const address = addressOf(peer);
       const slot = this.components.hold(this.components.access.subjectOf(grpcCredentialsOf(body, headers, address)));
       if (!slot.held) throw new RegistryError('REG_ERR_TOO_MANY_CONNECTIONS', `Nacos gRPC connections: ${slot.message}`, 5);
-      connection = { id: peer, address, instances: new Map(), subscriptions: new Map(), stream: null, backedUp: false, stale: new Set(), lastSeenMs: nowMs, slot };
+      connection = { id: peer, address, instances: new Map(), subscriptions: new Map(), stream: null, backedUp: false, stale: new Map(), lastSeenMs: nowMs, slot };
       this.connections.set(peer, connection);
     }
     return connection;
@@ -165,27 +166,31 @@ export class GrpcConnections {
   }
 
   private onChange(change: ServiceChange): void {
-    this.dirty.add(this.components.views.keyOf(change.namespace, change.service));
+    const key = this.components.views.keyOf(change.namespace, change.service);
+    if (!this.dirty.has(key)) this.dirty.set(key, this.components.clock.nowMs());
     this.flushTimer ??= this.components.clock.setTimeout(() => this.flush(), 0);
   }
 
   private flush(): void {
     this.flushTimer = null;
     if (this.dirty.size === 0) return;
-    const changed = new Set(this.dirty);
+    const changed = new Map(this.dirty);
     this.dirty.clear();
     const shared = new Map<string, Buffer>();
     for (const connection of this.connections.values()) {
       if (!connection.stream) continue;
       for (const subscription of connection.subscriptions.values()) {
-        if (!changed.has(subscription.serviceKey)) continue;
-        if (connection.backedUp) connection.stale.add(subscription.key);
-        else this.push(connection, subscription, shared);
+        const changedAtMs = changed.get(subscription.serviceKey);
+        if (changedAtMs === undefined) continue;
+        if (connection.backedUp) {
+          if (!connection.stale.has(subscription.key)) connection.stale.set(subscription.key, changedAtMs);
+        } else this.push(connection, subscription, shared, changedAtMs);
       }
     }
   }
 
-  private push(connection: LiveConnection, subscription: GrpcSubscription, shared: Map<string, Buffer>): void {
+  /** Writes a subscription's push; `changedAtMs`: when the change it carries was seen (the metrics' change-to-push delay). */
+  private push(connection: LiveConnection, subscription: GrpcSubscription, shared: Map<string, Buffer>, changedAtMs: number): void {
     let json = shared.get(subscription.key);
     if (json === undefined) {
       const info = serviceInfoOf(this.components, subscription.namespace, subscription.service, subscription.group, subscription.clusters, false);
@@ -195,8 +200,7 @@ export class GrpcConnections {
     }
     const stream = connection.stream!;
     this.counts.pushes += 1;
-    // The change-to-push delay, from the build of the shared encoding (cached per change: no rebuild here).
-    if (this.components.metrics) this.components.metrics.pushes.pushed(this.components.reads.hostsOf(subscription.namespace, subscription.service).builtAtMs);
+    this.components.metrics?.pushes.pushed(changedAtMs);
     if (!stream.write(payloadOfJson('NotifySubscriberRequest', json))) {
       connection.backedUp = true;
       stream.once('drain', () => this.drained(connection));
@@ -208,9 +212,9 @@ export class GrpcConnections {
     const stale = [...connection.stale];
     connection.stale.clear();
     const shared = new Map<string, Buffer>();
-    for (const key of stale) {
+    for (const [key, changedAtMs] of stale) {
       const subscription = connection.subscriptions.get(key);
-      if (subscription && connection.stream && !connection.backedUp) this.push(connection, subscription, shared);
+      if (subscription && connection.stream && !connection.backedUp) this.push(connection, subscription, shared, changedAtMs);
     }
   }
 }

@@ -1,9 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applicationOf } from '../../../src/app/application.js';
-import { addressOf, GrpcConnections, type PushStream } from '../../../src/nacos/grpc/connections.js';
+import { addressOf, type GrpcConnections, type PushStream } from '../../../src/nacos/grpc/connections.js';
 import { messageOf, payloadOf, type Payload } from '../../../src/nacos/grpc/protocol.js';
-import { createTestNacos, type TestNacos } from '../../support/nacos.js';
+import { createTestNacos, testGrpcConnections, type TestNacos } from '../../support/nacos.js';
 
 let t: TestNacos;
 let connections: GrpcConnections;
@@ -28,23 +27,7 @@ class FakeStream extends EventEmitter implements PushStream {
 async function setUp(file: Record<string, unknown> = {}): Promise<void> {
   // Three connections in all, two per principal (a token, or an address without one).
   t = await createTestNacos({ file: { cluster: { leaseDurationMs: 3_000, heartbeatIntervalMs: 1_000 }, nacos: { pushTargetsMax: 3 }, limits: { heldSharePerPrincipalRatio: 0.67 }, ...file } });
-  const application = applicationOf(t.node);
-  connections = new GrpcConnections(
-    {
-      access: t.access,
-      reads: t.reads,
-      writes: t.writes,
-      services: application.reads,
-      ready: () => t.node.ready,
-      perConnectionMax: 4,
-      clock: t.clock,
-      views: t.node.views,
-      logger: t.logger,
-      hold: (subject) => t.hold('grpcConnections', subject),
-      metrics: t.metrics,
-    },
-    { renewIntervalMs: 1_000, streamlessIdleMs: 3_000 },
-  );
+  connections = testGrpcConnections(t, { perConnectionMax: 4, streamlessIdleMs: 3_000 });
 }
 
 async function call(peer: string, type: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {

@@ -17,6 +17,7 @@ import type { SseResult } from './sse.js';
 import { readScaleRows, type ReadScaleResult } from './read-scale.js';
 import type { ConsulResult } from './consul.js';
 import type { ConsulCatalogResult, TimedRead } from './consul-catalog.js';
+import type { NacosResult } from './nacos.js';
 import type { XdsBenchResult } from './xds.js';
 import { table } from './lib.js';
 import type { ScaleResult } from './scale.js';
@@ -39,6 +40,7 @@ export interface BenchResults {
   dns?: DnsResult | { skipped: string };
   /** Absent in results recorded before the xDS section existed. */
   xds?: XdsBenchResult | { skipped: string };
+  nacos?: NacosResult | { skipped: string };
   cluster: { points: ClusterPoint[]; skipped: string[]; primary: { peers: number; instances: number } };
   /** bench/read-scale.ts (absent from runs older than it). */
   readScale?: ReadScaleResult | { skipped: string };
@@ -162,6 +164,30 @@ function xdsRows(xds: BenchResults['xds']): Record<string, string>[] {
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
+/** The Nacos section's rows (bench/nacos.ts): v1 lists against a bare server, and the UDP push fan-out with its CPU per change. */
+function nacosRows(nacos: BenchResults['nacos']): Record<string, string>[] {
+  if (!nacos) return [];
+  if (skipped(nacos)) return [{ figure: 'Nacos v1 lists and UDP push', value: `not measured: ${nacos.skipped}`, reference: '', ratio: '', target: '>= 0.9x; p99 <= 200 ms, <= 3x CPU', met: 'not measured' }];
+  return [
+    {
+      figure: `Nacos v1 instance/list of a ${num(nacos.listInstances)}-instance service (${num(nacos.listBodyBytes)} B), ${nacos.listRounds} rounds`,
+      value: `${num(nacos.peerListPerSecond)}/s`,
+      reference: `bare node:http sending the same bytes ${num(nacos.bareListPerSecond)}/s`,
+      ratio: `${nacos.listRatio}x`,
+      target: '>= 0.9x',
+      met: met(nacos.listRatio >= 0.9),
+    },
+    {
+      figure: `Nacos: ${num(nacos.subscribers)} UDP subscribers of one service, ${nacos.changes} changes`,
+      value: `every subscriber pushed: p50 ${nacos.pushP50Ms} ms, p99 ${nacos.pushP99Ms} ms (${num(nacos.pushed)}/${num(nacos.expectedPushes)}); CPU ${nacos.cpuMsPerChangeWithSubscribers} ms per change`,
+      reference: `the same change, no subscriber: CPU ${nacos.cpuMsPerChangeWithout} ms per change`,
+      ratio: `${nacos.cpuRatio}x CPU`,
+      target: 'p99 <= 200 ms, <= 3x CPU',
+      met: met(nacos.pushP99Ms <= 200 && nacos.cpuRatio <= 3),
+    },
+  ];
+}
+
 function summaryRows(results: BenchResults): Record<string, string>[] {
   const rows: Record<string, string>[] = [];
   const { singlePeer, etcd, memory, sse, consul, cluster } = results;
@@ -268,6 +294,7 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
   rows.push(...consulCatalogRows(results.consulCatalog));
   rows.push(...dnsRows(results.dns));
   rows.push(...xdsRows(results.xds));
+  rows.push(...nacosRows(results.nacos));
   if (!skipped(memory)) {
     const idle = memory.points[0]!;
     const last = memory.points.at(-1)!;

@@ -138,11 +138,15 @@ export interface NacosConfig extends ListenerConfig {
    * 8848); set it only for clients told of another offset. Off when `port` is null.
    */
   grpcPort: number | null;
-  /** Most UDP push targets (v1 clients that list with `udpPort`) held at once, the oldest dropped past it; also the most gRPC connections. */
+  /**
+   * Most UDP push targets (v1 clients that list with `udpPort`) held at once, and most gRPC
+   * connections: the caps of two held-slot pools of the peer (the adapter contract's limits
+   * port), each with a share per principal (`limits.heldSharePerPrincipalRatio`).
+   */
   pushTargetsMax: number;
   /**
-   * Most UDP push targets from one source address, gRPC connections from one address, and
-   * instances and subscriptions per gRPC connection: one client cannot take a whole table.
+   * Most instances and subscriptions per gRPC connection (the name is from when it also capped
+   * push targets and connections per source address: those are per-principal shares now).
    */
   pushTargetsPerSourceMax: number;
   /**

@@ -173,8 +173,8 @@ records as \`/v1\` and the Eureka API.
 | \`nacos.port\` | port | off | serve the Nacos naming API (v1 over HTTP, with UDP push) on this port (docs/nacos.md). Also \`--nacos-port\` (\`REGISTRY_NACOS_PORT\`). |
 | \`nacos.grpcPort\` | port | port + 1000 | the Nacos 2.x gRPC port; Nacos clients look for it 1000 above the HTTP port (9848 beside 8848), so set it only for clients told of another offset |
 | \`nacos.namespaces\` | array | \`["default"]\` | the namespaces the Nacos API serves; Nacos's \`public\` namespace (and none) is \`default\` |
-| \`nacos.pushTargetsMax\` | count | \`10000\` | most UDP push targets (a client's listed service) held at once, past it the oldest is dropped (that client then polls); also the most gRPC connections |
-| \`nacos.pushTargetsPerSourceMax\` | count | \`256\` | most UDP push targets of one source address (past it that source's oldest is dropped), gRPC connections from one address, and instances and subscriptions per gRPC connection |
+| \`nacos.pushTargetsMax\` | count | \`10000\` | most UDP push targets (a client's listed service) held at once, and most gRPC connections: each a pool of the peer with a share per principal (token, or address without one) of \`limits.heldSharePerPrincipalRatio\`; past either the target is not taken (that client then polls) or the connection is refused |
+| \`nacos.pushTargetsPerSourceMax\` | count | \`256\` | most instances and subscriptions per gRPC connection (push targets and connections per client are shares of \`nacos.pushTargetsMax\`: \`limits.heldSharePerPrincipalRatio\`) |
 | \`nacos.pushSubscriptionTtlMs\` | ms | \`30000\` | a client that has not listed a service for this long is no longer pushed it (clients list again every 10 s) |
 | \`nacos.pushRetryIntervalMs\` | ms | \`1000\` | how long a UDP push waits for its \`push-ack\` before it is sent again |
 | \`nacos.pushRetriesMax\` | count | \`3\` | how many times a push without an ack is sent again before it is given up (the client's next list catches up) |

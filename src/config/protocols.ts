@@ -39,6 +39,24 @@ export interface DnsConfig extends ListenerConfig {
    * answers are truncated (TC) and the resolver retries over TCP.
    */
   maxUdpPayloadBytes: number;
+  /**
+   * Queries per second one source address may send (UDP and TCP together), a token bucket
+   * `rateLimitBurst` deep; 0 switches it off. Beyond it a UDP query is dropped (every other one
+   * answered with an empty truncated answer, so a resolver whose address a flood spoofs still
+   * gets through over TCP) and a TCP query answered REFUSED. Sized far above what a resolver
+   * sends (it caches for `ttlSeconds`): it stops one source from turning the peer into a
+   * traffic amplifier, not a resolver.
+   */
+  rateLimitPerSecond: number;
+  /** Queries one source may send at once before `rateLimitPerSecond` paces it. */
+  rateLimitBurst: number;
+  /**
+   * The same limit for a loopback source (127.0.0.0/8, ::1), which a resolver on the peer's own
+   * host (systemd-resolved, dnsmasq) forwards every local client's query from. 0 (default): not
+   * limited, because a spoofed loopback source never arrives from the network (no reflection)
+   * and a local process could stop the peer anyway.
+   */
+  rateLimitLoopbackPerSecond: number;
 }
 
 /** The DNS defaults beside port and namespaces. */
@@ -47,7 +65,12 @@ export const DNS_DEFAULTS = {
   ttlSeconds: 5,
   allowFrom: ['127.0.0.0/8', '::1/128'],
   maxUdpPayloadBytes: 1232,
+  rateLimitPerSecond: 2_000,
+  rateLimitBurst: 4_000,
+  rateLimitLoopbackPerSecond: 0,
 } as const;
+/** Most queries per second (and burst) a DNS rate setting takes. */
+const DNS_RATE_MAX = 1_000_000;
 /** The Consul API's settings beyond port and namespaces (docs/consul.md). */
 export interface ConsulConfig extends ListenerConfig {
   /**
@@ -188,7 +211,7 @@ function readNetworks(value: unknown): string[] {
 
 /** The `dns` section: the common fields plus the DNS ones; two namespaces may not differ only in case (DNS names do not). */
 function readDns(doc: unknown, port: number | undefined): DnsConfig {
-  const { section, config } = readListener('dns', doc, port, ['domain', 'ttlSeconds', 'allowFrom', 'maxUdpPayloadBytes']);
+  const { section, config } = readListener('dns', doc, port, ['domain', 'ttlSeconds', 'allowFrom', 'maxUdpPayloadBytes', 'rateLimitPerSecond', 'rateLimitBurst', 'rateLimitLoopbackPerSecond']);
   const lowered = new Set(config.namespaces.map((namespace) => namespace.toLowerCase()));
   if (lowered.size !== config.namespaces.length) throw new ProtocolConfigError('dns.namespaces', 'must not hold two namespaces that differ only in case (DNS names are case-insensitive)');
   return {
@@ -197,6 +220,9 @@ function readDns(doc: unknown, port: number | undefined): DnsConfig {
     ttlSeconds: readInteger('dns.ttlSeconds', section.ttlSeconds, DNS_DEFAULTS.ttlSeconds, 0, MAX_TTL_SECONDS),
     allowFrom: readNetworks(section.allowFrom),
     maxUdpPayloadBytes: readInteger('dns.maxUdpPayloadBytes', section.maxUdpPayloadBytes, DNS_DEFAULTS.maxUdpPayloadBytes, 512, 65_535),
+    rateLimitPerSecond: readInteger('dns.rateLimitPerSecond', section.rateLimitPerSecond, DNS_DEFAULTS.rateLimitPerSecond, 0, DNS_RATE_MAX),
+    rateLimitBurst: readInteger('dns.rateLimitBurst', section.rateLimitBurst, DNS_DEFAULTS.rateLimitBurst, 1, DNS_RATE_MAX),
+    rateLimitLoopbackPerSecond: readInteger('dns.rateLimitLoopbackPerSecond', section.rateLimitLoopbackPerSecond, DNS_DEFAULTS.rateLimitLoopbackPerSecond, 0, DNS_RATE_MAX),
   };
 }
 

@@ -14,7 +14,7 @@ const layers = [
 ];
 /** Everything outside the core: the core never imports from these. */
 const edges = [
-  'http', 'eureka', 'native', 'prometheus', 'dns', 'xds', 'consul', 'app', 'cli', 'client', 'config',
+  'adapters', 'http', 'eureka', 'native', 'prometheus', 'dns', 'xds', 'consul', 'app', 'cli', 'client', 'config',
   'persistence', 'security', 'metrics', 'ui', 'node.ts', 'peer.ts', 'main.ts', 'index.ts', 'cluster-status.ts',
   'protocol-listeners.ts',
 ];

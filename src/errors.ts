@@ -32,6 +32,11 @@ export const errorCatalogue = {
     status: 403,
     summary: 'The token is valid but lacks the scope or the namespace the request needs, or the route has no access policy.',
   },
+  REG_ERR_HOST_NOT_ALLOWED: {
+    status: 403,
+    summary:
+      'A dev peer (no `security.tokens`) listening on loopback was sent a request whose `Host` is not a loopback name or address, its configured host or a peer URL of its configuration (DNS rebinding from a web page).',
+  },
   REG_ERR_RATE_LIMITED: {
     status: 429,
     summary:
@@ -53,7 +58,8 @@ export const errorCatalogue = {
   REG_ERR_NOT_READY: { status: 503, summary: 'The peer has not finished its start-up sync (or loading its data dir) yet.' },
   REG_ERR_TOO_MANY_WATCHERS: {
     status: 429,
-    summary: 'The peer already serves `cluster.watchMaxWatchers` watch streams and long polls.',
+    summary:
+      'The peer already serves `cluster.watchMaxWatchers` watch streams and long polls, or this token (address without one) already holds its share of them (`limits.heldSharePerPrincipalRatio`); the message says which.',
   },
   REG_ERR_WATCH_TOO_SLOW: {
     status: 429,

@@ -1,3 +1,6 @@
+import { createAdapterPorts } from './adapters/ports.js';
+import type { AdapterPorts } from './adapters/contract.js';
+import { applicationOf } from './app/application.js';
 import type { Clock } from './clock/clock.js';
 import { HybridClock } from './clock/hlc.js';
 import type { Rng } from './clock/rng.js';
@@ -74,6 +77,13 @@ export class RegistryNode {
   readonly persistence: Persistence | null;
   /** What the write routes wait on before answering. */
   readonly durability: Durability;
+  /**
+   * The adapter contract's ports of this peer (src/adapters/contract.ts): its application
+   * layer, access, the one rate limiter and the held-slot pools every protocol shares, and the
+   * redacting, sampling logger. Made once here, so /v1, Eureka, Consul, xDS, DNS and Nacos count
+   * in the same buckets.
+   */
+  readonly ports: AdapterPorts;
   /** Heartbeats received since start, by outcome (read by the metrics; an integer bump per heartbeat). */
   readonly heartbeats: Record<HeartbeatOutcome, number> = { renewed: 0, relayed: 0, takeover: 0, unknown: 0 };
   readonly startedAtMs: number;
@@ -112,6 +122,7 @@ export class RegistryNode {
     );
     this.persistence = persistenceOf({ ...components, logger, store: this.store, registry: this.registry, hlc: this.hlc }, config);
     this.durability = this.persistence ?? inMemoryDurability;
+    this.ports = createAdapterPorts({ application: applicationOf(this), config, clock, logger });
     this.membership.subscribe({
       joined: (peer) => this.replicator.addPeer(peer),
       down: (peerId) => this.registry.ownerDown(peerId),

@@ -316,6 +316,10 @@ export const limitSettings = {
     100_000,
     'Most clients (tokens and addresses) whose request rate is tracked at once; beyond it the least recently seen is forgotten (and starts again with a full bucket). Bounds the memory a flood of addresses can take.',
   ),
+  heldSharePerPrincipalRatio: ratio(
+    0.25,
+    'Share of each pool of held slots one principal (a valid token, or the source address of a request without one) may hold at once, as a fraction of the pool\'s peer-wide cap: native watch streams and long polls (`cluster.watchMaxWatchers`), Consul blocking queries (`consul.blockingQueriesMax`), xDS streams, DNS TCP connections. At least 1 slot, at most the whole pool. A request past its share gets 429 `REG_ERR_HELD_SHARE` (its protocol\'s refusal elsewhere), naming the pool and this setting. The default lets four clients hold everything between them, so one read-only token holding all it may still leaves three quarters of every pool to the others (operators included); a held slot costs 7-9 KB, so caps are generous and the share is about fairness. Raise it toward 1 for a peer with one big client (a single proxy or mesh control plane); lower it for many tenants, and give each client its own token (clients behind one NAT or proxy without tokens share the share of its address).',
+  ),
   headersTimeoutMs: ms(
     1_000,
     600_000,

@@ -1,8 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import type { Clock } from '../clock/clock.js';
 import type { RegistryConfig } from '../config/load.js';
 import type { Scope } from '../config/security.js';
-import { ClientRateLimits } from '../http/access/rate-limit.js';
+import type { ClientRateLimits } from '../http/access/rate-limit.js';
 import { RegistryError } from '../errors.js';
 import { ANONYMOUS, hasNamespace, hasScope, presentedToken, TokenTable, type Principal } from '../security/tokens.js';
 import { badRequest, ConsulError } from './errors.js';
@@ -22,12 +21,11 @@ export class ConsulAccess {
   private readonly namespaces: readonly string[];
   private readonly rates: ClientRateLimits;
 
-  constructor(config: RegistryConfig, clock: Clock) {
+  /** `rates`: the peer's one rate limiter (`node.ports.limits.rates`), so a token has one budget on /v1 and Consul together. */
+  constructor(config: RegistryConfig, rates: ClientRateLimits) {
     this.tokens = new TokenTable(config.security.tokens);
     this.namespaces = config.protocols.consul.namespaces;
-    // The same limits as /v1's (the same tables and settings, loopback callers counted apart
-    // under `limits.rateLimitLoopbackPerSecond`), though in a table of this listener's own.
-    this.rates = new ClientRateLimits(clock, config.limits);
+    this.rates = rates;
   }
 
   /** The token a request presents, if any. */

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { applicationOf, type ApplicationSource } from '../app/application.js';
+import { hostCheckHook } from '../http/access-guard.js';
 import type { ServerTls } from '../http/server.js';
 import type { Logger } from '../log/logger.js';
 import type { RegistryConfig } from '../config/load.js';
@@ -22,7 +23,7 @@ import { ConsulWrites } from './writes.js';
  */
 export type ConsulNode = ApplicationSource &
   ConsulPeer &
-  Pick<RegistryNode, 'ready'> & { readonly config: RegistryConfig; readonly components: Pick<NodeComponents, 'clock' | 'rng' | 'logger'> };
+  Pick<RegistryNode, 'ready' | 'ports'> & { readonly config: RegistryConfig; readonly components: Pick<NodeComponents, 'clock' | 'rng' | 'logger'> };
 
 export interface ConsulAppOptions {
   node: ConsulNode;
@@ -75,13 +76,16 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   installConsulErrors(app);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
-  const access = new ConsulAccess(node.config, node.components.clock);
+  const access = new ConsulAccess(node.config, node.ports.limits.rates);
   const blocking = new BlockingQueries({ views: node.views, clock: node.components.clock, rng: node.components.rng }, { maxWaiters: settings.blockingQueriesMax });
   const application = applicationOf(node);
   const writes = new ConsulWrites(node, application.writes, application.reads);
   // Blocking queries would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => blocking.close());
   // Access, readiness gating and docs come from each route's definition (route-definitions.ts).
+  // A dev peer on loopback answers only requests for its own names (DNS rebinding), as /v1 does.
+  const hostCheck = hostCheckHook(node.config);
+  if (hostCheck) app.addHook('onRequest', hostCheck);
   installConsulGuard(app, access, node);
   await installConsulOpenApi(app);
   await app.register(agentRoutes, { config: node.config, reads: application.reads, writes });

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler, preValidationHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preParsingHookHandler, preValidationHookHandler } from 'fastify';
 import type { Clock } from '../clock/clock.js';
 import type { RegistryConfig } from '../config/load.js';
 import { RegistryError } from '../errors.js';
@@ -19,6 +19,7 @@ import {
 } from './access/client-auth.js';
 import { PeerAuth, PeerRefusalLog, peerRefusedError, replayCacheFullError } from './access/peer-auth.js';
 import { ClientRateLimits } from './access/rate-limit.js';
+import { allowedHostsOf, hostAllowed, hostRefusal } from './access/host-check.js';
 import { announcesBody, verifiedAsItArrives } from './access/signed-body.js';
 import { accessOf, type AccessClass } from './access-policy.js';
 import { hookList } from './hook-list.js';
@@ -62,9 +63,28 @@ export interface AccessGuard {
   handOn(raw: IncomingMessage, admission: ClientVerdict): void;
 }
 
+/**
+ * The DNS-rebinding check (access/host-check.ts) as an `onRequest` hook for an app of its own
+ * (the Consul API), or null when the peer needs none (tokens on, or a network address). The
+ * HTTP app's guard runs the same check first in its own hook.
+ */
+export function hostCheckHook(config: RegistryConfig): onRequestHookHandler | null {
+  const allowed = allowedHostsOf(config);
+  if (allowed === null) return null;
+  return (request, _reply, done) => {
+    const host = request.headers.host;
+    done(hostAllowed(allowed, host) ? undefined : hostRefusal(host ?? ''));
+  };
+}
+
 export interface AccessGuardComponents {
   clock: Clock;
   logger: Logger;
+  /**
+   * The peer's one rate limiter (the adapter contract's limits port, `node.ports.limits.rates`),
+   * shared with every other protocol so a token has one budget on the whole peer.
+   */
+  rates: ClientRateLimits;
 }
 
 /**
@@ -87,8 +107,10 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
   const log = components.logger.child({ component: 'access' });
   const clients = new ClientAuth(security.tokens);
   const peers = new PeerAuth(components.clock, security);
-  const rates = new ClientRateLimits(components.clock, config.limits);
+  const { rates } = components;
   const refusals = new PeerRefusalLog(components.clock, log);
+  // A dev peer on loopback answers only requests for its own names (DNS rebinding; host-check.ts).
+  const allowedHosts = allowedHostsOf(config);
 
   /** A refused peer request: counted against its address, logged (throttled), answered 401. */
   const peerRefusal = (request: FastifyRequest, why: string): RegistryError => {
@@ -185,6 +207,7 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
   });
 
   app.addHook('onRequest', (request, reply, done) => {
+    if (allowedHosts !== null && !hostAllowed(allowedHosts, request.headers.host)) return done(hostRefusal(request.headers.host ?? ''));
     const pattern = request.routeOptions.url;
     if (pattern === undefined) {
       // No route: the not-found answer, still counted against the address.
@@ -204,6 +227,7 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
 
   return {
     admit: (raw, access, query) => {
+      if (allowedHosts !== null && !hostAllowed(allowedHosts, raw.headers.host)) return { allowed: false, error: hostRefusal(raw.headers.host ?? '') };
       const verdict = admitClient(raw.headers.authorization, raw.socket.remoteAddress as string, access);
       if (!verdict.allowed) return verdict;
       const refusal = namespacesRefusal(access, verdict.principal, query, undefined);

@@ -91,7 +91,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   }
   installErrorHandlers(app, limits);
   // Before any route: every route added below is guarded by the access policy.
-  const guard = installAccessGuard(app, node.config, node.components);
+  const guard = installAccessGuard(app, node.config, { ...node.components, rates: node.ports.limits.rates });
   installReadinessGate(app, node);
   // JSON only: a text body would otherwise reach the routes as a string.
   app.removeContentTypeParser('text/plain');

@@ -89,6 +89,16 @@ export class HeldShares {
     };
   }
 
+  /** Most slots the whole peer holds at once. */
+  get peerMax(): number {
+    return this.init.peerMax;
+  }
+
+  /** Most slots one principal holds at once. */
+  get principalMax(): number {
+    return this.init.principalMax;
+  }
+
   /** Slots held on the whole peer. */
   get held(): number {
     return this.total;

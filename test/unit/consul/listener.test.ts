@@ -10,6 +10,6 @@ describe('startConsulListener', () => {
   it('starts nothing when consul.port is not set (the default)', async () => {
     t = await createTestNode();
     expect(t.node.config.protocols.consul.port).toBeNull();
-    expect(await startConsulListener({ node: t.node, config: t.node.config, logger: silentLogger })).toBeNull();
+    expect(await startConsulListener({ node: t.node, config: t.node.config, logger: silentLogger, ports: t.node.ports })).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CENSOR, redactSecrets } from '../../../src/log/redact.js';
+import { CENSOR, redactSecrets, redactText } from '../../../src/log/redact.js';
 
 describe('redactSecrets', () => {
   it('censors tokens and the cluster secret at the top level and one level down', () => {
@@ -33,5 +33,38 @@ describe('redactSecrets', () => {
   it('leaves an error whole for the error serializer', () => {
     const err = new Error('boom');
     expect(redactSecrets({ err }).err).toBe(err);
+  });
+});
+
+describe('redactText: credentials in URLs and other strings', () => {
+  it.each([
+    ['/v1/catalog/services?token=s3cr3t&dc=dc1', `/v1/catalog/services?token=${CENSOR}&dc=dc1`],
+    ['/v1/kv?dc=dc1&token=s3cr3t', `/v1/kv?dc=dc1&token=${CENSOR}`],
+    ['GET /x?access_token=abc#frag', `GET /x?access_token=${CENSOR}#frag`],
+    ['/login?Password=hunter2&user=me', `/login?Password=${CENSOR}&user=me`],
+    ['http://user:pa55@peer-a:8761/eureka/', `http://${CENSOR}@peer-a:8761/eureka/`],
+    ['seed https://eureka:tok@10.0.0.1/eureka and http://10.0.0.2/', `seed https://${CENSOR}@10.0.0.1/eureka and http://10.0.0.2/`],
+    ['authorization: Bearer abcdef123456', `authorization: Bearer ${CENSOR}`],
+    ['Basic ZXVyZWthOnRva2Vu was sent', `Basic ${CENSOR} was sent`],
+  ])('%s', (text, expected) => {
+    expect(redactText(text)).toBe(expected);
+  });
+
+  it('hands back the same string when there is nothing to censor', () => {
+    for (const text of ['/v1/services/orders?namespace=team-a', 'user@example.com wrote', 'tokens: 3 configured', 'basic auth is off']) {
+      expect(redactText(text)).toBe(text);
+    }
+  });
+
+  it('censors URLs in the fields of a line, at the top level and one level down, and the Consul token header', () => {
+    expect(redactSecrets({ url: '/v1/agent/services?token=abc', req: { url: '/v1/health/service/x?token=abc' } })).toEqual({
+      url: `/v1/agent/services?token=${CENSOR}`,
+      req: { url: `/v1/health/service/x?token=${CENSOR}` },
+    });
+    expect(redactSecrets({ headers: { 'x-consul-token': 'abc' }, authorization: 'Bearer abc', 'X-Consul-Token': 'abc' })).toEqual({
+      headers: { 'x-consul-token': CENSOR },
+      authorization: CENSOR,
+      'X-Consul-Token': CENSOR,
+    });
   });
 });

@@ -72,13 +72,14 @@ function onUdpMessage(udp: UdpSocket, responder: DnsResponder, allowed: (address
     try {
       let reply: Buffer[] | null | undefined;
       // Every source counts, allowed or not: a refusal too is traffic aimed at whoever a flood spoofs.
-      if (limits.query(from.address)) reply = allowed(from.address) ? responder.answer(message, 'udp')?.parts : refusal(message);
+      if (limits.udpQuery(from.address)) reply = allowed(from.address) ? responder.answer(message, 'udp')?.parts : refusal(message);
       else {
         // Past its rate: dropped, for the source may be spoofed (any answer is traffic aimed at
         // a victim); every other one gets an empty truncated answer, so that a real resolver
         // whose address a flood spoofs retries over TCP, which cannot be spoofed (BIND's RRL slip).
         slip = !slip;
         reply = slip ? truncation(message) : null;
+        log.warn({ from: from.address }, 'dns udp source past its rate: queries dropped');
       }
       if (reply) udp.send(reply, from.port, from.address);
     } catch (error) {
@@ -97,8 +98,13 @@ function onUdpMessage(udp: UdpSocket, responder: DnsResponder, allowed: (address
 function onTcpConnection(listener: DnsListener, responder: DnsResponder, allowed: (address: string) => boolean, limits: DnsLimits, clock: Clock, log: Logger) {
   return (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
-    const slot = allowed(address) ? limits.connection(address) : null;
-    if (!slot?.held) {
+    if (!allowed(address)) {
+      socket.destroy();
+      return;
+    }
+    const slot = limits.connection(address);
+    if (!slot.held) {
+      log.warn({ from: address, cap: slot.cap }, `dns tcp connection refused: ${slot.message}`);
       socket.destroy();
       return;
     }
@@ -106,7 +112,10 @@ function onTcpConnection(listener: DnsListener, responder: DnsResponder, allowed
     socket.on('close', () => slot.release());
     const answer = (message: Buffer, framed: Buffer): Buffer[] | null => {
       // Past its rate a source is told REFUSED: a TCP source is no spoofed one (no reflection).
-      if (!limits.query(address)) return refusal(message);
+      if (!limits.tcpQuery(address)) {
+        log.warn({ from: address }, 'dns tcp source past its rate: queries refused');
+        return refusal(message);
+      }
       return responder.answer(message, 'tcp', () => dnsPacket.streamDecode(framed) as DecodedPacket)?.parts ?? null;
     };
     new DnsTcpConnection(socket, answer, clock, DNS_TCP_LIMITS, (error) => log.warn({ err: error, from: address }, 'dns query failed'));
@@ -154,10 +163,11 @@ async function bind(host: string, port: number): Promise<{ udp: UdpSocket; tcp: 
 }
 
 /** Starts the DNS listener when `dns.port` is set (the starter in protocol-listeners.ts). */
-export async function startDns({ node, config, logger }: ListenerDeps): Promise<(ProtocolListener & { port: number }) | null> {
+export async function startDns({ node, config, ports }: ListenerDeps): Promise<(ProtocolListener & { port: number }) | null> {
   const dns: DnsConfig = config.protocols.dns;
   if (dns.port === null) return null;
-  const log = logger.child({ component: 'dns' });
+  // The contract's logger: redacted, and sampled (a flood makes a few lines a second, not one per query).
+  const log = ports.logger.child({ component: 'dns' });
   const { udp, tcp, port } = await bind(config.host, dns.port);
   // Query zones are lower-case (DNS names are case-insensitive); the peers' zones keep theirs.
   const regionOfZone = (zone: string): string | undefined =>
@@ -166,11 +176,11 @@ export async function startDns({ node, config, logger }: ListenerDeps): Promise<
   const listener = new DnsListener(udp, tcp, responder, port);
   const allowed = sourceFilter(dns.allowFrom);
   const clock = node.components.clock;
-  const limits = new DnsLimits(clock, dns);
+  const limits = new DnsLimits(clock, dns, ports.limits);
   udp.on('message', onUdpMessage(udp, responder, allowed, limits, log));
   udp.on('error', (error) => log.warn({ err: error }, 'dns udp socket error'));
   tcp.on('connection', onTcpConnection(listener, responder, allowed, limits, clock, log));
   tcp.on('error', (error) => log.warn({ err: error }, 'dns tcp server error'));
-  log.info({ host: config.host, port, domain: dns.domain, namespaces: dns.namespaces, allowFrom: dns.allowFrom, rateLimitPerSecond: dns.rateLimitPerSecond }, 'dns listening');
+  log.info({ host: config.host, port, domain: dns.domain, namespaces: dns.namespaces, allowFrom: dns.allowFrom, udpRateLimitPerSecond: dns.udpRateLimitPerSecond }, 'dns listening');
   return listener;
 }

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_TCP_CONNECTIONS, TCP_SHARE_PER_SOURCE } from '../../src/dns/limits.js';
+import { MAX_TCP_CONNECTIONS } from '../../src/dns/limits.js';
+import { principalCapOf } from '../../src/security/held-shares.js';
 import { DNS_TCP_LIMITS } from '../../src/dns/tcp.js';
 import { callJson } from '../support/http.js';
 import { startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
@@ -16,7 +17,9 @@ import { startPeerProcess, waitFor, type PeerProcess } from '../support/process.
  * What one source can make a peer's DNS listener do (docs/dns.md, "Limits"), with real sockets
  * on 127.0.0.1 and 127.0.0.2 (two sources on loopback): TCP backpressure against a client
  * that never reads, the whole-query deadline, the per-source share of TCP connections, and
- * the per-source query rate (on a second peer whose loopback sources are limited).
+ * the per-source query rate (on a second peer whose loopback sources are limited by the
+ * peer-wide limit; the UDP amplification limit leaves loopback out and is tested in
+ * test/unit/dns/limits.test.ts).
  */
 
 let dir: string;
@@ -25,6 +28,8 @@ let limited: PeerProcess;
 let dnsPort: number;
 let limitedDnsPort: number;
 const SERVICE = 'big';
+/** limits.heldSharePerPrincipalRatio on the first peer: a share of 50 of the 1,000 DNS TCP connections. */
+const SHARE_RATIO = 0.05;
 
 async function startDnsPeer(config: unknown): Promise<{ peer: PeerProcess; port: number }> {
   const file = join(dir, `config-${Math.random().toString(16).slice(2)}.json`);
@@ -36,8 +41,9 @@ async function startDnsPeer(config: unknown): Promise<{ peer: PeerProcess; port:
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'registry-dns-limits-'));
-  ({ peer, port: dnsPort } = await startDnsPeer({ limits: { rateLimitPerSecond: 0 } }));
-  ({ peer: limited, port: limitedDnsPort } = await startDnsPeer({ dns: { rateLimitLoopbackPerSecond: 100, rateLimitBurst: 100 } }));
+  ({ peer, port: dnsPort } = await startDnsPeer({ limits: { rateLimitPerSecond: 0, heldSharePerPrincipalRatio: SHARE_RATIO } }));
+  // Loopback sources are limited only when configured (limits.rateLimitLoopbackPerSecond): the peer-wide limit every protocol counts in.
+  ({ peer: limited, port: limitedDnsPort } = await startDnsPeer({ limits: { rateLimitLoopbackPerSecond: 100, rateLimitBurst: 100 } }));
   // 100 instances whose TXT records (three 200-byte metadata values each) make a ~64 KB answer.
   const value = 'v'.repeat(200);
   for (let i = 0; i < 100; i++) {
@@ -131,7 +137,7 @@ describe('DNS over TCP limits', () => {
   }, 30_000);
 
   it('one source holds at most its share of the TCP connections; another source still gets one', async () => {
-    const share = Math.floor(MAX_TCP_CONNECTIONS * TCP_SHARE_PER_SOURCE);
+    const share = principalCapOf(MAX_TCP_CONNECTIONS, SHARE_RATIO);
     const held: Socket[] = [];
     try {
       for (let i = 0; i < share; i++) held.push(await open(dnsPort, '127.0.0.3'));
@@ -145,6 +151,9 @@ describe('DNS over TCP limits', () => {
       const refused = outcome(extra);
       extra.write(framed(query(3, `${SERVICE}.service.registry`, 'A')));
       expect(await refused).toBe('closed');
+      const logged = await waitFor(() => peer.logs.find((line) => String(line.msg).startsWith('dns tcp connection refused')), 5_000, 'the refusal in the log');
+      expect(logged).toMatchObject({ level: 40, from: '127.0.0.3', cap: 'principal' });
+      expect(String(logged.msg)).toContain('limits.heldSharePerPrincipalRatio');
       const other = await open(dnsPort, '127.0.0.4');
       held.push(other);
       const welcome = outcome(other);

@@ -66,8 +66,6 @@ export class DnsTcpConnection {
   private closed = false;
   private timer: TimerHandle | null = null;
   private timerAtMs = Infinity;
-  /** Queries answered (tests, diagnostics). */
-  answered = 0;
 
   constructor(
     private readonly socket: DnsTcpSocket,
@@ -145,7 +143,6 @@ export class DnsTcpConnection {
     let room = this.socket.write(head);
     for (let i = 1; i < parts.length; i++) room = this.socket.write(parts[i]!) && room;
     this.socket.uncork();
-    this.answered += 1;
     if (this.socket.writableLength > this.limits.maxQueuedBytes) {
       this.close();
       return;

@@ -25,6 +25,33 @@ export interface PresentedCredentials {
   token?: string | undefined;
 }
 
+/** What an HTTP request shows of itself, as fastify's request has it (no fastify import here). */
+export interface HttpRequestFacts {
+  ip: string;
+  headers: Record<string, string | string[] | undefined>;
+  query: unknown;
+}
+
+/**
+ * The credentials an HTTP request presents the ways `carriers` declares: `x-consul-token` (the
+ * header), `query-token` (`?token=`, once), and `bearer`/`basic`/`grpc-authorization` (the
+ * `Authorization` header). What a protocol does not carry is not read, so a `?token=` sent to
+ * an API that takes none never authenticates.
+ */
+export function httpCredentials(request: HttpRequestFacts, carriers: readonly CredentialCarrier[]): PresentedCredentials {
+  const header = (name: string): string | undefined => {
+    const value = request.headers[name];
+    return typeof value === 'string' && value.length > 0 ? value : undefined;
+  };
+  let token = carriers.includes('x-consul-token') ? header('x-consul-token') : undefined;
+  if (token === undefined && carriers.includes('query-token')) {
+    const value = ((request.query ?? {}) as Record<string, unknown>).token;
+    if (typeof value === 'string' && value.length > 0) token = value;
+  }
+  const carriesAuthorization = carriers.some((carrier) => carrier === 'bearer' || carrier === 'basic' || carrier === 'grpc-authorization');
+  return { address: request.ip, token, authorization: carriesAuthorization ? header('authorization') : undefined };
+}
+
 /** What an operation needs: a scope (null: open to anyone, only rate limited) on these namespaces. */
 export interface AccessNeed {
   scope: Scope | null;

@@ -2,7 +2,8 @@ import type { Clock } from '../clock/clock.js';
 import type { LimitSettings } from '../config/settings.js';
 import type { RegistryError } from '../errors.js';
 import { ClientRateLimits, type RateLimitSettings } from '../http/access/rate-limit.js';
-import { HeldShares, principalCapOf, shareOwnerOf, type HeldRefusal, type HeldSlot } from '../security/held-shares.js';
+import { HeldShares, principalCapOf, type HeldRefusal, type HeldSlot } from '../security/held-shares.js';
+import { rateClientOf } from '../security/rate-limit.js';
 
 /**
  * The limits port of the adapter contract (contract.ts): ONE rate limiter for the whole peer,
@@ -59,9 +60,14 @@ export class LimitsPort {
     return pool;
   }
 
-  /** Takes a slot of `pool` for `subject`: the slot, or which cap refused it and why. */
+  /**
+   * Takes a slot of `pool` for `subject`: the slot, or which cap refused it and why. A loopback
+   * caller without a token is held to the peer's cap only, as the rate limit exempts it by
+   * default (a sidecar, a local agent or a load test on the peer's host could stop it anyway).
+   */
   hold(pool: HeldShares, subject: LimitSubject): HeldSlot | HeldRefusal {
-    return pool.take(shareOwnerOf(subject.address, subject.tokenName));
+    const client = rateClientOf(subject.address, subject.tokenName);
+    return pool.take(client.key, client.kind === 'loopback');
   }
 
   /** Every pool made so far, by name (metrics, tests). */

@@ -19,7 +19,7 @@ import {
 } from './access/client-auth.js';
 import { PeerAuth, PeerRefusalLog, peerRefusedError, replayCacheFullError } from './access/peer-auth.js';
 import { ClientRateLimits } from './access/rate-limit.js';
-import { allowedHostsOf, hostAllowed, hostRefusal } from './access/host-check.js';
+import { hostCheckOf, hostRefusal } from './access/host-check.js';
 import { announcesBody, verifiedAsItArrives } from './access/signed-body.js';
 import { accessOf, type AccessClass } from './access-policy.js';
 import { hookList } from './hook-list.js';
@@ -69,11 +69,11 @@ export interface AccessGuard {
  * HTTP app's guard runs the same check first in its own hook.
  */
 export function hostCheckHook(config: RegistryConfig): onRequestHookHandler | null {
-  const allowed = allowedHostsOf(config);
-  if (allowed === null) return null;
+  const hosts = hostCheckOf(config);
+  if (hosts === null) return null;
   return (request, _reply, done) => {
     const host = request.headers.host;
-    done(hostAllowed(allowed, host) ? undefined : hostRefusal(host ?? ''));
+    done(hosts.allows(host) ? undefined : hostRefusal(host ?? ''));
   };
 }
 
@@ -110,7 +110,7 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
   const { rates } = components;
   const refusals = new PeerRefusalLog(components.clock, log);
   // A dev peer on loopback answers only requests for its own names (DNS rebinding; host-check.ts).
-  const allowedHosts = allowedHostsOf(config);
+  const hosts = hostCheckOf(config);
 
   /** A refused peer request: counted against its address, logged (throttled), answered 401. */
   const peerRefusal = (request: FastifyRequest, why: string): RegistryError => {
@@ -207,7 +207,7 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
   });
 
   app.addHook('onRequest', (request, reply, done) => {
-    if (allowedHosts !== null && !hostAllowed(allowedHosts, request.headers.host)) return done(hostRefusal(request.headers.host ?? ''));
+    if (hosts !== null && !hosts.allows(request.headers.host)) return done(hostRefusal(request.headers.host ?? ''));
     const pattern = request.routeOptions.url;
     if (pattern === undefined) {
       // No route: the not-found answer, still counted against the address.
@@ -227,7 +227,7 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
 
   return {
     admit: (raw, access, query) => {
-      if (allowedHosts !== null && !hostAllowed(allowedHosts, raw.headers.host)) return { allowed: false, error: hostRefusal(raw.headers.host ?? '') };
+      if (hosts !== null && !hosts.allows(raw.headers.host)) return { allowed: false, error: hostRefusal(raw.headers.host ?? '') };
       const verdict = admitClient(raw.headers.authorization, raw.socket.remoteAddress as string, access);
       if (!verdict.allowed) return verdict;
       const refusal = namespacesRefusal(access, verdict.principal, query, undefined);

@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { applicationOf } from '../app/application.js';
 import type { RegistryNode } from '../node.js';
 import { installAccessGuard } from './access-guard.js';
+import { watchSharesOf } from './access/watch-shares.js';
 import { adminRoutes } from './admin-routes.js';
 import { clientRoutes } from '../native/routes.js';
 import { EUREKA_PREFIXES, eurekaApi } from '../eureka/routes.js';
@@ -118,10 +119,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     : { frontDoor, guard, ready: () => node.ready, observe: (...observation) => metrics.observeHttp(...observation) };
   app.addHook('preClose', async () => frontDoor.close());
   await app.register(opsRoutes, { node });
-  await app.register(clientRoutes, { application, config: node.config, ...(shortcuts ? { shortcuts } : {}) });
+  // Watch streams and long polls are held per principal from the peer's pools (the adapter contract's limits).
+  const shares = watchSharesOf(node.ports.limits, node.config.cluster.watchMaxWatchers);
+  await app.register(clientRoutes, { application, config: node.config, shares, ...(shortcuts ? { shortcuts } : {}) });
   await app.register(peerRoutes, { node });
   await app.register(adminRoutes, { node });
-  await app.register(watchRoutes, { reads: application.reads, clock, config: node.config });
+  await app.register(watchRoutes, { reads: application.reads, clock, config: node.config, shares });
   await app.register(prometheusSdRoutes, { reads: application.reads });
   // Watch streams and long polls would hold a shutdown for minutes: end them first.
   app.addHook('preClose', async () => node.watch.closeAll());

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { destination as fileDestination, pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
 import type { prettyFactory } from 'pino-pretty';
 import type { LogLevel } from '../config/load.js';
-import { redactSecrets } from './redact.js';
+import { redactSecrets, redactText } from './redact.js';
 
 /**
  * How pino-pretty writes a line for people: local time, level, message, then the fields on the
@@ -43,6 +43,9 @@ export function createPinoLogger(level: LogLevel, destination?: DestinationStrea
     base: { pid: process.pid },
     // Credentials never reach the log: see redact.ts (cheaper than pino's wildcard `redact`).
     formatters: { log: redactSecrets, bindings: redactSecrets },
+    // The written line itself, once serialized: what a serializer adds after the formatters
+    // (fastify's `req` serializer writes the URL, `?token=` included) is redacted here.
+    hooks: { streamWrite: redactText },
   };
   const humans = options.pretty ?? (destination === undefined && process.stdout.isTTY === true);
   if (humans) {

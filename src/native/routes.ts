@@ -20,6 +20,7 @@ import {
 } from '../registry/validate.js';
 import { toInstanceView, toRenewedView } from '../registry/view.js';
 import type { ShortcutContext } from '../http/front-door.js';
+import type { WatchShares } from '../http/access/watch-shares.js';
 import { DISCOVER_PREFIX, discoverShortcut, JSON_TYPE, type SharedListing } from './discover-shortcut.js';
 
 /** How long a long poll waits when it gives no `wait`. */
@@ -68,6 +69,8 @@ export async function clientRoutes(
     config: Pick<RegistryConfig, 'limits' | 'cluster' | 'services'>;
     /** Where the discover route's shortcut goes (absent: every request goes through fastify). */
     shortcuts?: ShortcutContext;
+    /** The held slots' shares per principal (long polls; src/http/access/watch-shares.ts). */
+    shares: WatchShares;
   },
 ): Promise<void> {
   const { writes, reads } = options.application;
@@ -188,7 +191,16 @@ export async function clientRoutes(
     const waitMs = Math.min(query.wait === undefined ? DEFAULT_WAIT_MS : parseDuration('wait', query.wait), cluster.longPollMaxWaitMs);
     const abort = new AbortController();
     reply.raw.on('close', () => abort.abort());
-    return reads.watch.waitForChange(params.namespace, params.service, index, waitMs, abort.signal).then(() => listing(reply, params, query));
+    // Past this principal's share of the long polls: 429; the slot is held until the answer.
+    const slot = options.shares.longPoll(request);
+    let waiting: Promise<boolean>;
+    try {
+      waiting = reads.watch.waitForChange(params.namespace, params.service, index, waitMs, abort.signal);
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
+    return waiting.finally(() => slot.release()).then(() => listing(reply, params, query));
   });
 
   serve(app, CLIENT_ROUTES.services, async (request, reply) => {

@@ -5,6 +5,7 @@ import type { Clock } from '../clock/clock.js';
 import type { RegistryConfig } from '../config/load.js';
 import { parseGroupFilter, parseName, parseNamespace } from '../registry/validate.js';
 import { serve } from '../http/route-definition.js';
+import type { WatchShares } from '../http/access/watch-shares.js';
 import { WATCH_ROUTES } from './route-definitions.js';
 
 /** Most services one watch stream may name. */
@@ -35,7 +36,13 @@ function parseServices(value: unknown): string[] | null {
  */
 export async function watchRoutes(
   app: FastifyInstance,
-  options: { reads: Pick<RegistryReads, 'watch'>; clock: Clock; config: Pick<RegistryConfig, 'cluster'> },
+  options: {
+    reads: Pick<RegistryReads, 'watch'>;
+    clock: Clock;
+    config: Pick<RegistryConfig, 'cluster'>;
+    /** The held slots' shares per principal (the adapter contract's limits: src/http/access/watch-shares.ts). */
+    shares: WatchShares;
+  },
 ): Promise<void> {
   const { watch } = options.reads;
   const { clock } = options;
@@ -45,6 +52,8 @@ export async function watchRoutes(
     const query = request.query as Record<string, string | undefined>;
     const filter = { namespace: parseNamespace(query.namespace), services: parseServices(query.services), group: parseGroupFilter(query.group) };
     watch.admit();
+    // Past this principal's share of the streams: 429, before anything is written.
+    const slot = options.shares.stream(request);
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
@@ -77,11 +86,15 @@ export async function watchRoutes(
       filter,
       (frame) => write(frame.bytes()),
       () => {
+        slot.release();
         keepAlive.cancel();
         if (!raw.writableEnded) raw.end();
       },
     );
     snapshotting = false;
-    raw.on('close', () => subscription.close());
+    raw.on('close', () => {
+      subscription.close();
+      slot.release();
+    });
   });
 }

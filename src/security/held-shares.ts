@@ -56,14 +56,18 @@ export class HeldShares {
 
   constructor(private readonly init: HeldSharesInit) {}
 
-  /** Takes a slot for `owner` (`shareOwnerOf`), or answers which cap refuses it. */
-  take(owner: string): HeldSlot | HeldRefusal {
+  /**
+   * Takes a slot for `owner` (`shareOwnerOf`), or answers which cap refuses it. `shareExempt`
+   * (a loopback caller without a token: a sidecar, a local agent, a load test on the peer's own
+   * host, which could stop the peer anyway, as the rate limit has it) is held to the peer's cap only.
+   */
+  take(owner: string, shareExempt = false): HeldSlot | HeldRefusal {
     const { what, peerMax, principalMax, peerSetting } = this.init;
     if (this.total >= peerMax) {
       return { held: false, cap: 'peer', message: `this peer already holds ${peerMax} ${what} (${peerSetting}); retry later or use another peer` };
     }
     const mine = this.byOwner.get(owner) ?? 0;
-    if (mine >= principalMax) {
+    if (!shareExempt && mine >= principalMax) {
       const who = owner.startsWith('token:') ? `token ${owner.slice(6)}` : `address ${owner.slice(owner.indexOf(':') + 1)}`;
       return {
         held: false,

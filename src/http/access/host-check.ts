@@ -50,6 +50,33 @@ export function hostAllowed(allowed: ReadonlySet<string>, header: string | undef
   return isLoopback(name) || isLocalName(name) || allowed.has(name);
 }
 
+/** Most allowed `Host` values remembered as they were sent (a peer sees a handful: its names with their port). */
+const REMEMBERED_HOSTS_MAX = 64;
+
+/**
+ * `hostAllowed` for every request of one app: the `Host` values already allowed are remembered
+ * as sent, so the hot path (a discover answered before fastify) costs one set lookup, not a parse.
+ * Only allowed values are kept, and at most 64 of them: a flood of odd names is parsed each time.
+ */
+export class HostCheck {
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly allowed: ReadonlySet<string>) {}
+
+  allows(header: string | undefined): boolean {
+    if (header === undefined || this.seen.has(header)) return true;
+    if (!hostAllowed(this.allowed, header)) return false;
+    if (this.seen.size < REMEMBERED_HOSTS_MAX) this.seen.add(header);
+    return true;
+  }
+}
+
+/** A dev peer on loopback's check (`allowedHostsOf`), or null when it needs none. */
+export function hostCheckOf(config: Parameters<typeof allowedHostsOf>[0]): HostCheck | null {
+  const allowed = allowedHostsOf(config);
+  return allowed === null ? null : new HostCheck(allowed);
+}
+
 /** The refusal: which host, why, and what to do. */
 export function hostRefusal(header: string): RegistryError {
   return new RegistryError(

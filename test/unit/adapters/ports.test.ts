@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AccessPort, unauthenticatedMessage, type AccessNeed, type PresentedCredentials } from '../../../src/adapters/access.js';
+import { AccessPort, httpCredentials, unauthenticatedMessage, type AccessNeed, type PresentedCredentials } from '../../../src/adapters/access.js';
 import { LimitsPort } from '../../../src/adapters/limits.js';
 import { testConfig } from '../../support/node.js';
 import { FakeClock } from '../../support/fake-clock.js';
@@ -73,6 +73,19 @@ describe('the access port', () => {
   });
 });
 
+describe('httpCredentials: what an HTTP request presents, as its protocol carries it', () => {
+  const request = (headers: Record<string, string>, query: Record<string, unknown> = {}) => ({ ip: '10.0.0.1', headers, query });
+
+  it.each([
+    ['X-Consul-Token first', request({ 'x-consul-token': 'a', authorization: 'Bearer b' }, { token: 'c' }), ['x-consul-token', 'query-token', 'bearer'], { token: 'a', authorization: 'Bearer b' }],
+    ['then ?token=', request({ authorization: 'Bearer b' }, { token: 'c' }), ['x-consul-token', 'query-token', 'bearer'], { token: 'c', authorization: 'Bearer b' }],
+    ['a repeated ?token= is none', request({}, { token: ['c', 'd'] }), ['query-token'], { token: undefined, authorization: undefined }],
+    ['nothing a protocol does not carry', request({ 'x-consul-token': 'a', authorization: 'Bearer b' }, { token: 'c' }), ['dns-source'], { token: undefined, authorization: undefined }],
+  ] as const)('%s', (_what, facts, carriers, expected) => {
+    expect(httpCredentials(facts, carriers)).toEqual({ address: '10.0.0.1', ...expected });
+  });
+});
+
 describe('the limits port', () => {
   it('hands out one pool per name, with a share per principal from limits.heldSharePerPrincipalRatio', () => {
     const { limits } = portsOf();
@@ -98,6 +111,18 @@ describe('the limits port', () => {
     expect(limits.hold(pool, { address: '10.0.0.3' })).toMatchObject({ held: false, cap: 'peer' });
     if (held[0]!.held) held[0]!.release();
     expect(limits.hold(pool, { address: '10.0.0.3' }).held).toBe(true);
+  });
+
+  it('holds a loopback caller without a token to the peer\'s cap only (a local agent or load test), a token on loopback to its share', () => {
+    const { limits } = portsOf();
+    const pool = limits.pool('watch streams', 4, 'cluster.watchMaxWatchers');
+    expect([1, 2, 3].map(() => limits.hold(pool, { address: '127.0.0.1' }).held)).toEqual([true, true, true]);
+    expect(limits.hold(pool, { address: '::1', tokenName: 'reader' }).held).toBe(true);
+    expect(limits.hold(pool, { address: '::1' })).toMatchObject({ held: false, cap: 'peer' });
+    const other = limits.pool('long polls', 4, 'cluster.watchMaxWatchers');
+    limits.hold(other, { address: '::1', tokenName: 'reader' });
+    limits.hold(other, { address: '::1', tokenName: 'reader' });
+    expect(limits.hold(other, { address: '::1', tokenName: 'reader' })).toMatchObject({ held: false, cap: 'principal' });
   });
 
   it('is one rate limit for every protocol: what one adapter counts, another sees', () => {

@@ -31,3 +31,17 @@ describe('the peer logger', () => {
     expect(format('registry: bad configuration: port: must be an integer')).toBe('registry: bad configuration: port: must be an integer\n');
   });
 });
+
+describe('the production logger redacts what serializers write', () => {
+  it('takes credentials out of the line as written, after serializers (fastify\'s request serializer wrote ?token= in clear text: issue 33, finding 3)', () => {
+    const out = sink();
+    // As fastify does: a serializer that writes the request's URL from the request object.
+    const logger = createPinoLogger('info', out).child({}, { serializers: { req: (request: { url: string }) => ({ url: request.url }) } });
+    logger.info({ req: { url: '/v1/agent/services?token=supersecret-0123456789&x=1' } }, 'incoming request');
+    logger.info('dialing http://eureka:pa55word@peer-b:8761/eureka/ with Bearer other-secret-0123456789');
+    const text = out.written.join('');
+    expect(text).not.toMatch(/supersecret|other-secret|pa55word/);
+    expect(text).toContain('services?token=[redacted]&x=1');
+    expect(text).toContain('http://[redacted]@peer-b:8761/eureka/ with Bearer [redacted]');
+  });
+});

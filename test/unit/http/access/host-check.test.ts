@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { allowedHostsOf, hostAllowed, hostNameOf } from '../../../../src/http/access/host-check.js';
+import { allowedHostsOf, HostCheck, hostAllowed, hostNameOf } from '../../../../src/http/access/host-check.js';
 import { createTestConsul, type TestConsul } from '../../../support/consul.js';
 import { testConfig } from '../../../support/node.js';
 import { bearer, securedFile, TOKENS } from '../../../support/security.js';
@@ -32,6 +32,14 @@ describe('allowedHostsOf / hostAllowed (pure)', () => {
     ['localhost.evil.example', false],
   ] as const)('a dev peer on loopback: Host %s -> %s', (header, expected) => {
     expect(hostAllowed(dev, header)).toBe(expected);
+  });
+
+  it('remembers allowed Host values as sent, never refused ones, and at most 64', () => {
+    const check = new HostCheck(dev);
+    expect([check.allows('evil.example'), check.allows('evil.example'), check.allows('localhost:8761')]).toEqual([false, false, true]);
+    for (let port = 0; port < 100; port++) expect(check.allows(`127.0.0.1:${port}`)).toBe(true);
+    expect((check as unknown as { seen: Set<string> }).seen.size).toBe(64);
+    expect(check.allows('evil.example')).toBe(false);
   });
 
   it('is off with tokens configured, and for a peer on a network address', () => {

@@ -169,10 +169,11 @@ export async function startDns({ node, config, ports }: ListenerDeps): Promise<(
   // The contract's logger: redacted, and sampled (a flood makes a few lines a second, not one per query).
   const log = ports.logger.child({ component: 'dns' });
   const { udp, tcp, port } = await bind(config.host, dns.port);
-  // Query zones are lower-case (DNS names are case-insensitive); the peers' zones keep theirs.
+  // Query zones are lower-case (DNS names are case-insensitive); the peers' zones keep theirs,
+  // so the reads port's regionOfZone (exact case) does not do here.
   const regionOfZone = (zone: string): string | undefined =>
     config.self.zone.toLowerCase() === zone ? config.self.region : node.membership.list().find((member) => member.descriptor.zone.toLowerCase() === zone)?.descriptor.region;
-  const responder = new DnsResponder({ views: node.views, regionOfZone }, dns);
+  const responder = new DnsResponder({ views: ports.reads.views, regionOfZone }, dns);
   const listener = new DnsListener(udp, tcp, responder, port);
   const allowed = sourceFilter(dns.allowFrom);
   const clock = node.components.clock;

@@ -12,7 +12,7 @@ import type { EtcdResult } from './etcd.js';
 import { LINEARITY_MIN_R_SQUARED, type MemoryResult } from './memory.js';
 import { CLUSTER_TARGETS, type ClusterPoint } from './replication.js';
 import type { SinglePeerResult } from './single-peer.js';
-import type { DnsResult } from './dns.js';
+import type { DnsResult, TcpAttackResult } from './dns.js';
 import type { SseResult } from './sse.js';
 import { readScaleRows, type ReadScaleResult } from './read-scale.js';
 import type { ConsulResult } from './consul.js';
@@ -355,6 +355,17 @@ function consulCatalogRows(result: BenchResults['consulCatalog']): Record<string
   ];
 }
 
+function dnsAttackRow(a: TcpAttackResult): Record<string, string> {
+  return {
+    figure: `DNS TCP attack: ${a.connections} connections x ${a.queriesEach} pipelined ${a.answerBytes}-byte TXT answers never read, ${a.seconds} s`,
+    value: `RSS +${a.rssGrowthMb} MB; heartbeat max ${a.heartbeatMaxMs} ms (p99 ${a.heartbeatP99Ms} ms)`,
+    reference: `RSS before ${a.rssBeforeMb} MB; heartbeat max with no attack just before ${a.quiet?.heartbeatMaxMs ?? '?'} ms`,
+    ratio: '',
+    target: `<= ${a.targets.rssGrowthMb} MB, <= ${a.targets.heartbeatMaxMs} ms`,
+    met: met(a.rssGrowthMb <= a.targets.rssGrowthMb && a.heartbeatMaxMs <= a.targets.heartbeatMaxMs),
+  };
+}
+
 function dnsRows(dns: BenchResults['dns']): Record<string, string>[] {
   if (!dns) return [];
   if (skipped(dns)) return [{ figure: 'DNS answers/s, 100-instance service', value: `not measured: ${dns.skipped}`, reference: '', ratio: '', target: '>= 0.8x', met: 'not measured' }];
@@ -376,6 +387,7 @@ function dnsRows(dns: BenchResults['dns']): Record<string, string>[] {
       target: 'none set',
       met: '',
     },
+    ...(dns.tcpAttack ? [dnsAttackRow(dns.tcpAttack)] : []),
   ];
 }
 

@@ -87,7 +87,7 @@ const memory = await section('memory', quick ? 15_000 : 60_000, () => benchMemor
 const sse = await section('sse', 20_000, () => benchSse({ quick }));
 const consul = await section('consul', quick ? 30_000 : 45_000, () => benchConsul({ quick }));
 const consulCatalog = await section('consul catalog', quick ? 20_000 : 75_000, () => benchConsulCatalog({ quick }));
-const dns = await section('dns', quick ? 15_000 : 40_000, () => benchDns({ quick }));
+const dns = await section('dns', quick ? 30_000 : 60_000, () => benchDns({ quick }));
 const xds = await section('xds', quick ? 40_000 : 70_000, () => benchXds({ quick }));
 // Measured: 10 s quick (200 subscribers) on a loaded 2-core machine; the full form has 1,000 subscribers and 3x the list rounds.
 const nacos = await section('nacos', quick ? 15_000 : 45_000, () => benchNacos({ quick }));

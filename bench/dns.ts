@@ -6,13 +6,19 @@
  *      that sends the same pre-encoded answer with the query's id: the same load generator, in
  *      alternating rounds; the ratio is the median of the rounds' ratios (target >= 0.8x);
  *   2. the time from sending a register to the new address in a DNS answer (the client polls
- *      the name), against the register's own round trip.
+ *      the name), against the register's own round trip;
+ *   3. the TCP attack of issue 33 (finding 2): 12 connections that each send 1,600 pipelined
+ *      TXT queries of a 100-instance service (a ~64 KB answer) and never read, for 10 s,
+ *      beside a heartbeat every 10 ms from a process of its own: the peer's RSS growth and the
+ *      heartbeats' worst latency (targets <= 50 MB and <= 50 ms).
  *
  *   npx tsx bench/dns.ts [--quick]      (after `npm run build`; also a section of `npm run bench`)
+ *   npx tsx bench/dns.ts --attack-only [--main=PATH]   (3 alone; --main: another build's dist/main.js)
  *
  * Bounded: rounds of a fixed length, a fixed number of registers, every wait with a deadline.
  */
 import { createSocket, type Socket } from 'node:dgram';
+import { connect, type Socket as TcpSocket } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +27,7 @@ import dnsPacket from 'dns-packet';
 import { freePort } from '../test/support/fault-proxy.js';
 import { percentile, pool, progress, quick as quickFlag, round, send, sleep } from './lib.js';
 import { pinLoadGenerator, pinningAvailable, startPeer, startServer, type ServerProcess } from './processes.js';
+import { startHeartbeatProber } from './read-scale.js';
 import { median } from './single-peer.js';
 
 export interface DnsResult {
@@ -37,9 +44,30 @@ export interface DnsResult {
   pairRatios: number[];
   target: number;
   registerToAnswer: { samples: number; p50Ms: number; p99Ms: number; writeAckP50Ms: number; writeAckP99Ms: number };
+  /** Absent in results of builds before the attack was measured. */
+  tcpAttack?: TcpAttackResult;
+}
+
+export interface TcpAttackResult {
+  connections: number;
+  queriesEach: number;
+  answerBytes: number;
+  seconds: number;
+  rssBeforeMb: number;
+  rssPeakMb: number;
+  rssGrowthMb: number;
+  heartbeats: number;
+  heartbeatP99Ms: number;
+  heartbeatMaxMs: number;
+  /** The same probe for the same time just before, with no attack: what the machine's load alone makes of it. */
+  quiet: { heartbeats: number; heartbeatP99Ms: number; heartbeatMaxMs: number };
+  targets: { rssGrowthMb: number; heartbeatMaxMs: number };
 }
 
 export const DNS_TARGET_RATIO = 0.8;
+/** Issue 33's targets for an attack beside the heartbeat probe. */
+export const ATTACK_TARGETS = { rssGrowthMb: 50, heartbeatMaxMs: 50 };
+const ATTACK = { connections: 12, queriesEach: 1_600, seconds: 10, service: 'dns-txt', instances: 100 };
 const INSTANCES = 100;
 const SERVICE = 'dns-bench';
 const FRESH_SERVICE = 'dns-fresh';
@@ -151,6 +179,102 @@ async function registerToAnswer(peer: ServerProcess, dnsPort: number, writes: nu
   };
 }
 
+/** Registers ATTACK.instances instances whose TXT records (three 200-byte values each) make a ~64 KB answer, and one to heartbeat. */
+async function prepareAttack(peer: ServerProcess): Promise<string> {
+  const http = pool(peer.url, 8);
+  try {
+    const value = 'v'.repeat(200);
+    for (let i = 0; i < ATTACK.instances; i++) {
+      const result = await send(http, { method: 'POST', path: '/v1/instances', body: { service: ATTACK.service, host: `10.101.0.${i + 1}`, port: 80, leaseDurationMs: 600_000, metadata: { a: value, b: value, c: value } } });
+      if (result.status !== 201) throw new Error(`register answered ${result.status}: ${result.body}`);
+    }
+    const beat = await send(http, { method: 'POST', path: '/v1/instances', body: { service: 'dns-beat', host: '10.102.0.1', port: 80, instanceId: 'beat-1', leaseDurationMs: 600_000 } });
+    if (beat.status !== 201) throw new Error(`register answered ${beat.status}: ${beat.body}`);
+    return '/v1/services/dns-beat/instances/beat-1/heartbeat';
+  } finally {
+    await http.close();
+  }
+}
+
+/** One TCP answer's size, read whole (the attack's answer, for the record). */
+async function tcpAnswerBytes(port: number, name: string): Promise<number> {
+  const message = dnsPacket.encode({ type: 'query', id: 1, flags: dnsPacket.RECURSION_DESIRED, questions: [{ name, type: 'TXT' }] });
+  const socket = connect({ host: '127.0.0.1', port });
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no TCP answer for ${name} within 5 s`)), 5_000);
+      let got = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => {
+        got = Buffer.concat([got, chunk]);
+        if (got.length >= 2 && got.length >= 2 + got.readUInt16BE(0)) {
+          clearTimeout(timer);
+          resolve(got.readUInt16BE(0));
+        }
+      });
+      socket.on('error', reject);
+      socket.write(Buffer.concat([Buffer.from([message.length >> 8, message.length & 0xff]), message]));
+    });
+  } finally {
+    socket.destroy();
+  }
+}
+
+/** The attack of issue 33 finding 2 on `peer` (bounded: ATTACK.seconds, then every socket destroyed). */
+export async function tcpAttack(peer: ServerProcess, dnsPort: number): Promise<TcpAttackResult> {
+  const heartbeatPath = await prepareAttack(peer);
+  const name = `${ATTACK.service}.service.registry`;
+  const answerBytes = await tcpAnswerBytes(dnsPort, name);
+  const queries = Buffer.concat(
+    Array.from({ length: ATTACK.queriesEach }, (_, i) => {
+      const message = dnsPacket.encode({ type: 'query', id: i, flags: dnsPacket.RECURSION_DESIRED, questions: [{ name, type: 'TXT' }] });
+      return Buffer.concat([Buffer.from([message.length >> 8, message.length & 0xff]), message]);
+    }),
+  );
+  const quietProber = startHeartbeatProber(`${peer.url}${heartbeatPath}`);
+  await quietProber.ready;
+  await sleep(ATTACK.seconds * 1_000);
+  const quietBeats = await quietProber.stop();
+  const rssBeforeMb = peer.rssMb();
+  const prober = startHeartbeatProber(`${peer.url}${heartbeatPath}`);
+  await prober.ready;
+  const sockets: TcpSocket[] = [];
+  let peakMb = rssBeforeMb;
+  try {
+    for (let i = 0; i < ATTACK.connections; i++) {
+      const socket = connect({ host: '127.0.0.1', port: dnsPort });
+      socket.pause(); // never reads
+      socket.on('error', () => {});
+      socket.write(queries);
+      sockets.push(socket);
+    }
+    progress(`dns attack: ${ATTACK.connections} connections x ${ATTACK.queriesEach} pipelined TXT queries (${answerBytes}-byte answer), never read, for ${ATTACK.seconds} s`);
+    const endMs = performance.now() + ATTACK.seconds * 1_000;
+    while (performance.now() < endMs) {
+      peakMb = Math.max(peakMb, peer.rssMb());
+      await sleep(50);
+    }
+  } finally {
+    for (const socket of sockets) socket.destroy();
+  }
+  const beats = await prober.stop();
+  const result: TcpAttackResult = {
+    connections: ATTACK.connections,
+    queriesEach: ATTACK.queriesEach,
+    answerBytes,
+    seconds: ATTACK.seconds,
+    rssBeforeMb: round(rssBeforeMb, 0),
+    rssPeakMb: round(peakMb, 0),
+    rssGrowthMb: round(peakMb - rssBeforeMb, 0),
+    heartbeats: beats.length,
+    heartbeatP99Ms: round(percentile(beats, 0.99), 1),
+    heartbeatMaxMs: round(Math.max(0, ...beats), 1),
+    quiet: { heartbeats: quietBeats.length, heartbeatP99Ms: round(percentile(quietBeats, 0.99), 1), heartbeatMaxMs: round(Math.max(0, ...quietBeats), 1) },
+    targets: ATTACK_TARGETS,
+  };
+  progress(`dns attack: RSS ${result.rssBeforeMb} -> ${result.rssPeakMb} MB (+${result.rssGrowthMb}), heartbeat p99 ${result.heartbeatP99Ms} ms, max ${result.heartbeatMaxMs} ms (${beats.length} beats); with no attack just before: p99 ${result.quiet.heartbeatP99Ms} ms, max ${result.quiet.heartbeatMaxMs} ms`);
+  return result;
+}
+
 /** Starts a peer with DNS on and the bare UDP reference, and measures both. */
 export async function benchDns(options: { quick: boolean }): Promise<DnsResult> {
   const pinned = pinningAvailable();
@@ -208,6 +332,7 @@ export async function benchDns(options: { quick: boolean }): Promise<DnsResult> 
     pinLoadGenerator(false);
     const registered = await registerToAnswer(peer, dnsPort, options.quick ? 10 : 30);
     progress(`dns register to answer: p50 ${registered.p50Ms} ms, p99 ${registered.p99Ms} ms (register round trip p50 ${registered.writeAckP50Ms} ms)`);
+    const attack = await tcpAttack(peer, dnsPort);
     const ratio = round(median(pairRatios), 2);
     const perSecond = (total: { answers: number; ms: number }) => Math.round(total.answers / (total.ms / 1_000));
     return {
@@ -223,6 +348,7 @@ export async function benchDns(options: { quick: boolean }): Promise<DnsResult> 
       pairRatios,
       target: DNS_TARGET_RATIO,
       registerToAnswer: registered,
+      tcpAttack: attack,
     };
   } finally {
     pinLoadGenerator(false);
@@ -231,8 +357,26 @@ export async function benchDns(options: { quick: boolean }): Promise<DnsResult> 
   }
 }
 
+/** The attack alone, on a peer of its own (`--main=PATH`: another build, for a before/after). */
+async function attackOnly(main: string | undefined): Promise<TcpAttackResult> {
+  const configFile = join(tmpdir(), `registry-bench-dns-attack-${process.pid}.json`);
+  writeFileSync(configFile, JSON.stringify({ limits: { rateLimitPerSecond: 0 } }));
+  const dnsPort = await freePort();
+  const peer = await startPeer('dns-attack-peer', { pinned: false, logLevel: 'warn', unlimited: false, main, extraArgs: ['--config', configFile, '--dns-port', String(dnsPort)] });
+  try {
+    return await tcpAttack(peer, dnsPort);
+  } finally {
+    await peer.stop();
+  }
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const result = await benchDns({ quick: quickFlag });
-  progress(`dns: peer ${result.peer.answersPerSecond}/s, bare UDP ${result.reference.answersPerSecond}/s, ratio ${result.ratio}x (target >= ${result.target}x)`);
-  console.log(JSON.stringify(result, null, 2));
+  if (process.argv.includes('--attack-only')) {
+    const main = process.argv.find((arg) => arg.startsWith('--main='))?.slice('--main='.length);
+    console.log(JSON.stringify(await attackOnly(main), null, 2));
+  } else {
+    const result = await benchDns({ quick: quickFlag });
+    progress(`dns: peer ${result.peer.answersPerSecond}/s, bare UDP ${result.reference.answersPerSecond}/s, ratio ${result.ratio}x (target >= ${result.target}x)`);
+    console.log(JSON.stringify(result, null, 2));
+  }
 }

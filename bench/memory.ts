@@ -8,6 +8,7 @@
 import { pathToFileURL } from 'node:url';
 import { pool, progress, quick, round, runBounded, send, sleep, writeResult } from './lib.js';
 import { startPeer, startReference, type ServerProcess } from './processes.js';
+import { scaleBody } from './scale-loader.js';
 
 export interface MemoryPoint {
   instances: number;
@@ -43,16 +44,7 @@ export const LINEARITY_MIN_R_SQUARED = 0.95;
 const SETTLE_MS = 3_000;
 const SERVICES = 100;
 
-function body(i: number) {
-  return {
-    service: `mem-${i % SERVICES}`,
-    instanceId: `i-${i}`,
-    host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
-    port: 1 + (i % 60_000),
-    leaseDurationMs: 600_000,
-    metadata: { version: '1.4.2', zone: `z${i % 3}`, team: 'payments', build: `b${i % 977}`, commit: '7f3c2e1a' },
-  };
-}
+const body = (i: number) => scaleBody(i, SERVICES, 'mem');
 
 /** Least-squares line y = a + b x through the points, and its R². Pure. */
 export function linearFit(points: [number, number][]): { mbPer10k: number; interceptMb: number; rSquared: number } {

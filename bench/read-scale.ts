@@ -182,7 +182,7 @@ async function measureDiscover(peer: ServerProcess, pinned: boolean): Promise<Di
  * A child process that sends a heartbeat every 10 ms until told to stop, then hands back the
  * latencies (ms) of those answered 200.
  */
-function startHeartbeatProber(url: string): { ready: Promise<void>; stop(): Promise<number[]> } {
+export function startHeartbeatProber(url: string): { ready: Promise<void>; stop(): Promise<number[]> } {
   const code =
     `const {request}=require('undici');const url=process.argv[1];const out=[];let on=true;process.stdin.on('end',()=>{on=false});process.stdin.resume();` +
     `(async()=>{let first=true;while(on){const t0=performance.now();try{const r=await request(url,{method:'PUT'});await r.body.dump();if(r.statusCode===200&&!first)out.push(performance.now()-t0)}catch{}` +

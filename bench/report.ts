@@ -12,13 +12,16 @@ import type { EtcdResult } from './etcd.js';
 import { LINEARITY_MIN_R_SQUARED, type MemoryResult } from './memory.js';
 import { CLUSTER_TARGETS, type ClusterPoint } from './replication.js';
 import type { SinglePeerResult } from './single-peer.js';
-import type { DnsResult } from './dns.js';
+import type { DnsResult, TcpAttackResult } from './dns.js';
 import type { SseResult } from './sse.js';
 import { readScaleRows, type ReadScaleResult } from './read-scale.js';
 import type { ConsulResult } from './consul.js';
 import type { ConsulCatalogResult, TimedRead } from './consul-catalog.js';
+import type { NacosResult } from './nacos.js';
 import type { XdsBenchResult } from './xds.js';
 import { table } from './lib.js';
+import type { ScaleResult } from './scale.js';
+import { renderScaleMarkdown } from './scale-report.js';
 
 export interface BenchResults {
   mode: 'full' | 'quick';
@@ -37,6 +40,7 @@ export interface BenchResults {
   dns?: DnsResult | { skipped: string };
   /** Absent in results recorded before the xDS section existed. */
   xds?: XdsBenchResult | { skipped: string };
+  nacos?: NacosResult | { skipped: string };
   cluster: { points: ClusterPoint[]; skipped: string[]; primary: { peers: number; instances: number } };
   /** bench/read-scale.ts (absent from runs older than it). */
   readScale?: ReadScaleResult | { skipped: string };
@@ -160,6 +164,30 @@ function xdsRows(xds: BenchResults['xds']): Record<string, string>[] {
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
+/** The Nacos section's rows (bench/nacos.ts): v1 lists against a bare server, and the UDP push fan-out with its CPU per change. */
+function nacosRows(nacos: BenchResults['nacos']): Record<string, string>[] {
+  if (!nacos) return [];
+  if (skipped(nacos)) return [{ figure: 'Nacos v1 lists and UDP push', value: `not measured: ${nacos.skipped}`, reference: '', ratio: '', target: '>= 0.9x; p99 <= 200 ms, <= 3x CPU', met: 'not measured' }];
+  return [
+    {
+      figure: `Nacos v1 instance/list of a ${num(nacos.listInstances)}-instance service (${num(nacos.listBodyBytes)} B), ${nacos.listRounds} rounds`,
+      value: `${num(nacos.peerListPerSecond)}/s`,
+      reference: `bare node:http sending the same bytes ${num(nacos.bareListPerSecond)}/s`,
+      ratio: `${nacos.listRatio}x`,
+      target: '>= 0.9x',
+      met: met(nacos.listRatio >= 0.9),
+    },
+    {
+      figure: `Nacos: ${num(nacos.subscribers)} UDP subscribers of one service, ${nacos.changes} changes`,
+      value: `every subscriber pushed: p50 ${nacos.pushP50Ms} ms, p99 ${nacos.pushP99Ms} ms (${num(nacos.pushed)}/${num(nacos.expectedPushes)}); CPU ${nacos.cpuMsPerChangeWithSubscribers} ms per change`,
+      reference: `the same change, no subscriber: CPU ${nacos.cpuMsPerChangeWithout} ms per change`,
+      ratio: `${nacos.cpuRatio}x CPU`,
+      target: 'p99 <= 200 ms, <= 3x CPU',
+      met: met(nacos.pushP99Ms <= 200 && nacos.cpuRatio <= 3),
+    },
+  ];
+}
+
 function summaryRows(results: BenchResults): Record<string, string>[] {
   const rows: Record<string, string>[] = [];
   const { singlePeer, etcd, memory, sse, consul, cluster } = results;
@@ -266,6 +294,7 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
   rows.push(...consulCatalogRows(results.consulCatalog));
   rows.push(...dnsRows(results.dns));
   rows.push(...xdsRows(results.xds));
+  rows.push(...nacosRows(results.nacos));
   if (!skipped(memory)) {
     const idle = memory.points[0]!;
     const last = memory.points.at(-1)!;
@@ -326,6 +355,17 @@ function consulCatalogRows(result: BenchResults['consulCatalog']): Record<string
   ];
 }
 
+function dnsAttackRow(a: TcpAttackResult): Record<string, string> {
+  return {
+    figure: `DNS TCP attack: ${a.connections} connections x ${a.queriesEach} pipelined ${a.answerBytes}-byte TXT answers never read, ${a.seconds} s`,
+    value: `RSS +${a.rssGrowthMb} MB; heartbeat max ${a.heartbeatMaxMs} ms (p99 ${a.heartbeatP99Ms} ms)`,
+    reference: `RSS before ${a.rssBeforeMb} MB; heartbeat max with no attack just before ${a.quiet?.heartbeatMaxMs ?? '?'} ms`,
+    ratio: '',
+    target: `<= ${a.targets.rssGrowthMb} MB, <= ${a.targets.heartbeatMaxMs} ms`,
+    met: met(a.rssGrowthMb <= a.targets.rssGrowthMb && a.heartbeatMaxMs <= a.targets.heartbeatMaxMs),
+  };
+}
+
 function dnsRows(dns: BenchResults['dns']): Record<string, string>[] {
   if (!dns) return [];
   if (skipped(dns)) return [{ figure: 'DNS answers/s, 100-instance service', value: `not measured: ${dns.skipped}`, reference: '', ratio: '', target: '>= 0.8x', met: 'not measured' }];
@@ -347,6 +387,7 @@ function dnsRows(dns: BenchResults['dns']): Record<string, string>[] {
       target: 'none set',
       met: '',
     },
+    ...(dns.tcpAttack ? [dnsAttackRow(dns.tcpAttack)] : []),
   ];
 }
 
@@ -493,7 +534,8 @@ export function writeResultsMarkdown(quickResults?: BenchResults): string {
   const multiRegion = readJson<MultiRegionResult>('multi-region-results.json');
   const sweeps = readJson<ChaosSweepSummary[]>('chaos-sweeps.json') ?? [];
   const findings = existsSync(file('findings.md')) ? readFileSync(file('findings.md'), 'utf8').trim() : '';
-  const { markdown, svg } = renderResultsPage(results, chaos, findings, svgName, multiRegion, sweeps);
+  const scale = readJson<ScaleResult>('scale-results.json');
+  const { markdown, svg } = renderResultsPage(results, chaos, findings, svgName, multiRegion, sweeps, scale);
   if (svg) writeFileSync(new URL(svgName, page), svg);
   writeFileSync(page, markdown);
   return page.pathname;
@@ -507,6 +549,7 @@ export function renderResultsPage(
   svgName: string,
   multiRegion?: MultiRegionResult,
   sweeps: ChaosSweepSummary[] = [],
+  scale?: ScaleResult,
 ): { markdown: string; svg: string | null } {
   let svg: string | null = null;
   const out: string[] = ['# Benchmark and chaos results', ''];
@@ -584,6 +627,7 @@ export function renderResultsPage(
       );
     }
   } else out.push('No benchmark run recorded yet: `npm run bench`.', '');
+  out.push('## Capacity (scale mode)', '', scale ? renderScaleMarkdown(scale) : 'No scale run recorded yet: `npm run bench -- --scale --instances=N --cores=C`.', '');
   out.push('## Multi-region', '', multiRegion ? multiRegionSection(multiRegion) : 'No multi-region run recorded yet: `npx tsx bench/multi-region.ts`.', '');
   out.push('## Chaos runs', '', chaosSection(chaos), '');
   if (sweeps.length > 0) out.push(sweepSection(sweeps), '');

@@ -77,7 +77,7 @@ export const errorCatalogue = {
   REG_ERR_INTERNAL: { status: 500, summary: 'An unexpected error; it is logged with the request id.' },
   REG_ERR_TOO_MANY_CONNECTIONS: {
     status: 429,
-    summary: 'The Nacos gRPC API already holds `nacos.pushTargetsMax` client connections, or `nacos.pushTargetsPerSourceMax` from this address; the client tries another server.',
+    summary: 'The Nacos gRPC API already holds `nacos.pushTargetsMax` client connections, or this client (its token, or its address without one) holds its share of them (`limits.heldSharePerPrincipalRatio`); the client tries another server.',
   },
 } as const;
 

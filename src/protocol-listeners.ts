@@ -13,9 +13,10 @@ import { startXdsListener } from './xds/listener.js';
  * What the listeners read of the peer, never the whole node: the read layer (DNS, xDS), the
  * membership (DNS zones, Consul's datacenters and `status/peers`), the clock (xDS pushes, the
  * Consul TTL sweep), and what the Consul API reads besides (ConsulNode: its application layer's
- * sources, the start-up sync's readiness, chance and the logger). A peer's RegistryNode is one.
+ * sources, the start-up sync's readiness, chance and the logger), and the adapter metrics. A
+ * peer's RegistryNode is one.
  */
-export type ListenerNode = ConsulNode & Pick<RegistryNode, 'ports'>;
+export type ListenerNode = ConsulNode & Pick<RegistryNode, 'ports' | 'adapterMetrics'>;
 
 /** What a protocol listener (DNS, xDS, Consul) is started with. */
 export interface ListenerDeps {

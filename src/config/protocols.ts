@@ -39,6 +39,19 @@ export interface DnsConfig extends ListenerConfig {
    * answers are truncated (TC) and the resolver retries over TCP.
    */
   maxUdpPayloadBytes: number;
+  /**
+   * UDP queries per second one source address may send, a token bucket `udpRateLimitBurst`
+   * deep; 0 switches it off. A UDP source can be spoofed and an answer is up to 25 times the
+   * query's size, so past it a query is dropped (every other one answered with an empty
+   * truncated answer, so a resolver whose address a flood spoofs still gets through over TCP).
+   * Loopback sources are not counted (a spoofed loopback source never arrives from the
+   * network). Every query, UDP or TCP, also counts against the peer-wide `limits.rateLimit*`.
+   * Sized far above what a caching resolver sends: it stops the peer from being an amplifier,
+   * not a resolver.
+   */
+  udpRateLimitPerSecond: number;
+  /** UDP queries one source may send at once before `udpRateLimitPerSecond` paces it. */
+  udpRateLimitBurst: number;
 }
 
 /** The DNS defaults beside port and namespaces. */
@@ -47,7 +60,11 @@ export const DNS_DEFAULTS = {
   ttlSeconds: 5,
   allowFrom: ['127.0.0.0/8', '::1/128'],
   maxUdpPayloadBytes: 1232,
+  udpRateLimitPerSecond: 2_000,
+  udpRateLimitBurst: 4_000,
 } as const;
+/** Most queries per second (and burst) a DNS rate setting takes. */
+const DNS_RATE_MAX = 1_000_000;
 /** The Consul API's settings beyond port and namespaces (docs/consul.md). */
 export interface ConsulConfig extends ListenerConfig {
   /**
@@ -138,11 +155,15 @@ export interface NacosConfig extends ListenerConfig {
    * 8848); set it only for clients told of another offset. Off when `port` is null.
    */
   grpcPort: number | null;
-  /** Most UDP push targets (v1 clients that list with `udpPort`) held at once, the oldest dropped past it; also the most gRPC connections. */
+  /**
+   * Most UDP push targets (v1 clients that list with `udpPort`) held at once, and most gRPC
+   * connections: the caps of two held-slot pools of the peer (the adapter contract's limits
+   * port), each with a share per principal (`limits.heldSharePerPrincipalRatio`).
+   */
   pushTargetsMax: number;
   /**
-   * Most UDP push targets from one source address, gRPC connections from one address, and
-   * instances and subscriptions per gRPC connection: one client cannot take a whole table.
+   * Most instances and subscriptions per gRPC connection (the name is from when it also capped
+   * push targets and connections per source address: those are per-principal shares now).
    */
   pushTargetsPerSourceMax: number;
   /**
@@ -277,7 +298,7 @@ function readNetworks(value: unknown): string[] {
 
 /** The `dns` section: the common fields plus the DNS ones; two namespaces may not differ only in case (DNS names do not). */
 function readDns(doc: unknown, port: number | undefined): DnsConfig {
-  const { section, config } = readListener('dns', doc, port, ['domain', 'ttlSeconds', 'allowFrom', 'maxUdpPayloadBytes']);
+  const { section, config } = readListener('dns', doc, port, ['domain', 'ttlSeconds', 'allowFrom', 'maxUdpPayloadBytes', 'udpRateLimitPerSecond', 'udpRateLimitBurst']);
   const lowered = new Set(config.namespaces.map((namespace) => namespace.toLowerCase()));
   if (lowered.size !== config.namespaces.length) throw new ProtocolConfigError('dns.namespaces', 'must not hold two namespaces that differ only in case (DNS names are case-insensitive)');
   return {
@@ -286,6 +307,8 @@ function readDns(doc: unknown, port: number | undefined): DnsConfig {
     ttlSeconds: readInteger('dns.ttlSeconds', section.ttlSeconds, DNS_DEFAULTS.ttlSeconds, 0, MAX_TTL_SECONDS),
     allowFrom: readNetworks(section.allowFrom),
     maxUdpPayloadBytes: readInteger('dns.maxUdpPayloadBytes', section.maxUdpPayloadBytes, DNS_DEFAULTS.maxUdpPayloadBytes, 512, 65_535),
+    udpRateLimitPerSecond: readInteger('dns.udpRateLimitPerSecond', section.udpRateLimitPerSecond, DNS_DEFAULTS.udpRateLimitPerSecond, 0, DNS_RATE_MAX),
+    udpRateLimitBurst: readInteger('dns.udpRateLimitBurst', section.udpRateLimitBurst, DNS_DEFAULTS.udpRateLimitBurst, 1, DNS_RATE_MAX),
   };
 }
 

@@ -141,12 +141,17 @@ export function answerTo(template: Buffer, query: Buffer, nameBytes: number, tem
 }
 
 /** An answer without records (REFUSED, FORMERR, NOTIMP, NXDOMAIN with its SOA...), encoded for this one query. */
-export function plainAnswer(query: DecodedPacket | { id: number; flags: number }, rcode: number, options: { question?: Question; authorities?: Answer[]; opt?: OptAnswer | null } = {}): Buffer {
+export function plainAnswer(
+  query: DecodedPacket | { id: number; flags: number },
+  rcode: number,
+  options: { question?: Question; authorities?: Answer[]; opt?: OptAnswer | null; truncated?: boolean } = {},
+): Buffer {
   const rd = (query.flags ?? 0) & dnsPacket.RECURSION_DESIRED;
+  const tc = options.truncated ? dnsPacket.TRUNCATED_RESPONSE : 0;
   return dnsPacket.encode({
     type: 'response',
     id: query.id ?? 0,
-    flags: QR_AA | rd | (rcode & 0xf),
+    flags: QR_AA | rd | tc | (rcode & 0xf),
     questions: options.question ? [options.question] : [],
     answers: [],
     authorities: options.authorities ?? [],

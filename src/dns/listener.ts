@@ -1,21 +1,21 @@
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
 import { BlockList, createServer, isIP, type Server, type Socket } from 'node:net';
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
+import type { Clock } from '../clock/clock.js';
 import type { DnsConfig } from '../config/protocols.js';
 import type { Logger } from '../log/logger.js';
 import type { ListenerDeps, ProtocolListener } from '../protocol-listeners.js';
-import { DnsResponder, refusal } from './responder.js';
+import { DnsLimits } from './limits.js';
+import { DnsResponder, refusal, truncation } from './responder.js';
+import { DNS_TCP_LIMITS, DnsTcpConnection } from './tcp.js';
 
 /**
  * The DNS listener (docs/dns.md): UDP and TCP on the same port of the peer's host, off unless
  * `dns.port` is set. Sources outside `dns.allowFrom` get REFUSED over UDP (an answer no bigger
- * than the query, so no amplification) and a closed connection over TCP.
+ * than the query, so no amplification) and a closed connection over TCP; allowed sources are
+ * held to a query rate and a share of the TCP connections (limits.ts).
  */
 
-/** A TCP connection idle this long is closed (RFC 7766 suggests seconds, not minutes). */
-const TCP_IDLE_MS = 10_000;
-/** Open TCP connections at most; more are refused by the kernel's backlog and then closed. */
-const MAX_TCP_CONNECTIONS = 1_000;
 /** Source addresses whose verdict is remembered; the memo is emptied when it grows past this. */
 const MAX_VERDICTS = 4_096;
 /** Tries to find a port free for both UDP and TCP when the configured port is 0 (any). */
@@ -66,10 +66,21 @@ class DnsListener implements ProtocolListener {
   }
 }
 
-function onUdpMessage(udp: UdpSocket, responder: DnsResponder, allowed: (address: string) => boolean, log: Logger) {
+function onUdpMessage(udp: UdpSocket, responder: DnsResponder, allowed: (address: string) => boolean, limits: DnsLimits, log: Logger) {
+  let slip = false;
   return (message: Buffer, from: RemoteInfo) => {
     try {
-      const reply = allowed(from.address) ? responder.answer(message, 'udp')?.parts : refusal(message);
+      let reply: Buffer[] | null | undefined;
+      // Every source counts, allowed or not: a refusal too is traffic aimed at whoever a flood spoofs.
+      if (limits.udpQuery(from.address)) reply = allowed(from.address) ? responder.answer(message, 'udp')?.parts : refusal(message);
+      else {
+        // Past its rate: dropped, for the source may be spoofed (any answer is traffic aimed at
+        // a victim); every other one gets an empty truncated answer, so that a real resolver
+        // whose address a flood spoofs retries over TCP, which cannot be spoofed (BIND's RRL slip).
+        slip = !slip;
+        reply = slip ? truncation(message) : null;
+        log.warn({ from: from.address }, 'dns udp source past its rate: queries dropped');
+      }
       if (reply) udp.send(reply, from.port, from.address);
     } catch (error) {
       // Nothing a client sends may stop the listener; a bug here costs one answer, not the peer.
@@ -79,43 +90,35 @@ function onUdpMessage(udp: UdpSocket, responder: DnsResponder, allowed: (address
 }
 
 /**
- * One TCP connection: length-prefixed messages (RFC 1035 4.2.2), pipelined, answered in order.
- * Queries are decoded with dns-packet's streamDecode; answers are encoded once per view, so
- * they get their two length bytes here rather than from streamEncode (which encodes a packet).
+ * One TCP connection (tcp.ts frames, paces and times it): a source outside `dns.allowFrom`, or
+ * past the peer's cap or its share of the connections, is closed at once. Queries are decoded
+ * with dns-packet's streamDecode; answers are encoded once per view, so they get their two
+ * length bytes in tcp.ts rather than from streamEncode (which encodes a packet).
  */
-function onTcpConnection(listener: DnsListener, responder: DnsResponder, allowed: (address: string) => boolean, log: Logger) {
+function onTcpConnection(listener: DnsListener, responder: DnsResponder, allowed: (address: string) => boolean, limits: DnsLimits, clock: Clock, log: Logger) {
   return (socket: Socket) => {
-    if (!allowed(socket.remoteAddress ?? '')) {
+    const address = socket.remoteAddress ?? '';
+    if (!allowed(address)) {
+      socket.destroy();
+      return;
+    }
+    const slot = limits.connection(address);
+    if (!slot.held) {
+      log.warn({ from: address, cap: slot.cap }, `dns tcp connection refused: ${slot.message}`);
       socket.destroy();
       return;
     }
     listener.track(socket);
-    socket.setTimeout(TCP_IDLE_MS, () => socket.destroy());
-    socket.on('error', () => socket.destroy());
-    let pending: Buffer = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      while (pending.length >= 2) {
-        const length = pending.readUInt16BE(0);
-        if (pending.length < 2 + length) break;
-        const framed = pending.subarray(0, 2 + length);
-        pending = pending.subarray(2 + length);
-        try {
-          const reply = responder.answer(framed.subarray(2), 'tcp', () => dnsPacket.streamDecode(framed) as DecodedPacket);
-          if (!reply) continue;
-          const prefix = Buffer.allocUnsafe(2);
-          prefix.writeUInt16BE(reply.parts.reduce((total, part) => total + part.length, 0));
-          if (!socket.write(Buffer.concat([prefix, ...reply.parts]))) {
-            socket.pause();
-            socket.once('drain', () => socket.resume());
-          }
-        } catch (error) {
-          log.warn({ err: error, from: socket.remoteAddress }, 'dns query failed');
-          socket.destroy();
-          return;
-        }
+    socket.on('close', () => slot.release());
+    const answer = (message: Buffer, framed: Buffer): Buffer[] | null => {
+      // Past its rate a source is told REFUSED: a TCP source is no spoofed one (no reflection).
+      if (!limits.tcpQuery(address)) {
+        log.warn({ from: address }, 'dns tcp source past its rate: queries refused');
+        return refusal(message);
       }
-    });
+      return responder.answer(message, 'tcp', () => dnsPacket.streamDecode(framed) as DecodedPacket)?.parts ?? null;
+    };
+    new DnsTcpConnection(socket, answer, clock, DNS_TCP_LIMITS, (error) => log.warn({ err: error, from: address }, 'dns query failed'));
   };
 }
 
@@ -160,22 +163,25 @@ async function bind(host: string, port: number): Promise<{ udp: UdpSocket; tcp: 
 }
 
 /** Starts the DNS listener when `dns.port` is set (the starter in protocol-listeners.ts). */
-export async function startDns({ node, config, logger }: ListenerDeps): Promise<(ProtocolListener & { port: number }) | null> {
+export async function startDns({ node, config, ports }: ListenerDeps): Promise<(ProtocolListener & { port: number }) | null> {
   const dns: DnsConfig = config.protocols.dns;
   if (dns.port === null) return null;
-  const log = logger.child({ component: 'dns' });
+  // The contract's logger: redacted, and sampled (a flood makes a few lines a second, not one per query).
+  const log = ports.logger.child({ component: 'dns' });
   const { udp, tcp, port } = await bind(config.host, dns.port);
-  // Query zones are lower-case (DNS names are case-insensitive); the peers' zones keep theirs.
+  // Query zones are lower-case (DNS names are case-insensitive); the peers' zones keep theirs,
+  // so the reads port's regionOfZone (exact case) does not do here.
   const regionOfZone = (zone: string): string | undefined =>
     config.self.zone.toLowerCase() === zone ? config.self.region : node.membership.list().find((member) => member.descriptor.zone.toLowerCase() === zone)?.descriptor.region;
-  const responder = new DnsResponder({ views: node.views, regionOfZone }, dns);
+  const responder = new DnsResponder({ views: ports.reads.views, regionOfZone }, dns);
   const listener = new DnsListener(udp, tcp, responder, port);
   const allowed = sourceFilter(dns.allowFrom);
-  udp.on('message', onUdpMessage(udp, responder, allowed, log));
+  const clock = node.components.clock;
+  const limits = new DnsLimits(clock, dns, ports.limits);
+  udp.on('message', onUdpMessage(udp, responder, allowed, limits, log));
   udp.on('error', (error) => log.warn({ err: error }, 'dns udp socket error'));
-  tcp.maxConnections = MAX_TCP_CONNECTIONS;
-  tcp.on('connection', onTcpConnection(listener, responder, allowed, log));
+  tcp.on('connection', onTcpConnection(listener, responder, allowed, limits, clock, log));
   tcp.on('error', (error) => log.warn({ err: error }, 'dns tcp server error'));
-  log.info({ host: config.host, port, domain: dns.domain, namespaces: dns.namespaces, allowFrom: dns.allowFrom }, 'dns listening');
+  log.info({ host: config.host, port, domain: dns.domain, namespaces: dns.namespaces, allowFrom: dns.allowFrom, udpRateLimitPerSecond: dns.udpRateLimitPerSecond }, 'dns listening');
   return listener;
 }

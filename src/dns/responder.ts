@@ -63,10 +63,22 @@ function plausibleCounts(message: Buffer): boolean {
  * nothing else, so never bigger than the query. Not a plausible query: nothing (dropped).
  */
 export function refusal(message: Buffer): Buffer[] | null {
+  return echo(message, RCODE.REFUSED, false);
+}
+
+/**
+ * An empty truncated answer (TC, no records) for a UDP query past its source's rate: never
+ * bigger than the query, and tells a real resolver to ask again over TCP.
+ */
+export function truncation(message: Buffer): Buffer[] | null {
+  return echo(message, RCODE.NOERROR, true);
+}
+
+function echo(message: Buffer, rcode: number, truncated: boolean): Buffer[] | null {
   if (message.length < 12 || (message[2]! & 0x80) !== 0 || !plausibleCounts(message)) return null;
   try {
     const query = dnsPacket.decode(message);
-    return [plainAnswer(query, RCODE.REFUSED, { question: query.questions![0]! })];
+    return [plainAnswer(query, rcode, { question: query.questions![0]!, truncated })];
   } catch {
     return null;
   }

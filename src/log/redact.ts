@@ -15,7 +15,7 @@ const SECRET_KEYS = ['token', 'clustersecret', 'authorization', 'x-consul-token'
 const SECRET_HEADERS = ['authorization', 'x-registry-signature', 'x-consul-token', 'proxy-authorization', 'cookie'];
 
 /** Query parameters (and `key=value` pairs anywhere in a text) whose value is a credential. */
-const SECRET_PARAM = /([?&;\s]|^)((?:access_)?token|password|passwd|secret|api[_-]?key)=([^&#\s"']*)/gi;
+const SECRET_PARAM = /([?&;\s]|^)((?:access_?)?token|password|passwd|secret|api[_-]?key)=([^&#\s"']*)/gi;
 /** `scheme://user:password@host`: the user information of a URL. */
 const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@?#]*@/gi;
 /** Whether a text may hold any of the three: one pass, so a clean line (almost all) costs one regex test. */

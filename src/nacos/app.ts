@@ -1,25 +1,52 @@
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import type { LimitSubject } from '../adapters/limits.js';
 import querystring from 'fast-querystring';
 import { applicationOf, type ApplicationSource } from '../app/application.js';
 import type { RegistryConfig } from '../config/load.js';
 import { RegistryError } from '../errors.js';
 import type { ServerTls } from '../http/server.js';
-import type { Logger } from '../log/logger.js';
+import type { SampledLogger } from '../log/sampled.js';
+import { outcomeOfStatus, type AdapterRecorders } from '../metrics/adapter-metrics.js';
 import type { NodeComponents, RegistryNode } from '../node.js';
+import type { HeldShares } from '../security/held-shares.js';
 import { NacosAccess } from './access.js';
 import type { NacosInputLimits } from './instance-input.js';
-import { NacosPush, type PushSocket } from './push.js';
+import { NacosPush, type HoldTarget, type PushSocket } from './push.js';
 import { NacosReads } from './reads.js';
-import { nacosRoutes } from './routes.js';
+import { HTTP_OPERATIONS, nacosRoutes, operationOfRoute } from './routes.js';
 import { NacosWrites } from './writes.js';
 
-/** What the Nacos API reads of its peer, never the whole node. */
+/**
+ * What the Nacos API reads of its peer, never the whole node: the adapter contract's ports
+ * (access, limits, the redacting and sampling logger; src/adapters/contract.ts) and its
+ * metrics (src/metrics/adapter-metrics.ts) among them.
+ */
 export type NacosNode = ApplicationSource &
-  Pick<RegistryNode, 'ready'> & { readonly config: RegistryConfig; readonly components: Pick<NodeComponents, 'clock' | 'logger'> };
+  Pick<RegistryNode, 'ready' | 'ports' | 'adapterMetrics'> & { readonly config: RegistryConfig; readonly components: Pick<NodeComponents, 'clock'> };
+
+/** The operations the Nacos adapter records (its HTTP routes and its gRPC request types), declared once. */
+export const NACOS_OPERATIONS: readonly string[] = [
+  ...HTTP_OPERATIONS,
+  'grpc ServerCheckRequest',
+  'grpc HealthCheckRequest',
+  'grpc InstanceRequest',
+  'grpc BatchInstanceRequest',
+  'grpc ServiceQueryRequest',
+  'grpc SubscribeServiceRequest',
+  'grpc ServiceListRequest',
+  'grpc other',
+];
+
+/** The held pools of the Nacos adapter, from the contract's limits port, with their metrics. */
+export interface NacosPools {
+  pushTargets: HeldShares;
+  grpcConnections: HeldShares;
+}
 
 export interface NacosAppOptions {
   node: NacosNode;
-  logger?: Logger;
+  /** A logger to use instead of the contract's (`node.ports.logger`); tests. */
+  logger?: SampledLogger;
   tls?: ServerTls;
   /** Where UDP pushes go out (and acks come in); none: no push (lists still work, clients poll). */
   socket?: PushSocket;
@@ -32,6 +59,12 @@ export interface NacosApp {
   reads: NacosReads;
   writes: NacosWrites;
   push: NacosPush | null;
+  /** The adapter's metrics (node.adapterMetrics.adapter('nacos')). */
+  metrics: AdapterRecorders;
+  pools: NacosPools;
+  logger: SampledLogger;
+  /** Takes a slot of `pool` for `subject`, counting a refusal in the pool's metrics. */
+  hold(pool: keyof NacosPools, subject: LimitSubject): ReturnType<HoldTarget>;
 }
 
 /** The cluster's settings a Nacos instance is read with. */
@@ -65,24 +98,32 @@ export async function buildNacosApp(options: NacosAppOptions): Promise<NacosApp>
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // Nacos clients send credentials in the query string (`accessToken`, npm nacos's `password`
-    // on every call): fastify's request lines would log the URL with them. One line without
-    // the query is logged at debug instead (below).
+    // on every call): fastify's request lines would log the URL with them. No fastify logger:
+    // what this adapter logs goes through the contract's redacting, sampling logger, and each
+    // request's outcome is a metric (node.adapterMetrics, 'nacos').
     logController: new LogController({ disableRequestLogging: true }),
-    ...(options.logger ? { loggerInstance: options.logger.child({ component: 'nacos' }) as never } : {}),
   });
+  const logger = (options.logger ?? node.ports.logger).child({ component: 'nacos' });
+  const metrics = node.adapterMetrics.adapter('nacos', NACOS_OPERATIONS);
   app.removeAllContentTypeParsers();
   // Nacos clients send form fields (or everything in the query string, with any content type).
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, querystring.parse(body as string)));
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, _body, done) => done(null, undefined));
   app.setErrorHandler((error, request, reply) => {
     const mapped = nacosErrorOf(error);
-    if (mapped.code === 'REG_ERR_INTERNAL') request.log.error({ err: error }, 'nacos request failed');
+    if (mapped.code === 'REG_ERR_INTERNAL') logger.error({ err: error, method: request.method, path: request.routeOptions.url ?? 'unknown' }, 'nacos request failed');
     if (mapped.retryAfterSeconds !== undefined) reply.header('Retry-After', String(mapped.retryAfterSeconds));
     return reply.code(mapped.status).send(mapped.toJSON());
   });
   app.addHook('onResponse', (request, reply, done) => {
-    // Built only when debug is on: lists of a big service are a hot path.
-    if (request.log.level === 'debug' || request.log.level === 'trace') request.log.debug({ method: request.method, path: request.url.split('?')[0], statusCode: reply.statusCode, responseTimeMs: Math.round(reply.elapsedTime) }, 'nacos request');
+    const operation = operationOfRoute(request.method, request.routeOptions.url);
+    const outcome = outcomeOfStatus(reply.statusCode);
+    if (operation !== undefined) metrics.operation(operation).observe(outcome, reply.elapsedTime / 1000);
+    // Refusals are worth a line (sampled: a flood of them is a few lines a second), with the
+    // path only: the query string carries the credentials (`accessToken`, `password`).
+    if (outcome === 'unauthenticated' || outcome === 'forbidden' || outcome === 'limited') {
+      logger.info({ method: request.method, path: request.url.split('?')[0]!.slice(0, 256), statusCode: reply.statusCode, address: request.ip }, 'nacos request refused');
+    }
     done();
   });
   app.setNotFoundHandler((request, reply) => {
@@ -92,14 +133,28 @@ export async function buildNacosApp(options: NacosAppOptions): Promise<NacosApp>
   const { clock } = node.components;
   const application = applicationOf(node);
   const beatMs = () => cluster.heartbeatIntervalMs;
-  const access = new NacosAccess(node.config, clock, settings.namespaces);
+  const access = new NacosAccess(node.ports.access, settings.namespaces);
+  const { limits: limitsPort } = node.ports;
+  const pools: NacosPools = {
+    pushTargets: limitsPort.pool('nacos udp push targets', settings.pushTargetsMax, 'nacos.pushTargetsMax'),
+    grpcConnections: limitsPort.pool('nacos grpc connections', settings.pushTargetsMax, 'nacos.pushTargetsMax'),
+  };
+  const poolMetrics = { pushTargets: metrics.pool('udp_push_targets', pools.pushTargets), grpcConnections: metrics.pool('grpc_connections', pools.grpcConnections) };
+  const hold = (pool: keyof NacosPools, subject: LimitSubject) => {
+    const taken = limitsPort.hold(pools[pool], subject);
+    if (!taken.held) poolMetrics[pool].refused(taken.cap);
+    return taken;
+  };
   const reads = new NacosReads(application.reads, beatMs, settings.namespaces);
   const writes = new NacosWrites(application.writes, application.reads, () => nacosLimitsOf(node.config));
-  const logger = (options.logger ?? node.components.logger).child({ component: 'nacos' });
   const push = options.socket
-    ? new NacosPush({ clock, views: node.views, socket: options.socket, logger, hostsOf: (namespace, service) => reads.hostsOf(namespace, service) }, settings)
+    ? new NacosPush(
+        { clock, views: node.views, socket: options.socket, logger, hostsOf: (namespace, service) => reads.hostsOf(namespace, service), pushed: (changedAtMs, count) => metrics.pushes.pushed(changedAtMs, count) },
+        settings,
+      )
     : null;
   app.addHook('onClose', async () => push?.close());
-  nacosRoutes(app, { access, reads, services: application.reads, writes, push, ready: () => node.ready, heartbeatIntervalMs: beatMs });
-  return { app, access, reads, writes, push };
+  const holdPushTarget = (subject: LimitSubject): HoldTarget => () => hold('pushTargets', subject);
+  nacosRoutes(app, { access, reads, services: application.reads, writes, push, holdPushTarget, ready: () => node.ready, heartbeatIntervalMs: beatMs });
+  return { app, access, reads, writes, push, metrics, pools, logger, hold };
 }

@@ -21,17 +21,17 @@ async function openPushSocket(host: string): Promise<Socket> {
  * Starts the Nacos naming API on `nacos.port` of the peer's host (off when the port is null):
  * v1 over HTTP with UDP push, and the Nacos 2.x gRPC API on `nacos.grpcPort` (port + 1000).
  */
-export const startNacosListener: ListenerStarter = async ({ node, config, logger, tls }) => {
+export const startNacosListener: ListenerStarter = async ({ node, config, ports, tls }) => {
   const settings = config.protocols.nacos;
   if (settings.port === null) return null;
-  const log = logger.child({ component: 'nacos' });
+  // The contract's logger: redacts credentials anywhere, samples repeated lines.
+  const log = ports.logger.child({ component: 'nacos' });
   const udp = await openPushSocket(config.host);
   udp.on('error', (error) => log.warn({ err: error }, 'nacos: UDP push socket error'));
   // On an IPv6 host the socket is dual-stack: IPv4 clients are reached, and answer, as IPv4-mapped addresses.
   const ipv6 = isIPv6(config.host);
   const nacos = await buildNacosApp({
     node,
-    logger,
     ...(tls ? { tls } : {}),
     socket: { send: (bytes, port, address) => udp.send(bytes, port, ipv6 && isIPv4(address) ? `::ffff:${address}` : address) },
   });
@@ -42,7 +42,7 @@ export const startNacosListener: ListenerStarter = async ({ node, config, logger
     if (settings.grpcPort !== null) {
       // Loaded only when Nacos is on: grpc-js and protobufjs are many modules a peer without it would carry.
       const { startNacosGrpc } = await import('./grpc/server.js');
-      grpc = await startNacosGrpc({ node, nacos, host: config.host, port: settings.grpcPort, logger: log, ...(tls ? { tls } : {}) });
+      grpc = await startNacosGrpc({ node, nacos, host: config.host, port: settings.grpcPort, ...(tls ? { tls } : {}) });
     }
   } catch (error) {
     await nacos.app.close();

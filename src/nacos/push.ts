@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib';
 import type { Clock, TimerHandle } from '../clock/clock.js';
 import type { NacosConfig } from '../config/protocols.js';
 import type { Logger } from '../log/logger.js';
+import type { HeldRefusal, HeldSlot } from '../security/held-shares.js';
 import type { ServiceChange, ServiceViews } from '../views/service-views.js';
 import { serviceInfoJson, type NacosHosts } from './documents.js';
 
@@ -13,8 +14,12 @@ import { serviceInfoJson, type NacosHosts } from './documents.js';
  * (its next list catches it up anyway). Payloads above 1 KB are gzipped, as Nacos does.
  *
  * Targets: the push goes to the address the list request came from, never to the `clientIP`
- * it claims, so no client can aim pushes at a third party. Bounded: `pushTargetsMax` in all
- * and `pushTargetsPerSourceMax` per source address, the oldest dropped past either.
+ * it claims, so no client can aim pushes at a third party. Bounded: each target holds a slot
+ * of the peer's `nacos udp push targets` pool (the adapter contract's limits port:
+ * `pushTargetsMax` in all, a share per principal, token or source address, of
+ * `limits.heldSharePerPrincipalRatio`); past either the list is still answered but not
+ * subscribed (the client's polling, every `cacheMillis`, brings changes), and the slot is
+ * given back when the target expires.
  *
  * Cost per change: the hosts are the view's shared encoding (documents.ts); one payload is
  * built per distinct (name, group, clusters) asked, shared by every target that asked it.
@@ -38,6 +43,7 @@ export interface PushRequest {
 
 interface Target extends PushRequest {
   key: string;
+  slot: HeldSlot;
   serviceKey: string;
   expiresAtMs: number;
   /** The push waiting for this target's ack, if any. */
@@ -58,7 +64,7 @@ export const UDP_MAX_BYTES = 65_507;
 /** Acks larger than this are ignored unread. */
 const ACK_MAX_BYTES = 4_096;
 
-export type PushSettings = Pick<NacosConfig, 'pushTargetsMax' | 'pushTargetsPerSourceMax' | 'pushSubscriptionTtlMs' | 'pushRetryIntervalMs' | 'pushRetriesMax'>;
+export type PushSettings = Pick<NacosConfig, 'pushSubscriptionTtlMs' | 'pushRetryIntervalMs' | 'pushRetriesMax'>;
 
 export interface NacosPushComponents {
   clock: Clock;
@@ -67,7 +73,12 @@ export interface NacosPushComponents {
   logger: Logger;
   /** The shared hosts encoding of a service now. */
   hostsOf: (namespace: string, service: string) => NacosHosts;
+  /** Pushes written, each with the time since the change it carries (the adapter metrics' push recorder). */
+  pushed?: (changedAtMs: number, count: number) => void;
 }
+
+/** Takes a held slot for a new target (the requester's share of the push-target pool), or says why not. */
+export type HoldTarget = () => HeldSlot | HeldRefusal;
 
 /** An IPv4-mapped IPv6 address as plain IPv4: the form push targets are kept and acks matched in. */
 export function unmappedAddress(address: string): string {
@@ -82,10 +93,10 @@ export function pushPayload(data: string, lastRefTimeMs: number): Buffer {
 
 export class NacosPush {
   private readonly targets = new Map<string, Target>();
-  private readonly bySource = new Map<string, Map<string, Target>>();
   private readonly byService = new Map<string, Set<Target>>();
   private readonly pendingByAck = new Map<string, PendingPush>();
-  private readonly dirty = new Set<string>();
+  /** Services changed since the last flush, with when the first of those changes was seen (the push delay's start). */
+  private readonly dirty = new Map<string, number>();
   private flushTimer: TimerHandle | null = null;
   private retryTimer: TimerHandle | null = null;
   private readonly sweepTimer: TimerHandle;
@@ -107,8 +118,11 @@ export class NacosPush {
     return this.targets.size;
   }
 
-  /** Subscribes (or renews) a target: a list with `udpPort` calls this each time. */
-  subscribe(request: PushRequest): void {
+  /**
+   * Subscribes (or renews) a target: a list with `udpPort` calls this each time. A new target
+   * takes a slot with `hold`; refused, it is not subscribed and the refusal is answered.
+   */
+  subscribe(request: PushRequest, hold: HoldTarget): HeldRefusal | null {
     const serviceKey = this.components.views.keyOf(request.namespace, request.service);
     const key = `${request.address}|${request.port}|${serviceKey}|${request.name}|${request.clusters}`;
     const expiresAtMs = this.components.clock.nowMs() + this.settings.pushSubscriptionTtlMs;
@@ -118,21 +132,16 @@ export class NacosPush {
       // Listed again: the newest, so the last to be dropped when the tables are full.
       this.targets.delete(key);
       this.targets.set(key, known);
-      const own = this.bySource.get(known.address)!;
-      own.delete(key);
-      own.set(key, known);
-      return;
+      return null;
     }
-    const target: Target = { ...request, key, serviceKey, expiresAtMs, pending: null };
-    let own = this.bySource.get(request.address);
-    if (!own) this.bySource.set(request.address, (own = new Map()));
-    if (own.size >= this.settings.pushTargetsPerSourceMax) this.drop(own.values().next().value!);
-    if (this.targets.size >= this.settings.pushTargetsMax) this.drop(this.targets.values().next().value!);
+    const slot = hold();
+    if (!slot.held) return slot;
+    const target: Target = { ...request, key, slot, serviceKey, expiresAtMs, pending: null };
     this.targets.set(key, target);
-    own.set(key, target);
     let set = this.byService.get(serviceKey);
     if (!set) this.byService.set(serviceKey, (set = new Set()));
     set.add(target);
+    return null;
   }
 
   /** An answer from a client's push socket: a `push-ack` from the target's own address and port ends its retries. */
@@ -158,15 +167,16 @@ export class NacosPush {
     this.flushTimer?.cancel();
     this.retryTimer?.cancel();
     this.pendingByAck.clear();
+    for (const target of this.targets.values()) target.slot.release();
     this.targets.clear();
-    this.bySource.clear();
     this.byService.clear();
   }
 
   private onChange(change: ServiceChange): void {
     const serviceKey = this.components.views.keyOf(change.namespace, change.service);
     if (!this.byService.has(serviceKey)) return;
-    this.dirty.add(`${change.namespace}\n${change.service}`);
+    const key = `${change.namespace}\n${change.service}`;
+    if (!this.dirty.has(key)) this.dirty.set(key, this.components.clock.nowMs());
     // Changes of one tick (a batch of replicated writes) make one push per service.
     this.flushTimer ??= this.components.clock.setTimeout(() => this.flush(), 0);
   }
@@ -175,9 +185,9 @@ export class NacosPush {
     this.flushTimer = null;
     const services = [...this.dirty];
     this.dirty.clear();
-    for (const item of services) {
+    for (const [item, changedAtMs] of services) {
       const [namespace, service] = item.split('\n') as [string, string];
-      this.push(namespace, service);
+      this.push(namespace, service, changedAtMs);
     }
   }
 
@@ -190,13 +200,14 @@ export class NacosPush {
     return this.lastRefTimeMs;
   }
 
-  private push(namespace: string, service: string): void {
+  private push(namespace: string, service: string, changedAtMs: number): void {
     const set = this.byService.get(this.components.views.keyOf(namespace, service));
     if (!set || set.size === 0) return;
     const nowMs = this.components.clock.nowMs();
     const hosts = this.components.hostsOf(namespace, service);
     const lastRefTimeMs = this.nextRefTimeMs(hosts.builtAtMs);
     const payloads = new Map<string, Buffer>();
+    let written = 0;
     for (const target of [...set]) {
       if (target.expiresAtMs <= nowMs) {
         this.drop(target);
@@ -225,7 +236,10 @@ export class NacosPush {
       target.pending = pending;
       this.pendingByAck.set(ackKey(target.address, target.port, lastRefTimeMs), pending);
       this.send(pending);
+      written += 1;
     }
+    // The delay of a first send from the change it carries (retries are not counted again).
+    if (written > 0) this.components.pushed?.(changedAtMs, written);
     this.retryTimer ??= this.components.clock.setTimeout(() => this.retry(), this.settings.pushRetryIntervalMs);
   }
 
@@ -266,10 +280,7 @@ export class NacosPush {
 
   private drop(target: Target): void {
     if (target.pending) this.settle(target.pending);
-    this.targets.delete(target.key);
-    const own = this.bySource.get(target.address);
-    own?.delete(target.key);
-    if (own?.size === 0) this.bySource.delete(target.address);
+    if (this.targets.delete(target.key)) target.slot.release();
     const set = this.byService.get(target.serviceKey);
     set?.delete(target);
     if (set?.size === 0) this.byService.delete(target.serviceKey);

@@ -5,12 +5,13 @@ import type { Scope } from '../config/security.js';
 import { invalid, RegistryError } from '../errors.js';
 import { DEFAULT_GROUP } from '../registry/types.js';
 import { parseName } from '../registry/validate.js';
-import type { NacosAccess } from './access.js';
-import { TOKEN_TTL_SECONDS } from './access.js';
+import { httpCredentials, type PresentedCredentials } from '../adapters/access.js';
+import type { LimitSubject } from '../adapters/limits.js';
+import { NACOS_CARRIERS, TOKEN_TTL_SECONDS, type NacosAccess } from './access.js';
 import { nacosHostOf } from './documents.js';
 import { booleanParam, ipParam, portParam, type NacosInstanceFields, type NacosParams } from './instance-input.js';
 import { groupedName, instanceIdOf, namespaceOfNacos, parseServiceName, zonesOfClusters } from './names.js';
-import { unmappedAddress, type NacosPush } from './push.js';
+import { unmappedAddress, type HoldTarget, type NacosPush } from './push.js';
 import type { NacosReads } from './reads.js';
 import type { NacosWrites } from './writes.js';
 
@@ -21,6 +22,8 @@ export interface NacosRouteDeps {
   services: Pick<RegistryReads, 'find' | 'services'>;
   writes: NacosWrites;
   push: NacosPush | null;
+  /** How a list with `udpPort` takes its push target's slot (the requester's share of the pool). */
+  holdPushTarget: (subject: LimitSubject) => HoldTarget;
   ready: () => boolean;
   heartbeatIntervalMs: () => number;
 }
@@ -45,21 +48,48 @@ export function sourceAddressOf(request: FastifyRequest): string {
   return unmappedAddress(request.ip);
 }
 
-/** The credential of a request: `accessToken`, else `password`, else `Authorization: Bearer`. */
-function tokenOf(request: FastifyRequest, params: NacosParams): string | undefined {
-  if (params.accessToken) return params.accessToken;
-  if (params.password) return params.password;
-  const header = request.headers.authorization;
-  if (typeof header === 'string' && header.toLowerCase().startsWith('bearer ')) return header.slice(7).trim() || undefined;
-  return undefined;
+/**
+ * The credentials of a request the ways Nacos carries them (NACOS_CARRIERS): `accessToken`,
+ * else `password`, from the query or the form fields, else `Authorization: Bearer`.
+ */
+export function credentialsOf(request: FastifyRequest, params: NacosParams): PresentedCredentials {
+  return httpCredentials({ ip: request.ip, headers: request.headers, query: params }, NACOS_CARRIERS);
 }
 
-/** Authorizes a request for `scope` on its namespace and gates it until the peer is ready; returns its namespace. */
-function admit(deps: NacosRouteDeps, request: FastifyRequest, params: NacosParams, scope: Scope): string {
+/** Admits a request for `scope` on its namespace (the contract's access port) and gates it until the peer is ready. */
+function admitted(deps: NacosRouteDeps, request: FastifyRequest, params: NacosParams, scope: Scope): { namespace: string; subject: LimitSubject } {
   const namespace = namespaceOfNacos(params.namespaceId);
-  deps.access.authorize({ token: tokenOf(request, params), address: request.ip }, scope, namespace);
+  const { subject } = deps.access.admit(credentialsOf(request, params), scope, namespace);
   if (!deps.ready()) throw new RegistryError('REG_ERR_NOT_READY', 'this peer is still starting (loading its data dir, syncing with the cluster); try another server', 1);
-  return namespace;
+  return { namespace, subject };
+}
+
+/** `admitted`, for the routes that need only the namespace. */
+function admit(deps: NacosRouteDeps, request: FastifyRequest, params: NacosParams, scope: Scope): string {
+  return admitted(deps, request, params, scope).namespace;
+}
+
+/** The v1 routes, each an operation of the adapter's metrics: `METHOD path` (the path after /nacos/v1). */
+const HTTP_ROUTE_OPERATIONS: Readonly<Record<string, string>> = {
+  'POST /nacos/v1/ns/instance': 'instance.register',
+  'PUT /nacos/v1/ns/instance': 'instance.update',
+  'DELETE /nacos/v1/ns/instance': 'instance.deregister',
+  'GET /nacos/v1/ns/instance': 'instance.get',
+  'PUT /nacos/v1/ns/instance/beat': 'instance.beat',
+  'GET /nacos/v1/ns/instance/list': 'instance.list',
+  'GET /nacos/v1/ns/service/list': 'service.list',
+  'GET /nacos/v1/ns/operator/metrics': 'operator.metrics',
+  'POST /nacos/v1/auth/login': 'auth.login',
+  'POST /nacos/v1/auth/users/login': 'auth.login',
+};
+
+/** The operation names of the v1 routes (declared with the adapter's metrics). */
+export const HTTP_OPERATIONS: readonly string[] = [...new Set(Object.values(HTTP_ROUTE_OPERATIONS))];
+
+/** The operation of a matched route (`request.routeOptions.url`), or undefined for none (a 404). */
+export function operationOfRoute(method: string, url: string | undefined): string | undefined {
+  const key = `${method} ${url ?? ''}`;
+  return Object.hasOwn(HTTP_ROUTE_OPERATIONS, key) ? HTTP_ROUTE_OPERATIONS[key] : undefined;
 }
 
 function fieldsOf(params: NacosParams): NacosInstanceFields {
@@ -147,7 +177,7 @@ export function nacosRoutes(app: FastifyInstance, deps: NacosRouteDeps): void {
 
   app.get(`${BASE}/instance/list`, (request, reply) => {
     const params = paramsOf(request);
-    const namespace = admit(deps, request, params, 'read');
+    const { namespace, subject } = admitted(deps, request, params, 'read');
     const { group, service } = parseServiceName(params.serviceName, params.groupName);
     const zones = zonesOfClusters(params.clusters);
     const healthyOnly = booleanParam('healthyOnly', params.healthyOnly, false);
@@ -156,7 +186,8 @@ export function nacosRoutes(app: FastifyInstance, deps: NacosRouteDeps): void {
     const name = groupedName(group, service);
     const udpPort = params.udpPort === undefined || params.udpPort === '' || params.udpPort === '0' ? 0 : portParam('udpPort', params.udpPort);
     if (udpPort > 0 && deps.push) {
-      deps.push.subscribe({ address: sourceAddressOf(request), port: udpPort, namespace, service, group, name, clusters, zones });
+      // Refused (the requester's share of push targets is held): answered all the same, not pushed; the client polls.
+      deps.push.subscribe({ address: sourceAddressOf(request), port: udpPort, namespace, service, group, name, clusters, zones }, deps.holdPushTarget(subject));
     }
     return json(reply, deps.reads.hostsOf(namespace, service).listBody(name, group, clusters, zones, healthyOnly));
   });
@@ -173,7 +204,7 @@ export function nacosRoutes(app: FastifyInstance, deps: NacosRouteDeps): void {
   });
 
   app.get(`${BASE}/operator/metrics`, (request, reply) => {
-    deps.access.open(request.ip);
+    deps.access.admit(credentialsOf(request, paramsOf(request)), null);
     const { serviceCount, instanceCount } = deps.reads.counts();
     return reply.send({
       status: deps.ready() ? 'UP' : 'DOWN',
@@ -192,11 +223,9 @@ export function nacosRoutes(app: FastifyInstance, deps: NacosRouteDeps): void {
 
   const login = (request: FastifyRequest, reply: FastifyReply) => {
     const params = paramsOf(request);
-    if (!deps.access.enabled) {
-      deps.access.open(request.ip);
-      return reply.send({ accessToken: '', tokenTtl: TOKEN_TTL_SECONDS, globalAdmin: true, username: params.username ?? '' });
-    }
-    const principal = deps.access.principal({ token: params.password || undefined, address: request.ip });
+    // The password is the token; a login never reads an accessToken or Authorization it was sent.
+    const principal = deps.access.login({ address: request.ip, token: params.password || undefined });
+    if (principal === undefined) return reply.send({ accessToken: '', tokenTtl: TOKEN_TTL_SECONDS, globalAdmin: true, username: params.username ?? '' });
     // The token itself is the access token: stateless, so it works on every peer.
     return reply.send({ accessToken: params.password, tokenTtl: TOKEN_TTL_SECONDS, globalAdmin: false, username: principal.name });
   };

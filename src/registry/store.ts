@@ -1,4 +1,5 @@
 import { BucketDigest, subBucketOf } from './digest.js';
+import { SharedValues } from './shared-values.js';
 import {
   instanceKeyString,
   serviceIdentity,
@@ -61,6 +62,8 @@ export class InstanceStore {
   private readonly listeners = new Set<(change: StoreChange) => void>();
   private readonly purgeListeners = new Set<(purged: StoredInstance) => void>();
   readonly digest: BucketDigest;
+  /** Metadata maps, zones, groups and owners shared by the records holding equal ones. */
+  readonly shared = new SharedValues();
 
   constructor(digestBuckets: number) {
     this.digest = new BucketDigest(digestBuckets);
@@ -103,7 +106,8 @@ export class InstanceStore {
   /**
    * Stores a new version of a record with its local lease state, and announces it. A record
    * naming its service in another case than the stored service is stored under the stored
-   * name (one service, shown as first registered).
+   * name (one service, shown as first registered). The store owns the record from then on: its
+   * metadata, zone, group and owner are replaced by equal shared values (shared-values.ts).
    */
   write(written: InstanceRecord, lease: LocalLeaseState, origin: ChangeOrigin): StoredInstance {
     const service = this.serviceFor(written.namespace, written.service);
@@ -111,6 +115,7 @@ export class InstanceStore {
     const previous = service.instances.get(record.instanceId);
     const keyString = instanceKeyString(record);
     const subBucket = previous?.subBucket ?? subBucketOf(keyString, this.digest.bucketCount);
+    this.shared.adopt(record, this.recordCount, previous?.record);
     if (previous) {
       this.digest.toggle(keyString, subBucket, previous.record.version, previous.record.deleted !== null);
     } else {
@@ -156,6 +161,7 @@ export class InstanceStore {
     if (!services || !service || !entry) return;
     this.digest.toggle(instanceKeyString(key), entry.subBucket, entry.record.version, entry.record.deleted !== null);
     if (entry.record.deleted === null) this.countLive(service, -1);
+    this.shared.release(entry.record);
     service.instances.delete(key.instanceId);
     this.recordCount -= 1;
     if (service.instances.size === 0) {

@@ -22,6 +22,7 @@ import type {
 } from '../transport/peer-calls.js';
 import { PeerCallError, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
 import { bucketOfSub } from '../registry/digest.js';
+import { SnapshotPages } from './snapshot-pages.js';
 import type { Inbox } from './inbox.js';
 import { parseKeyString, toWireRecord } from './wire.js';
 
@@ -134,12 +135,14 @@ export class AntiEntropy {
   /** Peers with a second round started beside a busy one (see `syncWith`). */
   private readonly urgent = new Set<string>();
   private readonly log: Logger;
+  private readonly snapshotPages: SnapshotPages;
 
   constructor(
     private readonly components: AntiEntropyComponents,
     private readonly init: AntiEntropyInit,
   ) {
     this.log = components.logger.child({ component: 'anti-entropy' });
+    this.snapshotPages = new SnapshotPages(components.registry.store, components.clock);
   }
 
   start(): void {
@@ -217,15 +220,15 @@ export class AntiEntropy {
     return { records: newerHere.map((entry) => toWireRecord(entry, view)), want: newerThere };
   }
 
-  handleSnapshot(request: SnapshotRequest, members: PeerDescriptor[]): SnapshotResponse {
+  async handleSnapshot(request: SnapshotRequest, members: PeerDescriptor[]): Promise<SnapshotResponse> {
     const bucketCount = this.components.registry.store.digest.bucketCount;
-    const end = Math.min(bucketCount, request.fromBucket + Math.max(1, request.bucketSpan));
-    const buckets = new Set<number>();
-    for (let bucket = request.fromBucket; bucket < end; bucket++) buckets.add(bucket);
+    const start = Math.min(bucketCount, request.fromBucket);
+    const end = Math.min(bucketCount, start + Math.max(1, request.bucketSpan));
+    const page = await this.snapshotPages.page(request.from, start, end);
     const view = this.components.registry.leaseView();
     return {
-      records: this.entriesIn(buckets).map((entry) => toWireRecord(entry, view)),
-      nextBucket: end >= bucketCount ? null : end,
+      records: page.entries.map((entry) => toWireRecord(entry, view)),
+      nextBucket: page.nextBucket >= bucketCount ? null : page.nextBucket,
       members,
     };
   }

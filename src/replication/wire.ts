@@ -47,21 +47,27 @@ export function parseWireRecord(value: unknown): WireRecord {
     throw bad('record.data.weight: must be a number');
   }
   if (typeof data.zone !== 'string' || data.zone.length > 64) throw bad('record.data.zone: must be a string');
+  // The fields every record has in one literal, the optional ones assigned after: a literal
+  // ending in spreads makes a larger object (96 bytes rather than 80), and this one is stored
+  // as it is for every replicated instance.
+  const parsedData: InstanceRecord['data'] = {
+    host: data.host,
+    port: parsePort('record.data.port', data.port),
+    securePort: data.securePort === null ? null : parsePort('record.data.securePort', data.securePort),
+    status: parseStatus('record.data.status', data.status),
+    weight: data.weight,
+    zone: data.zone,
+    metadata: parseMetadata('record.data.metadata', data.metadata, WIRE_LIMITS),
+  };
+  if (data.group !== undefined) parsedData.group = parseName('record.data.group', data.group);
+  const { extensions, renewalIntervalMs } = extensionsOf(data);
+  if (renewalIntervalMs !== undefined) parsedData.renewalIntervalMs = renewalIntervalMs;
+  if (extensions !== undefined) parsedData.extensions = extensions;
   return {
     namespace: parseName('record.namespace', value.namespace),
     service: parseName('record.service', value.service),
     instanceId: parseInstanceId('record.instanceId', value.instanceId),
-    data: {
-      host: data.host,
-      port: parsePort('record.data.port', data.port),
-      securePort: data.securePort === null ? null : parsePort('record.data.securePort', data.securePort),
-      status: parseStatus('record.data.status', data.status),
-      weight: data.weight,
-      zone: data.zone,
-      metadata: parseMetadata('record.data.metadata', data.metadata, WIRE_LIMITS),
-      ...(data.group === undefined ? {} : { group: parseName('record.data.group', data.group) }),
-      ...extensionsOf(data),
-    },
+    data: parsedData,
     version: value.version,
     owner: parsePeerId('record.owner', value.owner),
     deleted: value.deleted,
@@ -124,6 +130,19 @@ export function toWireRecord(entry: StoredInstance, view: LeaseView): WireRecord
 
 /** Splits a wire record into the record and the lease it carries. */
 export function fromWireRecord(wire: WireRecord): { record: InstanceRecord; leaseRemainingMs: number } {
-  const { leaseRemainingMs: remaining, ...record } = wire;
-  return { record, leaseRemainingMs: remaining };
+  // Every field in one literal, not a rest spread: the store keeps this object for every
+  // replicated instance, and a spread's copy keeps most of its fields in a separate property
+  // array (120 bytes a record rather than 96).
+  const record: InstanceRecord = {
+    namespace: wire.namespace,
+    service: wire.service,
+    instanceId: wire.instanceId,
+    data: wire.data,
+    version: wire.version,
+    owner: wire.owner,
+    deleted: wire.deleted,
+    leaseDurationMs: wire.leaseDurationMs,
+    registeredAtMs: wire.registeredAtMs,
+  };
+  return { record, leaseRemainingMs: wire.leaseRemainingMs };
 }

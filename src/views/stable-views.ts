@@ -128,11 +128,23 @@ export class StableViews {
     this.cache.clear();
   }
 
+  /** How many views are kept (bounded by the services the store holds). */
+  get keptCount(): number {
+    let count = 0;
+    for (const services of this.cache.values()) count += services.size;
+    return count;
+  }
+
   private cached(namespace: string, service: string, leases: LeaseView): Cached {
     const current = this.cache.get(namespace)?.get(serviceIdentity(service));
-    const revision = this.components.store.getService(namespace, service)?.revision ?? 0;
+    const known = this.components.store.getService(namespace, service);
+    const revision = known?.revision ?? 0;
     if (current && current.view.revision === revision && leases.nowMs >= current.view.builtAtMs && stampHolds(current.stamp, leases)) return current;
     const fresh = this.build(namespace, service, revision, leases);
+    // A name the store does not hold gets its (empty) view built, not kept: any client can ask
+    // for any name (a DNS query, an xDS or Nacos subscription, a Consul blocking query), and a
+    // view kept per name asked would grow without bound. An empty view is cheap to build again.
+    if (!known) return fresh;
     let services = this.cache.get(namespace);
     if (!services) this.cache.set(namespace, (services = new Map()));
     services.set(serviceIdentity(service), fresh);

@@ -1,7 +1,9 @@
 import { NacosNamingClient } from 'nacos';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nacosPortsOf, quietNacosLogger } from '../support/nacos-process.js';
 import { waitFor } from '../support/process.js';
+import { parsePrometheusText, sampleValue } from '../support/prom-text.js';
 import { RealCluster } from '../support/real-cluster.js';
 
 /**
@@ -62,6 +64,15 @@ describe('npm nacos 2.6.3 on a two-peer cluster', () => {
     await waitFor(() => seen.at(-1)?.length === 1, 5_000, 'a push without the deregistered instance');
     expect(Date.now() - removedAt).toBeLessThan(1_000);
     expect(seen.at(-1)![0]!.port).toBe(9001);
+
+    // The adapter's series moved on both peers: the writer's registers, the reader's lists, its held push target and its pushes.
+    const metricsOf = async (id: string) => parsePrometheusText(await (await request(`${cluster.url(id)}/metrics`)).body.text());
+    const [a, b] = [await metricsOf('peer-a'), await metricsOf('peer-b')];
+    expect(sampleValue(a, 'registry_adapter_requests_total', { adapter: 'nacos', operation: 'instance.register', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
+    expect(sampleValue(b, 'registry_adapter_requests_total', { adapter: 'nacos', operation: 'instance.list', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
+    expect(sampleValue(b, 'registry_adapter_held', { adapter: 'nacos', pool: 'udp_push_targets' })).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(b, 'registry_adapter_pushes_total', { adapter: 'nacos' })).toBeGreaterThanOrEqual(2);
+    expect(sampleValue(b, 'registry_adapter_push_delay_seconds_count', { adapter: 'nacos' })).toBeGreaterThanOrEqual(2);
   }, 60_000);
 
   it('reports the server UP and lists services by page', async () => {

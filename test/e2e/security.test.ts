@@ -119,11 +119,11 @@ describe('slow clients cannot hold sockets', () => {
           socket.on('error', () => {});
         });
       // Headers never finished: 408 and closed within the headers timeout (checked every second).
-      const partial = await closedAfterMs('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+      const partial = await closedAfterMs('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
       expect(partial.answer).toMatch(/^HTTP\/1\.1 408/);
       expect(partial.ms).toBeLessThan(5_000);
       // A finished request on a keep-alive socket, then silence: closed after the keep-alive timeout.
-      const idle = await closedAfterMs('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+      const idle = await closedAfterMs('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
       expect(idle.answer).toMatch(/^HTTP\/1\.1 200/);
       expect(idle.ms).toBeLessThan(5_000);
     } finally {

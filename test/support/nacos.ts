@@ -1,6 +1,8 @@
 import { gunzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
+import { applicationOf } from '../../src/app/application.js';
 import { buildNacosApp, type NacosApp } from '../../src/nacos/app.js';
+import { GrpcConnections } from '../../src/nacos/grpc/connections.js';
 import type { PushSocket } from '../../src/nacos/push.js';
 import { buildServer } from '../../src/http/server.js';
 import { createTestNode, type TestNode } from './node.js';
@@ -54,4 +56,24 @@ export async function createTestNacos(options: Parameters<typeof createTestNode>
 /** A form body from fields. */
 export function form(fields: Record<string, string>): { payload: string; headers: Record<string, string> } {
   return { payload: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+}
+
+/** A gRPC connection table on a test peer's Nacos app, as the gRPC server makes it (src/nacos/grpc/server.ts). */
+export function testGrpcConnections(t: TestNacos, init: { perConnectionMax: number; renewIntervalMs?: number; streamlessIdleMs?: number }): GrpcConnections {
+  return new GrpcConnections(
+    {
+      access: t.access,
+      reads: t.reads,
+      writes: t.writes,
+      services: applicationOf(t.node).reads,
+      ready: () => t.node.ready,
+      perConnectionMax: init.perConnectionMax,
+      clock: t.clock,
+      views: t.node.views,
+      logger: t.logger,
+      hold: (subject) => t.hold('grpcConnections', subject),
+      metrics: t.metrics,
+    },
+    { renewIntervalMs: init.renewIntervalMs ?? 1_000, streamlessIdleMs: init.streamlessIdleMs ?? 60_000 },
+  );
 }

@@ -1,8 +1,11 @@
 import type { Clock, TimerHandle } from '../../clock/clock.js';
+import type { LimitSubject } from '../../adapters/limits.js';
 import { RegistryError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
+import { outcomeOfStatus, type AdapterRecorders } from '../../metrics/adapter-metrics.js';
+import type { HeldRefusal, HeldSlot } from '../../security/held-shares.js';
 import type { ServiceChange, ServiceViews } from '../../views/service-views.js';
-import { failure, grpcHandlers, serviceInfoOf, type GrpcConnection, type GrpcHandlerDeps, type GrpcSubscription } from './handlers.js';
+import { failure, grpcCredentialsOf, grpcHandlers, serviceInfoOf, type GrpcConnection, type GrpcHandlerDeps, type GrpcSubscription } from './handlers.js';
 import { messageOf, payloadOf, payloadOfJson, type Payload } from './protocol.js';
 
 /** The server side of one `BiRequestStream/requestBiStream` call, as far as this module uses it. */
@@ -15,25 +18,27 @@ interface LiveConnection extends GrpcConnection {
   stream: PushStream | null;
   /** The stream is not taking writes (its client stopped reading): pushes wait for 'drain'. */
   backedUp: boolean;
-  /** Subscriptions changed while backed up: pushed on drain. */
-  stale: Set<string>;
+  /** Subscriptions changed while backed up, with when their oldest unpushed change was made: pushed on drain. */
+  stale: Map<string, number>;
   /** When it last made a request: one that never opens its stream is forgotten after `streamlessIdleMs`. */
   lastSeenMs: number;
+  /** Its slot of the peer's `nacos grpc connections` pool, given back when it is forgotten. */
+  slot: HeldSlot;
 }
 
 export interface GrpcConnectionsComponents extends GrpcHandlerDeps {
   clock: Clock;
   views: ServiceViews;
   logger: Logger;
+  /** Takes a connection's slot for whom its first request presents (the contract's limits port: a share per principal). */
+  hold: (subject: LimitSubject) => HeldSlot | HeldRefusal;
+  /** Where each request's outcome and each push are recorded (node.adapterMetrics, 'nacos'). */
+  metrics?: AdapterRecorders;
 }
 
 export interface GrpcConnectionsInit {
   /** How often the leases of the instances of open connections are renewed, in ms. */
   renewIntervalMs: number;
-  /** Most connections held at once; past it a new one is refused. */
-  connectionsMax: number;
-  /** Most connections from one source address: one host cannot take the whole table. */
-  connectionsPerSourceMax: number;
   /** How long a connection that made unary calls but opened no bi-stream is kept after its last call, in ms. */
   streamlessIdleMs: number;
 }
@@ -51,8 +56,8 @@ export interface GrpcConnectionsInit {
  */
 export class GrpcConnections {
   private readonly connections = new Map<string, LiveConnection>();
-  private readonly perSource = new Map<string, number>();
-  private readonly dirty = new Set<string>();
+  /** Services changed since the last flush, with when the first of those changes was seen (the push delay's start). */
+  private readonly dirty = new Map<string, number>();
   private flushTimer: TimerHandle | null = null;
   private readonly renewTimer: TimerHandle;
   private readonly unsubscribe: () => void;
@@ -72,42 +77,47 @@ export class GrpcConnections {
     return this.connections.size;
   }
 
-  /** The connection of a peer address, made on first use (a unary call may come before the stream). */
-  private connectionOf(peer: string): LiveConnection {
+  /**
+   * The connection of a peer address, made on first use (a unary call may come before the
+   * stream): it takes a slot of the connection pool for whom `credentials` say (a valid token,
+   * else the address), so one principal holds at most its share (limits.heldSharePerPrincipalRatio).
+   */
+  private connectionOf(peer: string, body: Record<string, unknown>, headers: Record<string, string>): LiveConnection {
     let connection = this.connections.get(peer);
     const nowMs = this.components.clock.nowMs();
     if (connection) connection.lastSeenMs = nowMs;
     else {
-      if (this.connections.size >= this.init.connectionsMax) {
-        throw new RegistryError('REG_ERR_TOO_MANY_CONNECTIONS', `this peer already holds ${this.init.connectionsMax} Nacos connections (nacos.pushTargetsMax); use another server`, 5);
-      }
       const address = addressOf(peer);
-      const fromSource = this.perSource.get(address) ?? 0;
-      if (fromSource >= this.init.connectionsPerSourceMax) {
-        throw new RegistryError('REG_ERR_TOO_MANY_CONNECTIONS', `this peer already holds ${fromSource} Nacos connections from ${address} (nacos.pushTargetsPerSourceMax)`, 5);
-      }
-      this.perSource.set(address, fromSource + 1);
-      connection = { id: peer, address, instances: new Map(), subscriptions: new Map(), stream: null, backedUp: false, stale: new Set(), lastSeenMs: nowMs };
+      const slot = this.components.hold(this.components.access.subjectOf(grpcCredentialsOf(body, headers, address)));
+      if (!slot.held) throw new RegistryError('REG_ERR_TOO_MANY_CONNECTIONS', `Nacos gRPC connections: ${slot.message}`, 5);
+      connection = { id: peer, address, instances: new Map(), subscriptions: new Map(), stream: null, backedUp: false, stale: new Map(), lastSeenMs: nowMs, slot };
       this.connections.set(peer, connection);
     }
     return connection;
   }
 
-  /** Answers one unary request (`Request/request`). */
+  /** Answers one unary request (`Request/request`), recording its outcome (operation `grpc <type>`). */
   async request(peer: string, payload: Payload): Promise<Payload> {
+    const startedMs = performance.now();
     const message = messageOf(payload);
-    if (!message) return payloadOf('ErrorResponse', { resultCode: 500, errorCode: 400, success: false, message: 'REG_ERR_VALIDATION: the payload must carry a type and a JSON object body', requestId: null });
+    const operation = message && Object.hasOwn(grpcHandlers, message.type) ? `grpc ${message.type}` : 'grpc other';
+    const answered = (type: string, body: Record<string, unknown>): Payload => {
+      const status = typeof body.errorCode === 'number' && body.errorCode !== 0 ? body.errorCode : 200;
+      this.components.metrics?.operation(operation).observe(outcomeOfStatus(status), (performance.now() - startedMs) / 1000);
+      return payloadOf(type, body);
+    };
+    if (!message) return answered('ErrorResponse', { resultCode: 500, errorCode: 400, success: false, message: 'REG_ERR_VALIDATION: the payload must carry a type and a JSON object body', requestId: null });
     const handler = Object.hasOwn(grpcHandlers, message.type) ? grpcHandlers[message.type] : undefined;
     if (!handler) {
-      return payloadOf('ErrorResponse', { resultCode: 500, errorCode: 501, success: false, message: `REG_ERR_VALIDATION: request type ${message.type.slice(0, 64)} is not served (docs/nacos.md)`, requestId: message.body.requestId ?? null });
+      return answered('ErrorResponse', { resultCode: 500, errorCode: 501, success: false, message: `REG_ERR_VALIDATION: request type ${message.type.slice(0, 64)} is not served (docs/nacos.md)`, requestId: message.body.requestId ?? null });
     }
     try {
-      const connection = this.connectionOf(peer);
+      const connection = this.connectionOf(peer, message.body, message.headers);
       const answer = await handler(this.components, { body: message.body, headers: message.headers, connection });
-      return payloadOf(answer.type, answer.body);
+      return answered(answer.type, answer.body);
     } catch (error) {
       const answer = failure(error, message.body.requestId);
-      return payloadOf(answer.type, answer.body);
+      return answered(answer.type, answer.body);
     }
   }
 
@@ -116,7 +126,7 @@ export class GrpcConnections {
     const message = messageOf(payload);
     if (!message) return;
     if (message.type === 'ConnectionSetupRequest') {
-      const connection = this.connectionOf(peer);
+      const connection = this.connectionOf(peer, message.body, message.headers);
       connection.stream = stream;
       connection.backedUp = false;
     } else if (message.type === 'NotifySubscriberResponse') {
@@ -131,17 +141,14 @@ export class GrpcConnections {
   }
 
   private forget(connection: LiveConnection): void {
-    if (!this.connections.delete(connection.id)) return;
-    const left = (this.perSource.get(connection.address) ?? 1) - 1;
-    if (left > 0) this.perSource.set(connection.address, left);
-    else this.perSource.delete(connection.address);
+    if (this.connections.delete(connection.id)) connection.slot.release();
   }
 
   close(): void {
     this.unsubscribe();
-    this.perSource.clear();
     this.renewTimer.cancel();
     this.flushTimer?.cancel();
+    for (const connection of this.connections.values()) connection.slot.release();
     this.connections.clear();
   }
 
@@ -159,27 +166,31 @@ export class GrpcConnections {
   }
 
   private onChange(change: ServiceChange): void {
-    this.dirty.add(this.components.views.keyOf(change.namespace, change.service));
+    const key = this.components.views.keyOf(change.namespace, change.service);
+    if (!this.dirty.has(key)) this.dirty.set(key, this.components.clock.nowMs());
     this.flushTimer ??= this.components.clock.setTimeout(() => this.flush(), 0);
   }
 
   private flush(): void {
     this.flushTimer = null;
     if (this.dirty.size === 0) return;
-    const changed = new Set(this.dirty);
+    const changed = new Map(this.dirty);
     this.dirty.clear();
     const shared = new Map<string, Buffer>();
     for (const connection of this.connections.values()) {
       if (!connection.stream) continue;
       for (const subscription of connection.subscriptions.values()) {
-        if (!changed.has(subscription.serviceKey)) continue;
-        if (connection.backedUp) connection.stale.add(subscription.key);
-        else this.push(connection, subscription, shared);
+        const changedAtMs = changed.get(subscription.serviceKey);
+        if (changedAtMs === undefined) continue;
+        if (connection.backedUp) {
+          if (!connection.stale.has(subscription.key)) connection.stale.set(subscription.key, changedAtMs);
+        } else this.push(connection, subscription, shared, changedAtMs);
       }
     }
   }
 
-  private push(connection: LiveConnection, subscription: GrpcSubscription, shared: Map<string, Buffer>): void {
+  /** Writes a subscription's push; `changedAtMs`: when the change it carries was seen (the metrics' change-to-push delay). */
+  private push(connection: LiveConnection, subscription: GrpcSubscription, shared: Map<string, Buffer>, changedAtMs: number): void {
     let json = shared.get(subscription.key);
     if (json === undefined) {
       const info = serviceInfoOf(this.components, subscription.namespace, subscription.service, subscription.group, subscription.clusters, false);
@@ -189,6 +200,7 @@ export class GrpcConnections {
     }
     const stream = connection.stream!;
     this.counts.pushes += 1;
+    this.components.metrics?.pushes.pushed(changedAtMs);
     if (!stream.write(payloadOfJson('NotifySubscriberRequest', json))) {
       connection.backedUp = true;
       stream.once('drain', () => this.drained(connection));
@@ -200,9 +212,9 @@ export class GrpcConnections {
     const stale = [...connection.stale];
     connection.stale.clear();
     const shared = new Map<string, Buffer>();
-    for (const key of stale) {
+    for (const [key, changedAtMs] of stale) {
       const subscription = connection.subscriptions.get(key);
-      if (subscription && connection.stream && !connection.backedUp) this.push(connection, subscription, shared);
+      if (subscription && connection.stream && !connection.backedUp) this.push(connection, subscription, shared, changedAtMs);
     }
   }
 }

@@ -4,6 +4,7 @@ import type { Scope } from '../../config/security.js';
 import { invalid, RegistryError } from '../../errors.js';
 import { DEFAULT_GROUP, instanceKeyString, type InstanceKey } from '../../registry/types.js';
 import { parseName } from '../../registry/validate.js';
+import type { PresentedCredentials } from '../../adapters/access.js';
 import type { NacosAccess } from '../access.js';
 import { serviceInfoJson } from '../documents.js';
 import { ipParam, portParam, type NacosInstanceFields } from '../instance-input.js';
@@ -70,18 +71,24 @@ export function failure(error: unknown, requestId: unknown): GrpcAnswer {
   };
 }
 
-function tokenOf(request: GrpcRequest): string | undefined {
-  const fromBody = request.body.headers;
+/**
+ * The credentials of a v2 request as Nacos 2.x clients send them (NACOS_CARRIERS): the login's
+ * `accessToken` in the request's own `headers` (the Rust and Java SDKs), or in the payload's
+ * metadata headers; else `authorization: Bearer` there.
+ */
+export function grpcCredentialsOf(body: Record<string, unknown>, headers: Record<string, string>, address: string): PresentedCredentials {
+  const fromBody = body.headers;
   const bodyToken = fromBody && typeof fromBody === 'object' ? (fromBody as Record<string, unknown>).accessToken : undefined;
-  if (typeof bodyToken === 'string' && bodyToken !== '') return bodyToken;
-  const header = request.headers.accessToken;
-  return typeof header === 'string' && header !== '' ? header : undefined;
+  const header = headers.accessToken;
+  const token = typeof bodyToken === 'string' && bodyToken !== '' ? bodyToken : typeof header === 'string' && header !== '' ? header : undefined;
+  const authorization = headers.authorization ?? headers.Authorization;
+  return { address, token, authorization: typeof authorization === 'string' && authorization !== '' ? authorization : undefined };
 }
 
 /** Authorizes a naming request on its namespace and gates it until the peer is ready. */
 function admit(deps: GrpcHandlerDeps, request: GrpcRequest, scope: Scope): string {
   const namespace = namespaceOfNacos(request.body.namespace);
-  deps.access.authorize({ token: tokenOf(request), address: request.connection.address }, scope, namespace);
+  deps.access.admit(grpcCredentialsOf(request.body, request.headers, request.connection.address), scope, namespace);
   if (!deps.ready()) throw new RegistryError('REG_ERR_NOT_READY', 'this peer is still starting; try another server', 1);
   return namespace;
 }
@@ -212,10 +219,16 @@ const serviceListRequest: Handler = (deps, request) => {
   return ok('ServiceListResponse', { count: names.length, serviceNames: names.slice(start, start + pageSize) }, body.requestId);
 };
 
+/** An open request (server and health checks): only the peer's rate limit applies; throws its 429. */
+function open(deps: GrpcHandlerDeps, request: GrpcRequest): undefined {
+  deps.access.admit(grpcCredentialsOf(request.body, request.headers, request.connection.address), null);
+  return undefined;
+}
+
 /** The request types served over `Request/request`, by message type. */
 export const grpcHandlers: Readonly<Record<string, Handler>> = {
-  ServerCheckRequest: (_deps, request) => ok('ServerCheckResponse', { connectionId: request.connection.id, supportAbilityNegotiation: false }, request.body.requestId),
-  HealthCheckRequest: (_deps, request) => ok('HealthCheckResponse', {}, request.body.requestId),
+  ServerCheckRequest: (deps, request) => open(deps, request) ?? ok('ServerCheckResponse', { connectionId: request.connection.id, supportAbilityNegotiation: false }, request.body.requestId),
+  HealthCheckRequest: (deps, request) => open(deps, request) ?? ok('HealthCheckResponse', {}, request.body.requestId),
   InstanceRequest: instanceRequest,
   BatchInstanceRequest: batchInstanceRequest,
   ServiceQueryRequest: serviceQueryRequest,

@@ -1,16 +1,14 @@
 import { Server, ServerCredentials, setLogger, status, type sendUnaryData, type ServerDuplexStream, type ServerUnaryCall, type ServiceDefinition } from '@grpc/grpc-js';
 import type { ServerTls } from '../../http/server.js';
-import type { Logger } from '../../log/logger.js';
 import type { NacosApp, NacosNode } from '../app.js';
 import { GrpcConnections } from './connections.js';
 import { nacosPackage, type Payload } from './protocol.js';
 
 export interface NacosGrpcOptions {
   node: NacosNode;
-  nacos: Pick<NacosApp, 'access' | 'reads' | 'writes'>;
+  nacos: Pick<NacosApp, 'access' | 'reads' | 'writes' | 'logger' | 'metrics' | 'hold'>;
   host: string;
   port: number;
-  logger: Logger;
   tls?: ServerTls;
 }
 
@@ -30,14 +28,19 @@ function bindAddressOf(host: string, port: number): string {
  * pushes. What each request does is in handlers.ts, what a connection holds in connections.ts.
  */
 export async function startNacosGrpc(options: NacosGrpcOptions): Promise<NacosGrpcServer> {
-  const { node, nacos, logger } = options;
+  const { node, nacos } = options;
+  const { logger } = nacos;
   const { cluster } = node.config;
   const settings = node.config.protocols.nacos;
   const { applicationOf } = await import('../../app/application.js');
   const application = applicationOf(node);
   const connections = new GrpcConnections(
     {
-      ...nacos,
+      access: nacos.access,
+      reads: nacos.reads,
+      writes: nacos.writes,
+      metrics: nacos.metrics,
+      hold: (subject) => nacos.hold('grpcConnections', subject),
       services: application.reads,
       ready: () => node.ready,
       perConnectionMax: settings.pushTargetsPerSourceMax,
@@ -45,7 +48,7 @@ export async function startNacosGrpc(options: NacosGrpcOptions): Promise<NacosGr
       views: node.views,
       logger,
     },
-    { renewIntervalMs: Math.max(100, Math.min(cluster.heartbeatIntervalMs, Math.floor(cluster.leaseDurationMs / 3))), connectionsMax: settings.pushTargetsMax, connectionsPerSourceMax: settings.pushTargetsPerSourceMax, streamlessIdleMs: cluster.leaseDurationMs },
+    { renewIntervalMs: Math.max(100, Math.min(cluster.heartbeatIntervalMs, Math.floor(cluster.leaseDurationMs / 3))), streamlessIdleMs: cluster.leaseDurationMs },
   );
   // grpc-js writes its own errors to stderr (a taken port among them); they go to the peer's log.
   setLogger({ error: (...args: unknown[]) => logger.warn({ grpc: args.map(String).join(' ') }, 'grpc'), info: () => {}, debug: () => {} });

@@ -125,7 +125,7 @@ describe('protocol listeners (dns, xds, consul)', () => {
   it('are off by default and serve the default namespace', () => {
     const config = resolveConfig({}, {}, {});
     expect(config.protocols).toEqual({
-      dns: { port: null, namespaces: ['default'], domain: 'registry.', ttlSeconds: 5, allowFrom: ['127.0.0.0/8', '::1/128'], maxUdpPayloadBytes: 1232 },
+      dns: { port: null, namespaces: ['default'], domain: 'registry.', ttlSeconds: 5, allowFrom: ['127.0.0.0/8', '::1/128'], maxUdpPayloadBytes: 1232, udpRateLimitPerSecond: 2_000, udpRateLimitBurst: 4_000 },
       xds: { port: null, namespaces: ['default'], pushCoalesceMs: 50, ...XDS_DEFAULTS },
       consul: { port: null, namespaces: ['default'], ...CONSUL_DEFAULTS },
       nacos: { port: null, grpcPort: null, namespaces: ['default'], ...NACOS_DEFAULTS },
@@ -171,6 +171,8 @@ describe('protocol listeners (dns, xds, consul)', () => {
     [{ dns: { allowFrom: ['not-an-address'] } }, {}, 'dns.allowFrom', 'array of networks'],
     [{ dns: { allowFrom: '127.0.0.1' } }, {}, 'dns.allowFrom', 'array of networks'],
     [{ dns: { maxUdpPayloadBytes: 100 } }, {}, 'dns.maxUdpPayloadBytes', 'integer from 512 to 65535'],
+    [{ dns: { udpRateLimitPerSecond: -1 } }, {}, 'dns.udpRateLimitPerSecond', 'integer from 0 to 1000000'],
+    [{ dns: { udpRateLimitBurst: 0 } }, {}, 'dns.udpRateLimitBurst', 'integer from 1 to 1000000'],
     [{ dns: { namespaces: ['Team', 'team'] } }, {}, 'dns.namespaces', 'differ only in case'],
   ])('refuse %j %j naming %s', (file, flags, field, problem) => {
     expect(() => resolveConfig(file, {}, flags)).toThrow(expect.objectContaining({ field, message: expect.stringContaining(problem) }));

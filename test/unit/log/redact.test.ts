@@ -41,6 +41,8 @@ describe('redactText: credentials in URLs and other strings', () => {
     ['/v1/catalog/services?token=s3cr3t&dc=dc1', `/v1/catalog/services?token=${CENSOR}&dc=dc1`],
     ['/v1/kv?dc=dc1&token=s3cr3t', `/v1/kv?dc=dc1&token=${CENSOR}`],
     ['GET /x?access_token=abc#frag', `GET /x?access_token=${CENSOR}#frag`],
+    // Nacos clients send the login's token as accessToken (camel case).
+    ['GET /nacos/v1/ns/instance/list?serviceName=a&accessToken=eyJabc', `GET /nacos/v1/ns/instance/list?serviceName=a&accessToken=${CENSOR}`],
     ['/login?Password=hunter2&user=me', `/login?Password=${CENSOR}&user=me`],
     ['http://user:pa55@peer-a:8761/eureka/', `http://${CENSOR}@peer-a:8761/eureka/`],
     ['seed https://eureka:tok@10.0.0.1/eureka and http://10.0.0.2/', `seed https://${CENSOR}@10.0.0.1/eureka and http://10.0.0.2/`],

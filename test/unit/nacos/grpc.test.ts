@@ -1,9 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applicationOf } from '../../../src/app/application.js';
-import { addressOf, GrpcConnections, type PushStream } from '../../../src/nacos/grpc/connections.js';
+import { addressOf, type GrpcConnections, type PushStream } from '../../../src/nacos/grpc/connections.js';
 import { messageOf, payloadOf, type Payload } from '../../../src/nacos/grpc/protocol.js';
-import { createTestNacos, type TestNacos } from '../../support/nacos.js';
+import { createTestNacos, testGrpcConnections, type TestNacos } from '../../support/nacos.js';
 
 let t: TestNacos;
 let connections: GrpcConnections;
@@ -26,12 +25,9 @@ class FakeStream extends EventEmitter implements PushStream {
 }
 
 async function setUp(file: Record<string, unknown> = {}): Promise<void> {
-  t = await createTestNacos({ file: { cluster: { leaseDurationMs: 3_000, heartbeatIntervalMs: 1_000 }, ...file } });
-  const application = applicationOf(t.node);
-  connections = new GrpcConnections(
-    { access: t.access, reads: t.reads, writes: t.writes, services: application.reads, ready: () => t.node.ready, perConnectionMax: 4, clock: t.clock, views: t.node.views, logger: t.node.components.logger },
-    { renewIntervalMs: 1_000, connectionsMax: 3, connectionsPerSourceMax: 2, streamlessIdleMs: 3_000 },
-  );
+  // Three connections in all, two per principal (a token, or an address without one).
+  t = await createTestNacos({ file: { cluster: { leaseDurationMs: 3_000, heartbeatIntervalMs: 1_000 }, nacos: { pushTargetsMax: 3 }, limits: { heldSharePerPrincipalRatio: 0.67 }, ...file } });
+  connections = testGrpcConnections(t, { perConnectionMax: 4, streamlessIdleMs: 3_000 });
 }
 
 async function call(peer: string, type: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
@@ -133,15 +129,26 @@ describe('Nacos gRPC connections', () => {
     // Bounded: at most perConnectionMax instances per connection, and connectionsMax connections.
     for (const port of [3, 4]) expect((await register('127.0.0.1:5000', port, 'batch')).body).toMatchObject({ resultCode: 200 });
     expect((await register('127.0.0.1:5000', 5, 'batch')).body).toMatchObject({ errorCode: 409 });
-    // At most two from one source address, three in all.
-    expect(await call('127.0.0.1:5001', 'HealthCheckRequest', {})).toMatchObject({ type: 'HealthCheckResponse' });
-    expect(await call('127.0.0.1:5002', 'HealthCheckRequest', {})).toMatchObject({ type: 'ErrorResponse', body: { errorCode: 429, message: expect.stringMatching(/from 127\.0\.0\.1 \(nacos.pushTargetsPerSourceMax\)/) } });
-    expect(await call('127.0.0.2:5002', 'HealthCheckRequest', {})).toMatchObject({ type: 'HealthCheckResponse' });
-    expect(await call('127.0.0.3:5003', 'HealthCheckRequest', {})).toMatchObject({ type: 'ErrorResponse', body: { errorCode: 429, message: expect.stringMatching(/^REG_ERR_TOO_MANY_CONNECTIONS: .*3 Nacos connections/) } });
-    // Connections that never opened their stream are forgotten once idle: they do not hold the table for ever.
+    // Connections are slots of the peer's pool: at most two per principal (its share; here an
+    // address without a token), three in all; the refusal names the cap and the setting.
+    connections.close();
+    await setUp();
+    expect(await call('10.0.0.1:5001', 'HealthCheckRequest', {})).toMatchObject({ type: 'HealthCheckResponse' });
+    expect(await call('10.0.0.1:5002', 'HealthCheckRequest', {})).toMatchObject({ type: 'HealthCheckResponse' });
+    expect(await call('10.0.0.1:5003', 'HealthCheckRequest', {})).toMatchObject({
+      type: 'ErrorResponse',
+      body: { errorCode: 429, message: expect.stringMatching(/^REG_ERR_TOO_MANY_CONNECTIONS: .*address 10\.0\.0\.1 already holds 2 nacos grpc connections.*limits.heldSharePerPrincipalRatio/) },
+    });
+    // One principal holding its share leaves room for another.
+    expect(await call('10.0.0.2:5002', 'HealthCheckRequest', {})).toMatchObject({ type: 'HealthCheckResponse' });
+    expect(await call('10.0.0.3:5003', 'HealthCheckRequest', {})).toMatchObject({ type: 'ErrorResponse', body: { errorCode: 429, message: expect.stringMatching(/^REG_ERR_TOO_MANY_CONNECTIONS: .*3 nacos grpc connections \(nacos.pushTargetsMax\)/) } });
+    expect(t.pools.grpcConnections.held).toBe(3);
+    expect([t.metrics.pools.get('grpc_connections')!.refusedAtPrincipalShare, t.metrics.pools.get('grpc_connections')!.refusedAtPeerCap]).toEqual([1, 1]);
+    // Connections that never opened their stream are forgotten once idle, their slots given back.
     await t.clock.advance(4_000);
     expect(connections.size).toBe(0);
-    expect((await call('127.0.0.3:5003', 'HealthCheckRequest', {})).body.resultCode).toBe(200);
+    expect(t.pools.grpcConnections.held).toBe(0);
+    expect((await call('10.0.0.3:5003', 'HealthCheckRequest', {})).body.resultCode).toBe(200);
   });
 
   it('takes the access token from the request headers', async () => {

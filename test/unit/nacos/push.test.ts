@@ -80,16 +80,27 @@ describe('Nacos UDP push', () => {
     expect(t.socket.sent).toHaveLength(1);
   });
 
-  it('bounds the targets per source address and in all, dropping the oldest', async () => {
-    t = await createTestNacos({ file: { nacos: { pushTargetsPerSourceMax: 2, pushTargetsMax: 3 } } });
-    for (const port of [1, 2, 3]) await subscribe(40_000 + port, '127.0.0.7');
+  it('holds each target as a slot of the peer pool: a share per principal, the cap in all, given back on expiry', async () => {
+    // Three targets in all, two per principal (here an address without a token; loopback is share-exempt).
+    t = await createTestNacos({ file: { nacos: { pushTargetsMax: 3 }, limits: { heldSharePerPrincipalRatio: 0.67 } } });
+    for (const port of [1, 2, 3]) expect((await subscribe(40_000 + port, '10.0.0.7')).statusCode).toBe(200);
     expect(t.push!.size).toBe(2);
-    await subscribe(50_001, '127.0.0.8');
-    await subscribe(50_002, '127.0.0.9');
+    // One principal holding its share leaves room for another; the peer's cap then refuses.
+    await subscribe(50_001, '10.0.0.8');
+    const refused = await subscribe(50_002, '10.0.0.9');
+    expect(refused.statusCode).toBe(200);
     expect(t.push!.size).toBe(3);
+    expect([t.metrics.pools.get('udp_push_targets')!.refusedAtPrincipalShare, t.metrics.pools.get('udp_push_targets')!.refusedAtPeerCap]).toEqual([1, 1]);
     await register(web);
     await t.clock.advance(0);
-    expect(t.socket.sent.map((push) => `${push.address}:${push.port}`).sort()).toEqual(['127.0.0.7:40003', '127.0.0.8:50001', '127.0.0.9:50002']);
+    expect(t.socket.sent.map((push) => `${push.address}:${push.port}`).sort()).toEqual(['10.0.0.7:40001', '10.0.0.7:40002', '10.0.0.8:50001']);
+    // Renewing a target takes no new slot; an expired one gives its slot back.
+    await subscribe(40_001, '10.0.0.7');
+    expect(t.pools.pushTargets.held).toBe(3);
+    await t.clock.advance(60_000);
+    expect([t.push!.size, t.pools.pushTargets.held]).toEqual([0, 0]);
+    await subscribe(50_002, '10.0.0.9');
+    expect(t.push!.size).toBe(1);
   });
 
   it('keeps an IPv4-mapped source as its IPv4 address, which its acks come from', async () => {

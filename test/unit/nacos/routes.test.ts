@@ -182,7 +182,8 @@ describe('Nacos credentials', () => {
     const login = await t.app.inject({ method: 'POST', url: '/nacos/v1/auth/login', ...form({ username: 'writer', password: WRITER }) });
     expect(login.json()).toMatchObject({ accessToken: WRITER, tokenTtl: 18_000, username: 'writer' });
     const wrong = await t.app.inject({ method: 'POST', url: '/nacos/v1/auth/login', ...form({ username: 'writer', password: 'not-a-token-at-all' }) });
-    expect([wrong.statusCode, wrong.json().code]).toEqual([403, 'REG_ERR_FORBIDDEN']);
+    // The contract's answer to a token that matches none: 401, as /v1 answers it.
+    expect([wrong.statusCode, wrong.json().code]).toEqual([401, 'REG_ERR_UNAUTHORIZED']);
     expect(wrong.body).not.toContain('not-a-token-at-all');
     const none = await register(web);
     expect([none.statusCode, none.json().code]).toEqual([401, 'REG_ERR_UNAUTHORIZED']);
@@ -196,23 +197,45 @@ describe('Nacos credentials', () => {
   });
 });
 
+describe('Nacos rate limit', () => {
+  it('is the peer-wide bucket of the contract: a token spent on /v1 is spent on Nacos (v1 and gRPC)', async () => {
+    const token = 'writer-token-0123456789';
+    t = await createTestNacos({
+      file: { security: { tokens: [{ name: 'writer', token, namespaces: ['*'], scopes: ['write'] }] }, limits: { rateLimitPerSecond: 1, rateLimitBurst: 3 } },
+    });
+    for (let i = 0; i < 3; i += 1) {
+      const native = await t.native.inject({ url: '/v1/services', headers: { authorization: `Bearer ${token}` }, remoteAddress: '10.0.0.1' });
+      expect(native.statusCode).toBe(200);
+    }
+    const nacos = await t.app.inject({ url: `${BASE}/instance/list?serviceName=web&accessToken=${token}`, remoteAddress: '10.0.0.2' });
+    expect([nacos.statusCode, nacos.json().code, nacos.headers['retry-after']]).toEqual([429, 'REG_ERR_RATE_LIMITED', '1']);
+    expect(t.metrics.operation('instance.list').count('limited')).toBe(1);
+  });
+});
+
 describe('Nacos request logs', () => {
-  it('never carry the credentials Nacos clients put in the query string', async () => {
-    const { Writable } = await import('node:stream');
-    const { createPinoLogger } = await import('../../../src/log/pino.js');
+  it('go through the contract logger and never carry a credential (login, ?accessToken=, ?password=)', async () => {
+    const { recordingLogger } = await import('../../support/recording-logger.js');
+    const { sampledLogger } = await import('../../../src/log/sampled.js');
     const { buildNacosApp } = await import('../../../src/nacos/app.js');
-    const written: string[] = [];
-    const logger = createPinoLogger('trace', new Writable({ write: (chunk: Buffer, _encoding, done) => (written.push(chunk.toString()), done()) }));
+    const recording = recordingLogger();
     const secret = 'writer-token-0123456789';
     t = await createTestNacos({ file: { security: { tokens: [{ name: 'writer', token: secret, namespaces: ['*'], scopes: ['write'] }] } } });
-    const { app } = await buildNacosApp({ node: t.node, logger: logger as never });
-    await app.inject({ method: 'POST', url: `${BASE}/instance?serviceName=web&ip=10.0.0.1&port=1&username=writer&password=${secret}` });
-    await app.inject({ url: `${BASE}/instance/list?serviceName=web&accessToken=${secret}` });
-    await app.inject({ url: `${BASE}/instance/list?serviceName=web&accessToken=wrong-${secret}` });
+    const { app } = await buildNacosApp({ node: t.node, logger: sampledLogger(recording, t.clock) });
+    for (const password of [secret, `wrong-${secret}`]) {
+      await app.inject({ method: 'POST', url: '/nacos/v1/auth/login', ...form({ username: 'writer', password }) });
+      await app.inject({ method: 'POST', url: `/nacos/v1/auth/login?username=writer&password=${password}` });
+      await app.inject({ method: 'POST', url: `${BASE}/instance?serviceName=web&ip=10.0.0.1&port=1&username=writer&password=${password}` });
+      await app.inject({ url: `${BASE}/instance/list?serviceName=web&accessToken=${password}` });
+      await app.inject({ method: 'DELETE', url: `${BASE}/instance?serviceName=web&ip=10.0.0.1&port=1&namespaceId=other&accessToken=${password}` });
+    }
     await app.close();
-    logger.flush();
-    expect(written.join('')).toContain('nacos request');
-    expect(written.join('')).not.toContain(secret);
+    const text = recording.lines.map((line) => JSON.stringify(line)).join('\n');
+    // The refusals were logged (the wrong password's), with their path and status...
+    expect(recording.lines.filter((line) => line.msg === 'nacos request refused').map((line) => [line.fields.path, line.fields.statusCode])).toContainEqual(['/nacos/v1/ns/instance/list', 401]);
+    expect(recording.lines.every((line) => line.fields.component === 'nacos')).toBe(true);
+    // ...and no line carries the token, right or wrong.
+    expect(text).not.toContain(secret);
   });
 });
 

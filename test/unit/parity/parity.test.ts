@@ -10,6 +10,7 @@ import {
 } from './http-adapters.js';
 import { dnsParity, xdsParity } from './listener-slots.js';
 import { describeParity, type ParityAdapter } from './matrix.js';
+import { nacosAccessTokenParity, nacosGrpcParity, nacosPasswordParity } from './nacos-adapter.js';
 
 /**
  * Every adapter's operations under no credential, a read-only token, another namespace's token
@@ -24,6 +25,9 @@ const adapters: Array<[string, ParityAdapter<never> | null]> = [
   ['ops', opsParity as ParityAdapter<never>],
   ['consul', consulHeaderParity as ParityAdapter<never>],
   ['consul ?token=', consulQueryParity as ParityAdapter<never>],
+  ['nacos ?accessToken=', nacosAccessTokenParity as ParityAdapter<never>],
+  ['nacos password', nacosPasswordParity as ParityAdapter<never>],
+  ['nacos grpc', nacosGrpcParity as ParityAdapter<never>],
   ['xds', xdsParity as ParityAdapter<never> | null],
   ['dns', dnsParity as ParityAdapter<never> | null],
 ];

@@ -28,6 +28,24 @@ describe('stable views', () => {
     expect(builds).toBe(2);
   });
 
+  it('keep no view for a name the store does not hold, however many names are asked', async () => {
+    const { node } = await createTestNode();
+    node.registry.register(reg('a'));
+    const kept = () => (node.views as unknown as { stableViews: { keptCount: number } }).stableViews.keptCount;
+    expect(node.views.stable('default', 'orders').served).toHaveLength(1);
+    for (let i = 0; i < 1_000; i++) {
+      const view = node.views.stable('default', `nobody-${i}`);
+      expect(view.served).toEqual([]);
+      // Its encodings are built for the caller, never kept either.
+      expect(node.views.stableEncoding(view, 'ids', (v) => v.served.length)).toBe(0);
+    }
+    expect(kept()).toBe(1);
+    // A name registered later is kept as any other.
+    node.registry.register({ ...reg('b'), service: 'nobody-7' });
+    expect(node.views.stable('default', 'nobody-7').served).toHaveLength(1);
+    expect(kept()).toBe(2);
+  });
+
   it('are rebuilt when a served lease reaches its end, even before the reaper acts', async () => {
     const { node, clock } = await createTestNode({ file: { cluster: { evictionIntervalMs: 60_000 } } });
     node.registry.register(reg('short', 5_000));

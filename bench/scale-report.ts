@@ -1,0 +1,38 @@
+/** The scale benchmark's figures as markdown (bench/RESULTS.md shows them; the device run writes them to $OUT). Pure. */
+import type { ScaleResult } from './scale.js';
+
+const n = (value: number) => value.toLocaleString('en-US');
+
+export function renderScaleMarkdown(result: ScaleResult): string {
+  const o = result.options;
+  const out: string[] = [
+    `Scale run ${result.startedAt}, ${result.durationSeconds} s: ${n(o.instances)} instances in ${n(o.services)} services (five metadata keys each), ${o.cores} of ${result.machine.cpus} CPUs (${result.machine.model}), Node ${result.machine.node}; peers on CPUs ${result.layout.peerCores.join(' / ')}, ${result.layout.loaders} load generators on ${result.layout.loaderCores}.`,
+    '',
+    '| figure | value |',
+    '| --- | --- |',
+  ];
+  const row = (figure: string, value: string) => out.push(`| ${figure} | ${value} |`);
+  const p = result.onePeer;
+  if ('skipped' in p) row('one peer', `skipped: ${p.skipped}`);
+  else {
+    row('one peer: RSS idle', `${p.idleRssMb} MB`);
+    row('one peer: RSS by instances', p.points.map((point) => `${n(point.instances)}: ${point.rssMb} MB`).join('; '));
+    row('one peer: bytes per instance (slope of RSS, least squares)', `${n(p.slopeBytesPerInstance)} B (R² ${p.rSquared}); above idle at ${n(o.instances)}: ${n(p.aboveIdleBytesPerInstance)} B`);
+    row('one peer: RSS at the end after 20 s idle', `${p.settledRssMb} MB: ${n(p.settledAboveIdleBytesPerInstance)} B per instance above idle`);
+    row('one peer: register rate (cold: the first 10,000)', `${n(p.registerPerSecond)}/s (cold ${p.coldRegisterPerSecond === null ? '-' : n(p.coldRegisterPerSecond)}/s), ${p.errors} errors`);
+  }
+  const j = result.join;
+  if ('skipped' in j) row('a new peer joins', `skipped: ${j.skipped}`);
+  else {
+    row('a new peer joins: ready / lists every instance', `${n(j.readyMs)} ms / ${n(j.allListedMs)} ms`);
+    row('a new peer joins: its RSS, the serving peer\'s CPU meanwhile', `${j.newPeerRssMb} MB, ${j.servingPeerCpuSeconds} CPU-s`);
+  }
+  const c = result.cluster;
+  if ('skipped' in c) row('peers with heartbeats', `skipped: ${c.skipped}`);
+  else {
+    row(`${c.peers} peers: register all / listed on every peer`, `${c.registerSeconds} s / ${n(c.allListedMs)} ms after`);
+    row(`${c.peers} peers: heartbeats (every instance every ${o.heartbeatSeconds} s, ${c.heartbeatSeconds} s)`, `${n(c.heartbeatsPerSecond)}/s: p50 ${c.p50Ms} / p99 ${c.p99Ms} / max ${c.maxMs} ms; ${c.errors} errors, ${c.skippedBeats} not sent (in-flight cap)`);
+    row(`${c.peers} peers: RSS each`, `${c.rssMb.join(', ')} MB`);
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,425 @@
+/**
+ * Capacity at scale (issue 36), outside CI: `npm run bench -- --scale [--instances=N] [--cores=C]`
+ * or `npx tsx bench/scale.ts ...` after `npm run build`. Real peers from dist/, each pinned to
+ * its own cores where the machine has enough (2 per peer with at least 2 x peers + 2 CPUs,
+ * else 1, else none), the load generators (bench/scale-loader.ts, one process per free core, at
+ * most 8, 64 requests in flight each) on the other cores. Three phases, each skipped with a
+ * reason when the time left (`--budget-s`) would not fit it:
+ *   1. one peer: RSS idle and at N/10, N/2 and N instances (five metadata keys), 2 s after each
+ *      step, the slope in bytes per instance, RSS again after 20 s idle at N, the register rate
+ *      (the first 10,000 apart: a cold peer);
+ *   2. a new peer joins it: time until it is ready and until it lists every instance, its RSS,
+ *      and the serving peer's CPU seconds meanwhile;
+ *   3. five peers (fresh), the instances registered over all of them, then every instance
+ *      heartbeating on its own peer once per `--heartbeat-s`: heartbeat latency p50 / p99 / max
+ *      and every peer's RSS.
+ * Figures go to bench/scale-results.json (shown in bench/RESULTS.md) and, with `--out=DIR`,
+ * to DIR/scale.json and DIR/scale.md.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { PEER_NODE_FLAGS } from '../src/node-flags.js';
+import { freePort } from '../test/support/fault-proxy.js';
+import { getJson, progress, round, sleep } from './lib.js';
+import { linearFit } from './memory.js';
+import { pinningAvailable, startServer, totalCpuMsOf, type ServerProcess } from './processes.js';
+import type { LoaderFigures, LoaderTask } from './scale-loader.js';
+import { renderScaleMarkdown } from './scale-report.js';
+
+export interface ScaleOptions {
+  instances: number;
+  /** CPUs to use, numbered 0 to cores - 1. */
+  cores: number;
+  services: number;
+  peers: number;
+  heartbeatSeconds: number;
+  budgetMs: number;
+  /** The peers' entry point (`--main=PATH`, default dist/main.js): another build's, to compare. */
+  main: string;
+  /** Run the heartbeating cluster phase (`--no-cluster` leaves it out). */
+  withCluster: boolean;
+  outDir?: string;
+}
+
+export interface ScaleResult {
+  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'main'>;
+  machine: { cpus: number; model: string; node: string };
+  layout: { peerCores: string[]; loaderCores: string; loaders: number };
+  startedAt: string;
+  durationSeconds: number;
+  onePeer: { skipped: string } | OnePeer;
+  join: { skipped: string } | Join;
+  cluster: { skipped: string } | Cluster;
+}
+
+interface OnePeer {
+  idleRssMb: number;
+  points: { instances: number; rssMb: number }[];
+  slopeBytesPerInstance: number;
+  aboveIdleBytesPerInstance: number;
+  rSquared: number;
+  /**
+   * RSS at N once the peer has been idle `IDLE_SETTLE_MS` (V8's memory reducer gives back heap
+   * it grew for the load after some seconds without allocation): what a peer holding N needs.
+   */
+  settledRssMb: number;
+  settledAboveIdleBytesPerInstance: number;
+  registerPerSecond: number;
+  coldRegisterPerSecond: number | null;
+  errors: number;
+}
+
+interface Join {
+  readyMs: number;
+  allListedMs: number;
+  newPeerRssMb: number;
+  servingPeerCpuSeconds: number;
+}
+
+interface Cluster {
+  peers: number;
+  registerSeconds: number;
+  allListedMs: number;
+  heartbeatsPerSecond: number;
+  heartbeatSeconds: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  errors: number;
+  skippedBeats: number;
+  rssMb: number[];
+}
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+/** Every process this script started and has not stopped yet: killed if the script is told to stop (scale-device.sh's time limit). */
+const children = new Set<{ kill(signal: NodeJS.Signals): boolean }>();
+const SETTLE_MS = 2_000;
+const IDLE_SETTLE_MS = 20_000;
+const COLD_COUNT = 10_000;
+const IN_FLIGHT_PER_LOADER = 64;
+const MAX_LOADERS = 8;
+
+/** Which cores each peer and the loaders get. Pure. */
+export function coreLayout(cores: number, peers: number): { peerCores: string[]; loaderCores: string } {
+  const all = `0-${cores - 1}`;
+  const perPeer = cores >= 2 * peers + 2 ? 2 : cores >= peers + 1 ? 1 : 0;
+  if (perPeer === 0) return { peerCores: Array.from({ length: peers }, () => all), loaderCores: all };
+  const peerCores = Array.from({ length: peers }, (_, k) => (perPeer === 1 ? `${k}` : `${2 * k}-${2 * k + 1}`));
+  const first = perPeer * peers;
+  return { peerCores, loaderCores: first === cores - 1 ? `${first}` : `${first}-${cores - 1}` };
+}
+
+function coreCount(list: string): number {
+  const [from, to] = list.split('-').map(Number) as [number, number | undefined];
+  return to === undefined ? 1 : to - from + 1;
+}
+
+interface PeerSpec {
+  id: string;
+  port: number;
+}
+
+/** A cluster file naming `peers` (seeds), the rate limit and the per-service cap off for the load. */
+function clusterFile(name: string, peers: PeerSpec[]): string {
+  const file = join(tmpdir(), `registry-scale-${process.pid}-${name}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      cluster: { name: 'scale', profile: 'lan' },
+      peers: peers.map((peer) => ({ id: peer.id, url: `http://127.0.0.1:${peer.port}`, region: 'local', zone: 'a' })),
+      limits: { rateLimitPerSecond: 0, instancesPerServiceMax: 10_000_000, instancesPerNamespaceMax: 100_000_000 },
+    }),
+  );
+  return file;
+}
+
+/** `command` pinned to `cores` with taskset, or as it is where taskset is missing. */
+function pinnedTo(cores: string, command: string[]): [string, string[]] {
+  return pinningAvailable() ? ['taskset', ['-c', cores, ...command]] : [command[0]!, command.slice(1)];
+}
+
+async function startScalePeer(spec: PeerSpec, seeds: PeerSpec[], cores: string, readyTimeoutMs: number, main: string): Promise<ServerProcess> {
+  const [command, args] = pinnedTo(cores, [process.execPath, ...PEER_NODE_FLAGS, main, '--config', clusterFile(spec.id, seeds), '--id', spec.id, '--log-level', 'warn']);
+  const server = await startServer({
+    name: `scale-${spec.id}`,
+    command,
+    args,
+    pinned: false,
+    healthPath: '/readyz',
+    port: spec.port,
+    startTimeoutMs: readyTimeoutMs,
+  });
+  children.add(server.child);
+  server.child.on('exit', () => children.delete(server.child));
+  return server;
+}
+
+/** Runs the loader processes (each on the loader cores) and sums their figures. */
+async function runLoaders(tasks: LoaderTask[], cores: string): Promise<LoaderFigures & { perLoader: LoaderFigures[] }> {
+  const perLoader = await Promise.all(
+    tasks.map(
+      (task) =>
+        new Promise<LoaderFigures>((resolve, reject) => {
+          const [command, args] = pinnedTo(cores, [process.execPath, '--import', 'tsx', 'bench/scale-loader.ts', JSON.stringify(task)]);
+          const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+          children.add(child);
+          child.on('exit', () => children.delete(child));
+          let out = '';
+          child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+          child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as LoaderFigures) : reject(new Error(`loader exited with ${code}`))));
+        }),
+    ),
+  );
+  const sum = (pick: (f: LoaderFigures) => number) => perLoader.reduce((total, f) => total + pick(f), 0);
+  const colds = perLoader.map((f) => f.coldMs).filter((ms): ms is number => ms !== null);
+  return {
+    done: sum((f) => f.done),
+    errors: sum((f) => f.errors),
+    skipped: sum((f) => f.skipped),
+    elapsedMs: Math.max(...perLoader.map((f) => f.elapsedMs)),
+    coldMs: colds.length > 0 ? Math.max(...colds) : null,
+    // Each loader's percentile; the worst loader's is what the peers gave their slowest client.
+    p50Ms: Math.max(...perLoader.map((f) => f.p50Ms)),
+    p99Ms: Math.max(...perLoader.map((f) => f.p99Ms)),
+    maxMs: Math.max(...perLoader.map((f) => f.maxMs)),
+    perLoader,
+  };
+}
+
+/** Splits [from, to) into `parts` ranges. */
+function ranges(from: number, to: number, parts: number): [number, number][] {
+  const size = Math.ceil((to - from) / parts);
+  return Array.from({ length: parts }, (_, k) => [from + k * size, Math.min(to, from + (k + 1) * size)] as [number, number]).filter(([a, b]) => b > a);
+}
+
+async function totalListed(url: string): Promise<number> {
+  const body = await getJson<{ services: { instances: number }[] }>(`${url}/v1/services`);
+  return body.services.reduce((sum, service) => sum + service.instances, 0);
+}
+
+/** Polls (every 100 ms, bounded) until the peer lists `count` instances; ms taken, or NaN. */
+async function untilListed(url: string, count: number, maxMs: number): Promise<number> {
+  const startedMs = performance.now();
+  while (performance.now() - startedMs < maxMs) {
+    try {
+      if ((await totalListed(url)) >= count) return performance.now() - startedMs;
+    } catch {
+      // not ready yet: it answers 503 while it catches up
+    }
+    await sleep(100);
+  }
+  return Number.NaN;
+}
+
+export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
+  const startedMs = Date.now();
+  const left = () => options.budgetMs - (Date.now() - startedMs);
+  const { peerCores, loaderCores } = coreLayout(options.cores, options.peers);
+  const loaders = Math.max(1, Math.min(MAX_LOADERS, coreCount(loaderCores)));
+  const layout = { peerCores, loaderCores, loaders };
+  progress(`scale: ${options.instances} instances, ${options.cores} cores: peers on ${peerCores.join(' / ')}, ${loaders} loaders on ${loaderCores}; budget ${Math.round(options.budgetMs / 1_000)} s`);
+  const specs: PeerSpec[] = [];
+  for (let k = 0; k < Math.max(2, options.peers); k++) specs.push({ id: `peer-${k + 1}`, port: await freePort() });
+  const started: ServerProcess[] = [];
+  const stopAll = async () => {
+    for (const server of started.splice(0)) await server.stop();
+  };
+  const register = (urls: string[], from: number, to: number, coldCount?: number) =>
+    runLoaders(
+      ranges(from, to, loaders).map(([a, b]) => ({ mode: 'register', urls, from: a, to: b, services: options.services, inFlight: IN_FLIGHT_PER_LOADER, maxMs: Math.max(10_000, left() - 30_000), coldCount: coldCount && Math.ceil(coldCount / loaders) })),
+      loaderCores,
+    );
+  let onePeer: ScaleResult['onePeer'] = { skipped: 'not run' };
+  let joined: ScaleResult['join'] = { skipped: 'not run' };
+  let cluster: ScaleResult['cluster'] = { skipped: 'not run' };
+  try {
+    // 1. One peer.
+    const [first, second] = specs as [PeerSpec, PeerSpec];
+    const peer = await startScalePeer(first, [first], peerCores[0]!, 30_000, options.main);
+    started.push(peer);
+    await sleep(SETTLE_MS);
+    const idleRssMb = round(peer.rssMb(), 1);
+    const points: { instances: number; rssMb: number }[] = [];
+    let loaded = 0;
+    let registerMs = 0;
+    let coldMs: number | null = null;
+    let errors = 0;
+    for (const target of [Math.round(options.instances / 10), Math.round(options.instances / 2), options.instances]) {
+      const run = await register([peer.url], loaded, target, loaded === 0 ? Math.min(COLD_COUNT, target) : undefined);
+      registerMs += run.elapsedMs;
+      errors += run.errors;
+      if (loaded === 0) coldMs = run.coldMs;
+      loaded += run.done;
+      if (run.done !== target - (loaded - run.done)) throw new Error(`registered ${run.done} of ${target - (loaded - run.done)} (${run.errors} errors)`);
+      await sleep(SETTLE_MS);
+      points.push({ instances: loaded, rssMb: round(peer.rssMb(), 1) });
+      progress(`one peer: ${loaded} instances, RSS ${points.at(-1)!.rssMb} MB (idle ${idleRssMb} MB)`);
+    }
+    const fit = linearFit(points.map((point) => [point.instances / 10_000, point.rssMb]));
+    await sleep(IDLE_SETTLE_MS);
+    const settledRssMb = round(peer.rssMb(), 1);
+    onePeer = {
+      idleRssMb,
+      points,
+      slopeBytesPerInstance: Math.round((fit.mbPer10k * 1_048_576) / 10_000),
+      aboveIdleBytesPerInstance: Math.round(((points.at(-1)!.rssMb - idleRssMb) * 1_048_576) / options.instances),
+      rSquared: fit.rSquared,
+      settledRssMb,
+      settledAboveIdleBytesPerInstance: Math.round(((settledRssMb - idleRssMb) * 1_048_576) / options.instances),
+      registerPerSecond: Math.round((options.instances / registerMs) * 1_000),
+      coldRegisterPerSecond: coldMs === null ? null : Math.round((Math.min(COLD_COUNT, options.instances) / coldMs) * 1_000),
+      errors,
+    };
+    progress(`one peer: ${onePeer.slopeBytesPerInstance} B per instance (slope), ${onePeer.aboveIdleBytesPerInstance} above idle; register ${onePeer.registerPerSecond}/s (cold ${onePeer.coldRegisterPerSecond}/s)`);
+
+    // 2. A new peer joins.
+    const joinEstimateMs = (options.instances / 20_000) * 1_000 + 15_000;
+    if (joinEstimateMs > left()) joined = { skipped: `needs about ${Math.round(joinEstimateMs / 1_000)} s, ${Math.round(left() / 1_000)} s left` };
+    else {
+      const cpuBeforeMs = totalCpuMsOf(peer.pid);
+      const joinStartedMs = performance.now();
+      const newcomer = await startScalePeer(second, [first, second], peerCores[1]!, Math.max(30_000, left() - 20_000), options.main);
+      started.push(newcomer);
+      const readyMs = performance.now() - joinStartedMs;
+      const listedMs = await untilListed(newcomer.url, options.instances, Math.max(10_000, left() - 15_000));
+      joined = {
+        readyMs: Math.round(readyMs),
+        allListedMs: Math.round(readyMs + listedMs),
+        newPeerRssMb: round(newcomer.rssMb(), 1),
+        servingPeerCpuSeconds: round((totalCpuMsOf(peer.pid) - cpuBeforeMs) / 1_000, 2),
+      };
+      progress(`join: ready after ${joined.readyMs} ms, every instance listed after ${joined.allListedMs} ms; new peer RSS ${joined.newPeerRssMb} MB; the serving peer spent ${joined.servingPeerCpuSeconds} CPU-s`);
+    }
+    await stopAll();
+
+    // 3. Five peers with heartbeats.
+    // Registering over five peers (each applies every record) at 15,000 a second or more, then at least 20 s of heartbeats.
+    const clusterEstimateMs = (options.instances / 15_000) * 1_000 + 50_000;
+    if (!options.withCluster) cluster = { skipped: '--no-cluster' };
+    else if (options.peers < 2) cluster = { skipped: '--peers below 2' };
+    else if (clusterEstimateMs > left()) cluster = { skipped: `needs about ${Math.round(clusterEstimateMs / 1_000)} s, ${Math.round(left() / 1_000)} s left` };
+    else cluster = await heartbeatingCluster(options, specs, layout, started, left);
+  } finally {
+    await stopAll();
+  }
+  const result: ScaleResult = {
+    options: { instances: options.instances, cores: options.cores, services: options.services, peers: options.peers, heartbeatSeconds: options.heartbeatSeconds, budgetMs: options.budgetMs },
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
+    layout,
+    startedAt: new Date(startedMs).toISOString(),
+    durationSeconds: Math.round((Date.now() - startedMs) / 1_000),
+    onePeer,
+    join: joined,
+    cluster,
+  };
+  return result;
+}
+
+async function heartbeatingCluster(
+  options: ScaleOptions,
+  specs: PeerSpec[],
+  layout: ScaleResult['layout'],
+  started: ServerProcess[],
+  left: () => number,
+): Promise<Cluster> {
+  // Fresh peers (new ports: the first phase's may linger in TIME_WAIT), every one seeded with all.
+  const fresh: PeerSpec[] = [];
+  for (const spec of specs) fresh.push({ id: spec.id, port: await freePort() });
+  const peers = await Promise.all(fresh.map((spec, k) => startScalePeer(spec, fresh, layout.peerCores[k]!, 60_000, options.main)));
+  started.push(...peers);
+  const urls = peers.map((peer) => peer.url);
+  const loadStartedMs = performance.now();
+  const load = await runLoaders(
+    ranges(0, options.instances, layout.loaders).map(([a, b]) => ({ mode: 'register', urls, from: a, to: b, services: options.services, inFlight: IN_FLIGHT_PER_LOADER, maxMs: Math.max(10_000, left() - 60_000) })),
+    layout.loaderCores,
+  );
+  const registerSeconds = round((performance.now() - loadStartedMs) / 1_000);
+  if (load.done !== options.instances) throw new Error(`cluster: registered ${load.done} of ${options.instances} (${load.errors} errors)`);
+  const listed = await Promise.all(urls.map((url) => untilListed(url, options.instances, Math.max(10_000, left() - 40_000))));
+  const allListedMs = Math.round(Math.max(...listed));
+  progress(`cluster: ${options.instances} registered over ${peers.length} peers in ${registerSeconds} s, listed on every peer ${allListedMs} ms after`);
+  const heartbeatMs = Math.max(10_000, Math.min(60_000, left() - 20_000));
+  const rate = options.instances / options.heartbeatSeconds;
+  const beats = await runLoaders(
+    ranges(0, options.instances, layout.loaders).map(([a, b]) => ({
+      mode: 'heartbeat',
+      urls,
+      from: a,
+      to: b,
+      services: options.services,
+      inFlight: 1_024,
+      maxMs: heartbeatMs + 5_000,
+      ratePerSecond: (rate * (b - a)) / options.instances,
+      durationMs: heartbeatMs,
+    })),
+    layout.loaderCores,
+  );
+  const figures: Cluster = {
+    peers: peers.length,
+    registerSeconds,
+    allListedMs,
+    heartbeatsPerSecond: Math.round(beats.done / (heartbeatMs / 1_000)),
+    heartbeatSeconds: round(heartbeatMs / 1_000),
+    p50Ms: beats.p50Ms,
+    p99Ms: beats.p99Ms,
+    maxMs: beats.maxMs,
+    errors: beats.errors,
+    skippedBeats: beats.skipped,
+    rssMb: peers.map((peer) => round(peer.rssMb(), 1)),
+  };
+  progress(`cluster: ${figures.heartbeatsPerSecond} heartbeats/s for ${figures.heartbeatSeconds} s: p50 ${figures.p50Ms} / p99 ${figures.p99Ms} / max ${figures.maxMs} ms (${figures.errors} errors); RSS ${figures.rssMb.join(', ')} MB`);
+  return figures;
+}
+
+function argument(name: string): string | undefined {
+  return process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
+/** Reads the options from the command line (`--instances=N --cores=C ...`). */
+export function scaleOptionsFromArgs(): ScaleOptions {
+  const number = (name: string, fallback: number) => {
+    const value = Number(argument(name) ?? fallback);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+    return value;
+  };
+  return {
+    instances: number('instances', 100_000),
+    cores: Math.min(number('cores', cpus().length), cpus().length),
+    services: number('services', 1_000),
+    peers: number('peers', 5),
+    heartbeatSeconds: number('heartbeat-s', 30),
+    budgetMs: number('budget-s', 600) * 1_000,
+    withCluster: !process.argv.includes('--no-cluster'),
+    main: argument('main') ?? 'dist/main.js',
+    outDir: argument('out'),
+  };
+}
+
+/** Runs the scale benchmark with the command line's options and writes its figures. */
+export async function runScale(): Promise<ScaleResult> {
+  const options = scaleOptionsFromArgs();
+  const result = await benchScale(options);
+  const markdown = renderScaleMarkdown(result);
+  writeFileSync(new URL('./scale-results.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
+  if (options.outDir) {
+    mkdirSync(options.outDir, { recursive: true });
+    writeFileSync(join(options.outDir, 'scale.json'), `${JSON.stringify(result, null, 2)}\n`);
+    writeFileSync(join(options.outDir, 'scale.md'), `${markdown}\n`);
+  }
+  console.log(markdown);
+  return result;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      for (const child of children) child.kill('SIGKILL');
+      process.exit(1);
+    });
+  }
+  await runScale();
+  process.exit(0);
+}

@@ -8,6 +8,9 @@ import type { ListenerDeps, ProtocolListener } from '../protocol-listeners.js';
 import { DnsLimits } from './limits.js';
 import { DnsResponder, refusal, truncation } from './responder.js';
 import { DNS_TCP_LIMITS, DnsTcpConnection } from './tcp.js';
+import { CONNECTIONS_POOL_LABEL, DnsMetrics } from './metrics.js';
+import { metricsPortOf } from '../adapters/metrics.js';
+import type { HeldPoolRecorder } from '../metrics/adapter-metrics.js';
 
 /**
  * The DNS listener (docs/dns.md): UDP and TCP on the same port of the peer's host, off unless
@@ -66,24 +69,29 @@ class DnsListener implements ProtocolListener {
   }
 }
 
-function onUdpMessage(udp: UdpSocket, responder: DnsResponder, allowed: (address: string) => boolean, limits: DnsLimits, log: Logger) {
+function onUdpMessage(udp: UdpSocket, responder: DnsResponder, allowed: (address: string) => boolean, limits: DnsLimits, metrics: DnsMetrics, log: Logger) {
   let slip = false;
   return (message: Buffer, from: RemoteInfo) => {
+    const startedMs = metrics.start('udp');
     try {
       let reply: Buffer[] | null | undefined;
       // Every source counts, allowed or not: a refusal too is traffic aimed at whoever a flood spoofs.
-      if (limits.udpQuery(from.address)) reply = allowed(from.address) ? responder.answer(message, 'udp')?.parts : refusal(message);
-      else {
+      if (limits.udpQuery(from.address)) {
+        reply = allowed(from.address) ? responder.answer(message, 'udp')?.parts : refusal(message);
+        metrics.answered('udp', message, reply ?? null, startedMs);
+      } else {
         // Past its rate: dropped, for the source may be spoofed (any answer is traffic aimed at
         // a victim); every other one gets an empty truncated answer, so that a real resolver
         // whose address a flood spoofs retries over TCP, which cannot be spoofed (BIND's RRL slip).
         slip = !slip;
         reply = slip ? truncation(message) : null;
+        metrics.answered('udp', message, reply, startedMs, 'limited');
         log.warn({ from: from.address }, 'dns udp source past its rate: queries dropped');
       }
       if (reply) udp.send(reply, from.port, from.address);
     } catch (error) {
       // Nothing a client sends may stop the listener; a bug here costs one answer, not the peer.
+      metrics.answered('udp', message, null, startedMs, 'error');
       log.warn({ err: error, from: from.address }, 'dns query failed');
     }
   };
@@ -95,7 +103,15 @@ function onUdpMessage(udp: UdpSocket, responder: DnsResponder, allowed: (address
  * with dns-packet's streamDecode; answers are encoded once per view, so they get their two
  * length bytes in tcp.ts rather than from streamEncode (which encodes a packet).
  */
-function onTcpConnection(listener: DnsListener, responder: DnsResponder, allowed: (address: string) => boolean, limits: DnsLimits, clock: Clock, log: Logger) {
+function onTcpConnection(
+  listener: DnsListener,
+  responder: DnsResponder,
+  allowed: (address: string) => boolean,
+  limits: DnsLimits,
+  clock: Clock,
+  metrics: { dns: DnsMetrics; connections: HeldPoolRecorder },
+  log: Logger,
+) {
   return (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
     if (!allowed(address)) {
@@ -104,6 +120,7 @@ function onTcpConnection(listener: DnsListener, responder: DnsResponder, allowed
     }
     const slot = limits.connection(address);
     if (!slot.held) {
+      metrics.connections.refused(slot.cap);
       log.warn({ from: address, cap: slot.cap }, `dns tcp connection refused: ${slot.message}`);
       socket.destroy();
       return;
@@ -111,12 +128,17 @@ function onTcpConnection(listener: DnsListener, responder: DnsResponder, allowed
     listener.track(socket);
     socket.on('close', () => slot.release());
     const answer = (message: Buffer, framed: Buffer): Buffer[] | null => {
+      const startedMs = metrics.dns.start('tcp');
       // Past its rate a source is told REFUSED: a TCP source is no spoofed one (no reflection).
       if (!limits.tcpQuery(address)) {
         log.warn({ from: address }, 'dns tcp source past its rate: queries refused');
-        return refusal(message);
+        const refused = refusal(message);
+        metrics.dns.answered('tcp', message, refused, startedMs, 'limited');
+        return refused;
       }
-      return responder.answer(message, 'tcp', () => dnsPacket.streamDecode(framed) as DecodedPacket)?.parts ?? null;
+      const parts = responder.answer(message, 'tcp', () => dnsPacket.streamDecode(framed) as DecodedPacket)?.parts ?? null;
+      metrics.dns.answered('tcp', message, parts, startedMs);
+      return parts;
     };
     new DnsTcpConnection(socket, answer, clock, DNS_TCP_LIMITS, (error) => log.warn({ err: error, from: address }, 'dns query failed'));
   };
@@ -178,9 +200,12 @@ export async function startDns({ node, config, ports }: ListenerDeps): Promise<(
   const allowed = sourceFilter(dns.allowFrom);
   const clock = node.components.clock;
   const limits = new DnsLimits(clock, dns, ports.limits);
-  udp.on('message', onUdpMessage(udp, responder, allowed, limits, log));
+  // The metrics port: queries by transport, type and rcode, UDP truncations, TCP connections as the held pool (metrics.ts).
+  const metrics = new DnsMetrics(metricsPortOf(ports));
+  const connections = metrics.recorders.pool(CONNECTIONS_POOL_LABEL, limits.connections);
+  udp.on('message', onUdpMessage(udp, responder, allowed, limits, metrics, log));
   udp.on('error', (error) => log.warn({ err: error }, 'dns udp socket error'));
-  tcp.on('connection', onTcpConnection(listener, responder, allowed, limits, clock, log));
+  tcp.on('connection', onTcpConnection(listener, responder, allowed, limits, clock, { dns: metrics, connections }, log));
   tcp.on('error', (error) => log.warn({ err: error }, 'dns tcp server error'));
   log.info({ host: config.host, port, domain: dns.domain, namespaces: dns.namespaces, allowFrom: dns.allowFrom, udpRateLimitPerSecond: dns.udpRateLimitPerSecond }, 'dns listening');
   return listener;

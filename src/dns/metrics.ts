@@ -33,12 +33,6 @@ export function queryTypeOf(message: Buffer): number {
   return -1;
 }
 
-/** The response code (RCODE) in an answer's header, and whether its TC bit is set. */
-function headerOf(parts: readonly Buffer[]): { rcode: number; truncated: boolean } {
-  const head = parts[0]!;
-  return { rcode: head[3]! & 0x0f, truncated: (head[2]! & 0x02) !== 0 };
-}
-
 export class DnsMetrics {
   readonly recorders: AdapterRecorders;
   private readonly operations: Readonly<Record<DnsTransport, OperationRecorder>>;
@@ -62,9 +56,11 @@ export class DnsMetrics {
       if (outcome) this.operations[transport].done(outcome, startedMs);
       return;
     }
-    const { rcode, truncated } = headerOf(parts);
+    // The answer's header: RCODE in the low bits of byte 3, TC in byte 2.
+    const head = parts[0]!;
+    const rcode = head[3]! & 0x0f;
     this.operations[transport].done(outcome ?? OUTCOME_OF_RCODE[rcode] ?? 'error', startedMs);
     this.metrics.dns.answered(transport, queryTypeOf(message), rcode);
-    if (truncated && transport === 'udp') this.metrics.dns.truncatedUdp();
+    if (transport === 'udp' && (head[2]! & 0x02) !== 0) this.metrics.dns.truncatedUdp();
   }
 }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Outcome } from '../../../src/metrics/adapter-metrics.js';
 import { NodeMetrics } from '../../../src/metrics/node-metrics.js';
+import { protocolsView } from '../../../src/metrics/protocols-view.js';
 import { createTestConsul, type TestConsul } from '../../support/consul.js';
 import { settle } from '../../support/fake-clock.js';
 import { parsePrometheusText, sampleValue } from '../../support/prom-text.js';
@@ -55,6 +56,8 @@ describe('the Consul adapter in the metrics port', () => {
     expect(sampleValue(families, 'registry_adapter_held', { adapter: 'consul', pool: 'blocking_queries' })).toBe(1);
     expect(sampleValue(families, 'registry_adapter_held_by_principal', { adapter: 'consul', pool: 'blocking_queries', principal: 'address:127.0.0.1' })).toBe(1);
     expect(sampleValue(families, 'registry_adapter_pushes_total', { adapter: 'consul' })).toBe(0);
+    // The dashboard's Protocols panel reads the same recorders.
+    expect(protocolsView(t.node).protocols.find((load) => load.protocol === 'consul')).toMatchObject({ held: 1, requests: 2 });
     const refused = await t.app.inject({ url: `/v1/health/service/web?index=${index}&wait=1m` });
     expect(refused.statusCode).toBe(429);
     await register('web-2');

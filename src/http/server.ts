@@ -121,7 +121,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.addHook('preClose', async () => frontDoor.close());
   await app.register(opsRoutes, { node });
   // Watch streams and long polls are held per principal from the peer's pools (the adapter contract's limits).
-  const shares = watchSharesOf(node.ports.limits, node.config.cluster.watchMaxWatchers);
+  const shares = watchSharesOf(node.ports.limits, node.config.cluster.watchMaxWatchers, node.adapterMetrics.adapter('native'));
   await app.register(clientRoutes, { application, config: node.config, shares, ...(shortcuts ? { shortcuts } : {}) });
   await app.register(peerRoutes, { node });
   await app.register(adminRoutes, { node });

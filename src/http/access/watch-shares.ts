@@ -1,6 +1,7 @@
 import type { LimitsPort } from '../../adapters/limits.js';
 import { RegistryError } from '../../errors.js';
-import type { HeldSlot } from '../../security/held-shares.js';
+import type { AdapterRecorders, HeldPoolRecorder } from '../../metrics/adapter-metrics.js';
+import type { HeldShares, HeldSlot } from '../../security/held-shares.js';
 import type { Principal } from '../../security/tokens.js';
 import { rateNameOf } from './client-auth.js';
 
@@ -29,13 +30,22 @@ export interface WatchShares {
 /** Seconds a refused client should wait: a held slot is freed when a stream ends or a poll answers. */
 const RETRY_AFTER_S = 5;
 
-export function watchSharesOf(limits: LimitsPort, maxWatchers: number): WatchShares {
+/**
+ * The native API's shares; with `metrics` (the native adapter's recorders), its pools are
+ * exported as `watch_streams` and `long_polls` (held now, refusals by cap, heaviest principals).
+ */
+export function watchSharesOf(limits: LimitsPort, maxWatchers: number, metrics?: AdapterRecorders): WatchShares {
   const streams = limits.pool('watch streams', maxWatchers, 'cluster.watchMaxWatchers');
   const polls = limits.pool('long polls', maxWatchers, 'cluster.watchMaxWatchers');
-  const take = (pool: typeof streams, request: ShareFacts): HeldSlot => {
+  const take = (pool: HeldShares, recorder: HeldPoolRecorder | undefined, request: ShareFacts): HeldSlot => {
     const slot = limits.hold(pool, { address: request.ip, tokenName: rateNameOf(request.access?.principal) });
-    if (!slot.held) throw new RegistryError('REG_ERR_TOO_MANY_WATCHERS', slot.message, RETRY_AFTER_S);
+    if (!slot.held) {
+      recorder?.refused(slot.cap);
+      throw new RegistryError('REG_ERR_TOO_MANY_WATCHERS', slot.message, RETRY_AFTER_S);
+    }
     return slot;
   };
-  return { stream: (request) => take(streams, request), longPoll: (request) => take(polls, request) };
+  const streamsRecorder = metrics?.pool('watch_streams', streams);
+  const pollsRecorder = metrics?.pool('long_polls', polls);
+  return { stream: (request) => take(streams, streamsRecorder, request), longPoll: (request) => take(polls, pollsRecorder, request) };
 }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../support/server.js';
+import { parsePrometheusText, sampleValue } from '../../../support/prom-text.js';
 import { bearer, securedFile, TOKENS } from '../../../support/security.js';
 
 let server: TestServer | undefined;
@@ -63,6 +64,26 @@ describe('per-principal shares of the held slots (issue 33, finding 5)', () => {
     server.node.watch.closeAll();
     expect((await Promise.all([...open, other])).map((r) => r.statusCode)).toEqual([200, 200, 200]);
     expect(streams.held).toBe(0);
+  });
+
+  it('exports the native pools in /metrics: held now, refusals by cap, the heaviest principal (issue 37)', async () => {
+    server = await createTestServer({ file });
+    const app = server.app;
+    const stream = (token: string) => app.inject({ url: '/v1/watch?namespace=team-a&services=orders', headers: bearer(token) });
+    const open = [stream(TOKENS.reader), stream(TOKENS.reader)];
+    await server.clock.advance(10);
+    expect((await stream(TOKENS.reader)).statusCode).toBe(429);
+    const scrape = async () => parsePrometheusText((await app.inject({ url: '/metrics', headers: bearer(TOKENS.root) })).body);
+    const families = await scrape();
+    const pool = { adapter: 'native', pool: 'watch_streams' };
+    expect(sampleValue(families, 'registry_adapter_held', pool)).toBe(2);
+    expect(sampleValue(families, 'registry_adapter_held_refused_total', { ...pool, cap: 'principal' })).toBe(1);
+    expect(sampleValue(families, 'registry_adapter_held_refused_total', { ...pool, cap: 'peer' })).toBe(0);
+    expect(sampleValue(families, 'registry_adapter_held_by_principal', { ...pool, principal: 'token:reader' })).toBe(2);
+    expect(sampleValue(families, 'registry_adapter_held', { adapter: 'native', pool: 'long_polls' })).toBe(0);
+    server.node.watch.closeAll();
+    await Promise.all(open);
+    expect(sampleValue(await scrape(), 'registry_adapter_held', pool)).toBe(0);
   });
 
   it('counts clients without a token by their address (dev mode)', async () => {

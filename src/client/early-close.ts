@@ -24,13 +24,22 @@ export function closedBeforeAnswer(error: unknown): boolean {
 
 /**
  * Sends an idempotent request; when its connection closed before any answer (see above), sends
- * it once more. Not again after an abort: the caller gave up.
+ * it once more. Not again after an abort: the caller gave up. When the second send fails too,
+ * the first failure is thrown (see below).
  */
 export async function sendRetryingEarlyClose<T>(send: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   try {
     return await send();
   } catch (error) {
     if (!closedBeforeAnswer(error) || signal?.aborted) throw error;
-    return send();
+    try {
+      return await send();
+    } catch {
+      // The first request may have reached the peer before its connection closed (a peer that
+      // died as it answered): a retry that fails, even one refused outright, says nothing of the
+      // first one's fate. The caller is told of the first failure, which is in doubt, never of
+      // a refusal that would say the request was surely not applied.
+      throw error;
+    }
   }
 }

@@ -151,6 +151,18 @@ describe('sendRetryingEarlyClose', () => {
     expect(sends).toBe(1);
   });
 
+  it('when the retry fails too, throws the first failure: a refused retry must not say the first request never arrived', async () => {
+    // kill -9 as the peer answered: the first request may be applied, the retry meets a closed port.
+    const errors = [fail('UND_ERR_SOCKET'), fail('ECONNREFUSED')];
+    let sends = 0;
+    await expect(
+      sendRetryingEarlyClose(async () => {
+        throw errors[sends++]!;
+      }),
+    ).rejects.toBe(errors[0]);
+    expect(sends).toBe(2);
+  });
+
   it('does not send again after another error', async () => {
     let sends = 0;
     await expect(

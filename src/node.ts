@@ -123,7 +123,8 @@ export class RegistryNode {
     this.peerApi = replication.peerApi;
     this.views = new ServiceViews({ clock, store: this.store, leaseView: () => this.registry.leaseView() });
     this.watch = new WatchHub(
-      { clock, rng, registry: this.registry, logger, views: this.views },
+      // Its pushes are the native adapter's (watch streams): counted, with their delay from the change.
+      { clock, rng, registry: this.registry, logger, views: this.views, pushes: this.adapterMetrics.adapter('native').pushes },
       { coalesceMs: config.cluster.watchCoalesceMs, maxWatchers: config.cluster.watchMaxWatchers },
     );
     this.persistence = persistenceOf({ ...components, logger, store: this.store, registry: this.registry, hlc: this.hlc }, config);

@@ -38,6 +38,15 @@ export interface WatchHubInit {
   maxWatchers: number;
 }
 
+/**
+ * Told of each delta frame once it is written to every subscriber of its channel: how many
+ * were written to, and when the first change of its window was made (the peer's clock), so a
+ * push's delay from the change can be measured (the native adapter's metrics: issue 37).
+ */
+export interface PushObserver {
+  pushed(changedAtMs: number, count: number): void;
+}
+
 export interface WatchStats {
   subscribers: number;
   longPolls: number;
@@ -103,7 +112,7 @@ export class WatchHub {
   private readonly log: Logger;
 
   constructor(
-    private readonly components: { clock: Clock; rng: Rng; registry: Registry; logger: Logger; views: ServiceViews },
+    private readonly components: { clock: Clock; rng: Rng; registry: Registry; logger: Logger; views: ServiceViews; pushes?: PushObserver },
     private readonly init: WatchHubInit,
   ) {
     this.log = components.logger.child({ component: 'watch' });
@@ -315,7 +324,15 @@ export class WatchHub {
     for (const channel of [...groups.values()]) {
       const delta = channel.advance(pending.ids, current, revision);
       if (!delta) continue;
-      this.fanOut.send(key, new WatchFrame(delta), [...channel.subscribers], pushed);
+      const subscribers = [...channel.subscribers];
+      const observer = this.components.pushes;
+      const done = observer
+        ? (startedMs: number, endedMs: number) => {
+            observer.pushed(pending.firstAtMs, subscribers.length);
+            pushed(startedMs, endedMs);
+          }
+        : pushed;
+      this.fanOut.send(key, new WatchFrame(delta), subscribers, done);
     }
   }
 

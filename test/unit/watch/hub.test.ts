@@ -28,6 +28,24 @@ describe('WatchHub', () => {
     ]);
   });
 
+  it('tells the native adapter\'s metrics of each delta written: subscribers reached, delay from the window\'s first change', async () => {
+    const { node, clock } = await createTestNode();
+    const pushes = node.adapterMetrics.adapter('native').pushes;
+    const streams = [collector(), collector(), collector()];
+    for (const { sink } of streams) node.watch.subscribe({ namespace: 'default', services: ['orders'] }, sink);
+    expect(pushes.sent).toBe(0);
+    node.registry.register(instance('a'));
+    await clock.advance(1_000);
+    expect(streams.map(({ events }) => events.map((e) => e.type))).toEqual([['snapshot', 'delta'], ['snapshot', 'delta'], ['snapshot', 'delta']]);
+    expect(pushes.sent).toBe(3);
+    expect(pushes.delaySum).toBeGreaterThanOrEqual(0);
+    // A burst within the window is one delta each, counted once per subscriber.
+    node.registry.register(instance('b'));
+    node.registry.register(instance('c'));
+    await clock.advance(1_000);
+    expect(pushes.sent).toBe(6);
+  });
+
   it('coalesces a burst of changes into one delta per service', async () => {
     const { node, clock } = await createTestNode();
     node.registry.register(instance('gone'));

@@ -110,3 +110,12 @@ export class FakeAdsCall<Request, Response> extends EventEmitter {
     return this.responses.at(-1)!;
   }
 }
+
+/** A FakeAdsCall that keeps the errors the server ends it with (a refused or cut stream), for tests that expect them. */
+export class RecordingAdsCall<Request, Response> extends FakeAdsCall<Request, Response> {
+  readonly errors: { code: number; details: string }[] = [];
+  constructor(peer?: string, token?: string) {
+    super(peer, token);
+    this.on('error', (error: { code: number; details: string }) => this.errors.push(error));
+  }
+}

@@ -12,7 +12,7 @@ import { XdsServer, type XdsServerInit } from '../../../src/xds/server.js';
 import { MAX_RESOURCE_NAMES, type DiscoveryRequest, type DiscoveryResponse } from '../../../src/xds/stream.js';
 import { createTestNode } from '../../support/node.js';
 import { recordingLogger } from '../../support/recording-logger.js';
-import { FakeAdsCall } from '../../support/xds.js';
+import { RecordingAdsCall } from '../../support/xds.js';
 
 /**
  * What one client may make an ADS listener hold and do (issue 33): names per stream and per
@@ -20,20 +20,8 @@ import { FakeAdsCall } from '../../support/xds.js';
  * client's NACKs cost.
  */
 
-class FakeCall extends FakeAdsCall<DiscoveryRequest, DiscoveryResponse> {
-  readonly errors: { code: number; details: string }[] = [];
-  constructor(peer?: string, token?: string) {
-    super(peer, token);
-    this.on('error', (error: { code: number; details: string }) => this.errors.push(error));
-  }
-}
-class FakeDeltaCall extends FakeAdsCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse> {
-  readonly errors: { code: number; details: string }[] = [];
-  constructor(peer?: string, token?: string) {
-    super(peer, token);
-    this.on('error', (error: { code: number; details: string }) => this.errors.push(error));
-  }
-}
+class FakeCall extends RecordingAdsCall<DiscoveryRequest, DiscoveryResponse> {}
+class FakeDeltaCall extends RecordingAdsCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse> {}
 
 let protos: XdsProtos;
 let server: XdsServer | undefined;

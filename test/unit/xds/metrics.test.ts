@@ -11,15 +11,9 @@ import { MAX_RESOURCE_NAMES, type DiscoveryRequest, type DiscoveryResponse } fro
 import type { FakeClock } from '../../support/fake-clock.js';
 import { createTestNode } from '../../support/node.js';
 import { recordingLogger } from '../../support/recording-logger.js';
-import { FakeAdsCall } from '../../support/xds.js';
+import { FakeAdsCall, RecordingAdsCall } from '../../support/xds.js';
 
-class FakeCall extends FakeAdsCall<DiscoveryRequest, DiscoveryResponse> {
-  readonly errors: { code: number; details: string }[] = [];
-  constructor(peer?: string) {
-    super(peer);
-    this.on('error', (error: { code: number; details: string }) => this.errors.push(error));
-  }
-}
+class FakeCall extends RecordingAdsCall<DiscoveryRequest, DiscoveryResponse> {}
 class FakeDeltaCall extends FakeAdsCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse> {}
 
 const COALESCE_MS = 50;

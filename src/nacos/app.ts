@@ -15,6 +15,7 @@ import { NacosPush, type HoldTarget, type PushSocket } from './push.js';
 import { NacosReads } from './reads.js';
 import { HTTP_OPERATIONS, nacosRoutes, operationOfRoute } from './routes.js';
 import { NacosWrites } from './writes.js';
+import { hostCheckHook } from '../http/access-guard.js';
 
 /**
  * What the Nacos API reads of its peer, never the whole node: the adapter contract's ports
@@ -130,6 +131,10 @@ export async function buildNacosApp(options: NacosAppOptions): Promise<NacosApp>
     const error = new RegistryError('REG_ERR_ROUTE_NOT_FOUND', `no Nacos route ${request.method} ${request.url.split('?')[0]} (docs/nacos.md lists what is served)`);
     return reply.code(error.status).send(error.toJSON());
   });
+  // A dev peer on loopback answers only requests for its own names (DNS rebinding: a page could
+  // otherwise register or deregister with a form post), as the /v1 and Consul ports do.
+  const hostCheck = hostCheckHook(node.config);
+  if (hostCheck) app.addHook('onRequest', hostCheck);
   const { clock } = node.components;
   const application = applicationOf(node);
   const beatMs = () => cluster.heartbeatIntervalMs;

@@ -239,6 +239,19 @@ describe('Nacos request logs', () => {
   });
 });
 
+describe('Nacos on a dev peer listening on loopback', () => {
+  it('answers only a Host that names it (DNS rebinding), and writes nothing for another', async () => {
+    t = await createTestNacos();
+    const form = 'serviceName=orders&ip=10.0.0.1&port=8080';
+    const evil = await t.app.inject({ method: 'POST', url: `${BASE}/instance`, headers: { host: 'evil.example:8848', 'content-type': 'application/x-www-form-urlencoded' }, payload: form });
+    expect(evil.statusCode).toBe(403);
+    expect(evil.json()).toMatchObject({ code: 'REG_ERR_HOST_NOT_ALLOWED' });
+    expect(t.node.registry.store.getService('default', 'orders')).toBeUndefined();
+    const local = await t.app.inject({ method: 'POST', url: `${BASE}/instance`, headers: { host: '127.0.0.1:8848', 'content-type': 'application/x-www-form-urlencoded' }, payload: form });
+    expect(local.statusCode).toBe(200);
+  });
+});
+
 describe('Nacos lists of unknown services', () => {
   it('answer an empty list without keeping a view per name asked', async () => {
     t = await createTestNacos();

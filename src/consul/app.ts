@@ -93,7 +93,7 @@ export async function buildConsulApp(options: ConsulAppOptions): Promise<ConsulA
   const access = new ConsulAccess(node.config, node.ports.access);
   const blocking = new BlockingQueries(
     {
-      views: node.views,
+      views: node.ports.reads.views,
       clock: node.components.clock,
       rng: node.components.rng,
       limits: node.ports.limits,

@@ -67,6 +67,8 @@ export class BlockingQueries {
   private readonly unsubscribe: () => void;
   /** Woken queries not answered yet, in the order their changes came. */
   private wakeQueue: Waiter[] = [];
+  /** The next waiter of `wakeQueue` to wake. */
+  private wakeHead = 0;
   private wakeScheduled = false;
   private closed = false;
   private readonly pool: HeldPoolRecorder | undefined;
@@ -137,7 +139,10 @@ export class BlockingQueries {
   close(): void {
     this.closed = true;
     this.unsubscribe();
-    for (const waiter of this.wakeQueue.splice(0)) waiter.wake();
+    const queued = this.wakeQueue.slice(this.wakeHead);
+    this.wakeQueue = [];
+    this.wakeHead = 0;
+    for (const waiter of queued) waiter.wake();
     for (const set of [...this.waiters.values()]) for (const waiter of [...set]) waiter.wake();
   }
 
@@ -168,13 +173,18 @@ export class BlockingQueries {
   }
 
   private wakeSlice(): void {
-    const slice = this.wakeQueue.length <= WAKE_SLICE ? this.wakeQueue.splice(0) : this.wakeQueue.splice(0, WAKE_SLICE);
-    for (const waiter of slice) {
+    // Read from a head index, not spliced off the front: a splice per slice moves the rest of
+    // the queue each time (quadratic in the waiters woken by one change).
+    const end = Math.min(this.wakeHead + WAKE_SLICE, this.wakeQueue.length);
+    for (; this.wakeHead < end; this.wakeHead++) {
+      const waiter = this.wakeQueue[this.wakeHead]!;
       // A wake by a change is a push: counted with the time from the change to it (a slice waits its turn).
       this.pushes?.pushed(waiter.changedAtMs);
       waiter.wake();
     }
-    if (this.wakeQueue.length === 0) {
+    if (this.wakeHead >= this.wakeQueue.length) {
+      this.wakeQueue = [];
+      this.wakeHead = 0;
       this.wakeScheduled = false;
       return;
     }

@@ -1,5 +1,5 @@
+import { metricsPortOf } from '../adapters/metrics.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { applicationOf } from '../app/application.js';
 import type { RegistryNode } from '../node.js';
 import { installAccessGuard } from './access-guard.js';
 import { watchSharesOf } from './access/watch-shares.js';
@@ -110,9 +110,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const metrics = new NodeMetrics(node, { processMetrics: options.processMetrics ?? false });
   app.addHook('onClose', async () => metrics.stop());
   instrumentHttp(app, metrics);
-  // The protocols' routes get the application layer (reads, and writes behind the durability
-  // barrier) and the few settings and collaborators each needs, never the whole node.
-  const application = applicationOf(node);
+  // The protocols' routes get the application layer (the contract's ports: reads, and writes
+  // behind the durability barrier, one per peer) and the few settings and collaborators each
+  // needs, never the whole node.
+  const application = node.ports;
   const { clock } = node.components;
   // With debug logging every request is logged by the hook above: then no shortcut is taken.
   const shortcuts: ShortcutContext | undefined = debugLogging
@@ -121,7 +122,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.addHook('preClose', async () => frontDoor.close());
   await app.register(opsRoutes, { node });
   // Watch streams and long polls are held per principal from the peer's pools (the adapter contract's limits).
-  const shares = watchSharesOf(node.ports.limits, node.config.cluster.watchMaxWatchers, node.adapterMetrics.adapter('native'));
+  const shares = watchSharesOf(node.ports.limits, node.config.cluster.watchMaxWatchers, metricsPortOf(node.ports).adapter('native'));
   await app.register(clientRoutes, { application, config: node.config, shares, ...(shortcuts ? { shortcuts } : {}) });
   await app.register(peerRoutes, { node });
   await app.register(adminRoutes, { node });

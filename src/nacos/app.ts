@@ -1,7 +1,8 @@
+import { metricsPortOf } from '../adapters/metrics.js';
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import type { LimitSubject } from '../adapters/limits.js';
 import querystring from 'fast-querystring';
-import { applicationOf, type ApplicationSource } from '../app/application.js';
+import type { ApplicationSource } from '../app/application.js';
 import type { RegistryConfig } from '../config/load.js';
 import { RegistryError } from '../errors.js';
 import type { ServerTls } from '../http/server.js';
@@ -60,7 +61,7 @@ export interface NacosApp {
   reads: NacosReads;
   writes: NacosWrites;
   push: NacosPush | null;
-  /** The adapter's metrics (node.adapterMetrics.adapter('nacos')). */
+  /** The adapter's metrics (the contract's metrics port: metricsPortOf(node.ports).adapter('nacos')). */
   metrics: AdapterRecorders;
   pools: NacosPools;
   logger: SampledLogger;
@@ -101,11 +102,11 @@ export async function buildNacosApp(options: NacosAppOptions): Promise<NacosApp>
     // Nacos clients send credentials in the query string (`accessToken`, npm nacos's `password`
     // on every call): fastify's request lines would log the URL with them. No fastify logger:
     // what this adapter logs goes through the contract's redacting, sampling logger, and each
-    // request's outcome is a metric (node.adapterMetrics, 'nacos').
+    // request's outcome is a metric (the contract's metrics port, adapter 'nacos').
     logController: new LogController({ disableRequestLogging: true }),
   });
   const logger = (options.logger ?? node.ports.logger).child({ component: 'nacos' });
-  const metrics = node.adapterMetrics.adapter('nacos', NACOS_OPERATIONS);
+  const metrics = metricsPortOf(node.ports).adapter('nacos', NACOS_OPERATIONS);
   app.removeAllContentTypeParsers();
   // Nacos clients send form fields (or everything in the query string, with any content type).
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, querystring.parse(body as string)));
@@ -136,7 +137,8 @@ export async function buildNacosApp(options: NacosAppOptions): Promise<NacosApp>
   const hostCheck = hostCheckHook(node.config);
   if (hostCheck) app.addHook('onRequest', hostCheck);
   const { clock } = node.components;
-  const application = applicationOf(node);
+  // Writes and reads are the contract's ports: the one application layer of the peer.
+  const application = node.ports;
   const beatMs = () => cluster.heartbeatIntervalMs;
   const access = new NacosAccess(node.ports.access, settings.namespaces);
   const { limits: limitsPort } = node.ports;
@@ -154,7 +156,7 @@ export async function buildNacosApp(options: NacosAppOptions): Promise<NacosApp>
   const writes = new NacosWrites(application.writes, application.reads, () => nacosLimitsOf(node.config));
   const push = options.socket
     ? new NacosPush(
-        { clock, views: node.views, socket: options.socket, logger, hostsOf: (namespace, service) => reads.hostsOf(namespace, service), pushed: (changedAtMs, count) => metrics.pushes.pushed(changedAtMs, count) },
+        { clock, views: node.ports.reads.views, socket: options.socket, logger, hostsOf: (namespace, service) => reads.hostsOf(namespace, service), pushed: (changedAtMs, count) => metrics.pushes.pushed(changedAtMs, count) },
         settings,
       )
     : null;

@@ -32,7 +32,7 @@ export interface GrpcConnectionsComponents extends GrpcHandlerDeps {
   logger: Logger;
   /** Takes a connection's slot for whom its first request presents (the contract's limits port: a share per principal). */
   hold: (subject: LimitSubject) => HeldSlot | HeldRefusal;
-  /** Where each request's outcome and each push are recorded (node.adapterMetrics, 'nacos'). */
+  /** Where each request's outcome and each push are recorded (the contract's metrics port, adapter 'nacos'). */
   metrics?: AdapterRecorders;
 }
 

@@ -32,8 +32,7 @@ export async function startNacosGrpc(options: NacosGrpcOptions): Promise<NacosGr
   const { logger } = nacos;
   const { cluster } = node.config;
   const settings = node.config.protocols.nacos;
-  const { applicationOf } = await import('../../app/application.js');
-  const application = applicationOf(node);
+  const application = node.ports;
   const connections = new GrpcConnections(
     {
       access: nacos.access,
@@ -45,7 +44,7 @@ export async function startNacosGrpc(options: NacosGrpcOptions): Promise<NacosGr
       ready: () => node.ready,
       perConnectionMax: settings.pushTargetsPerSourceMax,
       clock: node.components.clock,
-      views: node.views,
+      views: node.ports.reads.views,
       logger,
     },
     { renewIntervalMs: Math.max(100, Math.min(cluster.heartbeatIntervalMs, Math.floor(cluster.leaseDurationMs / 3))), streamlessIdleMs: cluster.leaseDurationMs },

@@ -17,9 +17,12 @@ describe('the metrics port of the adapter contract', () => {
     expect([...t.node.adapterMetrics.all()].map((adapter) => adapter.adapter)).toContain('someproto');
   });
 
-  it('answers a detached recorder for ports made without one (nothing is exported from it)', () => {
+  it('answers a detached recorder for ports made without one (nothing is exported from it)', async () => {
+    t = await createTestNode();
     const detached = metricsPortOf({});
-    expect(detached.adapter('x', ['op']).operation('op').count('ok')).toBe(0);
-    expect(metricsPortOf(undefined)).not.toBe(detached);
+    detached.adapter('x', ['op']).operation('op').observe('ok', 0.001);
+    expect(detached.adapter('x').operation('op').count('ok')).toBe(1);
+    // ...and it is no peer's: a node's metrics never see it.
+    expect([...t.node.adapterMetrics.all()].map((adapter) => adapter.adapter)).not.toContain('x');
   });
 });

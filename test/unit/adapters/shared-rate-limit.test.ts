@@ -26,7 +26,8 @@ describe('one rate limit for the whole peer (issue 33, finding 14)', () => {
     const consul = await t.app.inject({ url: '/v1/catalog/services', remoteAddress: '10.0.0.2', headers: { 'x-consul-token': token } });
     expect(consul.statusCode).toBe(429);
     expect(consul.body).toMatch(/too many requests from token reader/);
-    expect(t.node.ports.limits.rates).toBeDefined();
+    // One bucket, in the peer's one table: the token's, spent whole.
+    expect(t.node.ports.limits.rates.heaviest(5).filter((bucket) => bucket.client === 'token:reader')).toEqual([{ client: 'token:reader', used: 1 }]);
   });
 
   it('counts an address without a token in one bucket on both too', async () => {

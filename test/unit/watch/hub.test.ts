@@ -38,12 +38,14 @@ describe('WatchHub', () => {
     await clock.advance(1_000);
     expect(streams.map(({ events }) => events.map((e) => e.type))).toEqual([['snapshot', 'delta'], ['snapshot', 'delta'], ['snapshot', 'delta']]);
     expect(pushes.sent).toBe(3);
-    expect(pushes.delaySum).toBeGreaterThanOrEqual(0);
+    // A quiet service's change is gathered for QUIET_GATHER_MS, then written: each of the three waited that long.
+    expect(pushes.delaySum).toBeCloseTo((3 * QUIET_GATHER_MS) / 1_000, 9);
     // A burst within the window is one delta each, counted once per subscriber.
     node.registry.register(instance('b'));
     node.registry.register(instance('c'));
     await clock.advance(1_000);
     expect(pushes.sent).toBe(6);
+    expect(pushes.delaySum).toBeCloseTo((6 * QUIET_GATHER_MS) / 1_000, 9);
   });
 
   it('coalesces a burst of changes into one delta per service', async () => {

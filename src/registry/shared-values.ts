@@ -9,6 +9,8 @@ interface SharedMetadata {
   metadata: Record<string, string>;
   /** Records of the store holding exactly this object. */
   holders: number;
+  /** Its JSON: its key in `metadataByText`. */
+  text: string;
 }
 
 /**
@@ -27,6 +29,8 @@ interface SharedMetadata {
  */
 export class SharedValues {
   private readonly metadataByText = new Map<string, SharedMetadata>();
+  /** The entry of each shared object, so that a release finds it without encoding the map again. */
+  private readonly entryOf = new WeakMap<Record<string, string>, SharedMetadata>();
   private readonly strings = new Map<string, string>();
 
   /** Distinct metadata maps shared now (for tests and figures). */
@@ -62,18 +66,22 @@ export class SharedValues {
       shared.holders += 1;
       data.metadata = shared.metadata;
     } else if (this.metadataByText.size < Math.max(SHARED_METADATA_MIN_ENTRIES, recordsHeld / 4)) {
-      this.metadataByText.set(text, { metadata: data.metadata, holders: 1 });
+      const entry = { metadata: data.metadata, holders: 1, text };
+      this.metadataByText.set(text, entry);
+      this.entryOf.set(data.metadata, entry);
     }
   }
 
   /** Lets go of a record's hold on its metadata (it was replaced or purged). */
   release(record: InstanceRecord): void {
-    const text = JSON.stringify(record.data.metadata);
-    const shared = this.metadataByText.get(text);
-    // A private map (the table was full when it came) holds nothing.
-    if (shared === undefined || shared.metadata !== record.data.metadata) return;
+    const shared = this.entryOf.get(record.data.metadata);
+    // A private map (the table was full when it came), or one whose entry was dropped, holds nothing.
+    if (shared === undefined || shared.holders === 0) return;
     shared.holders -= 1;
-    if (shared.holders === 0) this.metadataByText.delete(text);
+    if (shared.holders === 0) {
+      this.metadataByText.delete(shared.text);
+      this.entryOf.delete(shared.metadata);
+    }
   }
 
   private string(value: string): string {

@@ -48,7 +48,8 @@ describe('peer traffic and the start-up sync in /metrics', () => {
     );
     // 40 registrations of ~300 bytes each at least went over.
     expect(bytes(settled.a, 'peer-b', 'replicate', 'sent')).toBeGreaterThan(40 * 200);
-    expect(bytes(settled.a, 'peer-b', 'ping', 'sent')).toBeGreaterThan(0);
+    // Probes run on their own interval (cluster.probeIntervalMs), so wait for the first rather than assume it went.
+    await waitFor(async () => bytes(await scrape('peer-a'), 'peer-b', 'ping', 'sent') > 0, 15_000, 'peer-a to count a ping it sent to peer-b');
 
     // peer-a answered peer-b's first start-up sync too (an empty registry then): count from here.
     const snapshotBefore = bytes(await scrape('peer-a'), 'peer-b', 'snapshot', 'sent');

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock/clock.js';
+import type { Clock, TimerHandle } from '../clock/clock.js';
 import type { StoreReader } from '../app/reads.js';
 import type { StoreChange } from '../registry/store.js';
 import { instanceKeyString, type InstanceRecord, type StoredInstance } from '../registry/types.js';
@@ -31,7 +31,8 @@ export interface RecentChangesInit {
  * changed within `windowMs`, fed by the store's change feed, so replicated writes and local
  * visibility changes (an owner down, a lease revived) count as much as writes made here.
  * One entry per instance (a newer change replaces the older), kept in time order, so memory
- * is bounded by the number of instances that changed in the window and pruning is O(1) each.
+ * is bounded by the number of instances that changed in the window and pruning is O(1) each
+ * (amortised; done in pieces of at most `PRUNE_SLICE_ENTRIES`).
  *
  * Entries are keyed by the record they hold, not by a key string: every change names the
  * record it replaces (`before`, the record itself for a local change), so the older entry is
@@ -45,6 +46,16 @@ export interface RecentChangesInit {
 const ACTIONS: readonly ActionType[] = ['ADDED', 'MODIFIED', 'DELETED'];
 const ACTION_CODES = 4;
 
+/**
+ * Most entries one prune drops before it lets the caller go on (a change, a read of the
+ * window). A million registrations in one window leave a million entries that fall out of it
+ * together; dropped in one piece they held the event loop for hundreds of ms (heartbeats
+ * waited). What is left is dropped in later pieces, one per change and one per turn of the
+ * clock's timers (`setTimeout(0)`) until the window is clean; reads skip what is out of the
+ * window meanwhile, so nothing they see changes.
+ */
+export const PRUNE_SLICE_ENTRIES = 1_000;
+
 export class RecentChanges {
   /**
    * Record to its change packed in one number, `atMs * ACTION_CODES + action code` (exact: far
@@ -55,6 +66,8 @@ export class RecentChanges {
   /** Key string to record, for records purged from the store while their entry is in the window. */
   private readonly purgedInWindow = new Map<string, InstanceRecord>();
   private unsubscribe: (() => void)[] = [];
+  /** The next piece of a prune that stopped at `PRUNE_SLICE_ENTRIES`, while one is due. */
+  private pruneLater: TimerHandle | undefined;
 
   constructor(
     private readonly components: RecentChangesComponents,
@@ -70,18 +83,34 @@ export class RecentChanges {
   stop(): void {
     for (const unsubscribe of this.unsubscribe) unsubscribe();
     this.unsubscribe = [];
+    this.pruneLater?.cancel();
+    this.pruneLater = undefined;
   }
 
   /** Every change still in the window, oldest first. */
   changes(): RecentChange[] {
-    this.prune(this.components.clock.nowMs());
-    const out: RecentChange[] = [];
-    for (const [record, packed] of this.byRecord) {
-      out.push({ atMs: Math.floor(packed / ACTION_CODES), record, action: ACTIONS[packed % ACTION_CODES]! });
-    }
-    return out;
+    return [...this.entries()];
   }
 
+  /**
+   * Every change in the window, oldest first, one at a time, so that a reader may stop between
+   * two and yield to the event loop (the delta document is built so). The window is the one of
+   * the call: entries older than it are skipped, whatever the prune has dropped yet. A change
+   * made while a reader is suspended moves its instance to the end: a reader that has passed
+   * it then meets the instance a second time, later in time order (docs/eureka.md).
+   */
+  *entries(): Generator<RecentChange> {
+    const nowMs = this.components.clock.nowMs();
+    const oldestMs = nowMs - this.init.windowMs;
+    this.prune(nowMs);
+    for (const [record, packed] of this.byRecord) {
+      const atMs = Math.floor(packed / ACTION_CODES);
+      if (atMs <= oldestMs) continue;
+      yield { atMs, record, action: ACTIONS[packed % ACTION_CODES]! };
+    }
+  }
+
+  /** Entries held, those out of the window not yet pruned included. */
   get size(): number {
     return this.byRecord.size;
   }
@@ -114,15 +143,34 @@ export class RecentChanges {
     this.byRecord.delete(record);
   }
 
+  /**
+   * Drops at most `PRUNE_SLICE_ENTRIES` entries out of the window; when more are left, the next
+   * piece runs on the clock's next timer turn (one at a time).
+   */
   private prune(nowMs: number): void {
     const oldestMs = nowMs - this.init.windowMs;
+    let dropped = 0;
     for (const [record, packed] of this.byRecord) {
       if (Math.floor(packed / ACTION_CODES) > oldestMs) break;
+      if (dropped === PRUNE_SLICE_ENTRIES) {
+        this.prunePending();
+        return;
+      }
+      dropped += 1;
       this.byRecord.delete(record);
       if (this.purgedInWindow.size > 0 && record.deleted !== null) {
         const key = instanceKeyString(record);
         if (this.purgedInWindow.get(key) === record) this.purgedInWindow.delete(key);
       }
     }
+  }
+
+  private prunePending(): void {
+    if (this.pruneLater !== undefined || this.unsubscribe.length === 0) return;
+    const { clock } = this.components;
+    this.pruneLater = clock.setTimeout(() => {
+      this.pruneLater = undefined;
+      this.prune(clock.nowMs());
+    }, 0);
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RecentChanges } from '../../../src/eureka/recent-changes.js';
+import { PRUNE_SLICE_ENTRIES, RecentChanges } from '../../../src/eureka/recent-changes.js';
 import { createTestNode } from '../../support/node.js';
 import { eurekaData } from './fixtures.js';
 
@@ -78,5 +78,37 @@ describe('RecentChanges', () => {
     node.store.purge(key);
     register('a');
     expect(ids()).toEqual(['a:ADDED']);
+  });
+
+  it('prunes at most PRUNE_SLICE_ENTRIES per change, the rest on later timer turns, and reads never see what left the window', async () => {
+    const { clock, register, ids, recent } = await setup(60_000);
+    const count = PRUNE_SLICE_ENTRIES * 3 + 10;
+    for (let i = 0; i < count; i++) register(`old-${i}`);
+    expect(recent.size).toBe(count);
+    // Everything falls out of the window at once; the fake clock's timers have not run yet.
+    await clock.advance(60_000);
+    register('new');
+    // One change dropped one piece only; the others wait for their timer turns.
+    expect(recent.size).toBe(count + 1 - PRUNE_SLICE_ENTRIES);
+    // A read skips the stale entries and prunes one piece more.
+    expect(ids()).toEqual(['new:ADDED']);
+    expect(recent.size).toBe(count + 1 - 2 * PRUNE_SLICE_ENTRIES);
+    await clock.advance(0);
+    await clock.advance(0);
+    expect(recent.size).toBe(1);
+    expect(ids()).toEqual(['new:ADDED']);
+  });
+
+  it('entries() gives what changes() gives, one at a time, and meets an instance changed meanwhile again at the end', async () => {
+    const { register, recent, node } = await setup();
+    register('a');
+    register('b');
+    register('c');
+    expect([...recent.entries()]).toEqual(recent.changes());
+    const reader = recent.entries();
+    expect(reader.next().value?.record.instanceId).toBe('a');
+    node.registry.update({ namespace: 'default', service: 'ORDERS', instanceId: 'a' }, { status: 'DOWN' });
+    const rest = [...reader].map((change) => `${change.record.instanceId}:${change.action}`);
+    expect(rest).toEqual(['b:ADDED', 'c:ADDED', 'a:MODIFIED']);
   });
 });

@@ -157,14 +157,7 @@ export function deltaDocument(
 ): { applications: EurekaApplicationsJson } {
   const apps = new Map<string, EurekaInstanceJson[]>();
   for (const change of changes) {
-    const current = context.store.get(change.record);
-    let instance: EurekaInstanceJson;
-    if (current && isServed(current, context.view)) {
-      instance = toEurekaInstance(current, context.defaults, change.action === 'DELETED' ? 'ADDED' : change.action);
-    } else {
-      const last = current ?? { record: change.record, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, revision: 0, subBucket: 0 };
-      instance = toEurekaInstance(last, context.defaults, 'DELETED');
-    }
+    const instance = deltaInstance(context, change);
     let list = apps.get(instance.app);
     if (!list) apps.set(instance.app, (list = []));
     list.push(instance);
@@ -176,4 +169,14 @@ export function deltaDocument(
       application: [...apps.entries()].map(([name, instance]) => ({ name, instance })),
     },
   };
+}
+
+/** One change of a delta: the instance in its state now, DELETED with its last data when no longer served. */
+export function deltaInstance(context: Pick<ReadContext, 'store' | 'view' | 'defaults'>, change: RecentChange): EurekaInstanceJson {
+  const current = context.store.get(change.record);
+  if (current && isServed(current, context.view)) {
+    return toEurekaInstance(current, context.defaults, change.action === 'DELETED' ? 'ADDED' : change.action);
+  }
+  const last = current ?? { record: change.record, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, revision: 0, subBucket: 0 };
+  return toEurekaInstance(last, context.defaults, 'DELETED');
 }

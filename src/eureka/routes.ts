@@ -7,8 +7,9 @@ import type { RegistryConfig } from '../config/load.js';
 import type { InstanceStatus } from '../registry/types.js';
 import { parseInstanceId, parseMetadata, parseName } from '../registry/validate.js';
 import { isServed } from '../registry/visibility.js';
+import { buildDeltaDocument } from './delta-document.js';
+import { yieldToLoop } from '../http/loop-budget.js';
 import {
-  deltaDocument,
   findInApp,
   findLiveById,
   registrationKey,
@@ -144,11 +145,19 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     const format = formatOf(request);
     const gzipped = gzipOf(request);
     const revision = store.revision;
-    const body = await shared.delta(`${revision}|${format}`, DELTA_MAX_AGE_MS, gzipped, () => {
-      const document = deltaDocument(read(), recent.changes(), revision, shared.hashCode());
-      return format === 'json' ? JSON.stringify(document) : toXml(document);
-    });
-    return sendBody(reply, { chunks: [body], bytes: body.length, gzipped }, format);
+    const body = await shared.delta(`${revision}|${format}`, DELTA_MAX_AGE_MS, gzipped, () =>
+      buildDeltaDocument({
+        store,
+        leaseView: () => reads.leaseView(),
+        defaults,
+        format,
+        version: revision,
+        changes: recent.entries(),
+        hashCode: () => shared.hashCode(),
+        yieldTurn: yieldToLoop,
+      }),
+    );
+    return sendBody(reply, body, format);
   });
 
   serve(app, EUREKA_ROUTES.app, async (request, reply) => {

@@ -1,11 +1,11 @@
-import { promisify } from 'node:util';
-import { gzip, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import type { FastifyReply } from 'fastify';
 import { yieldToLoop } from '../http/loop-budget.js';
 import { PacedBody } from '../http/paced-body.js';
 import type { StoredInstance } from '../registry/types.js';
 import type { LeaseView } from '../registry/visibility.js';
 import { combinedStamp, stampHolds, type ServiceViews, type Stamp, type StableView } from '../views/service-views.js';
+import { GzipPool } from './gzip-pool.js';
 import { appNameOf, toEurekaInstance, type ViewDefaults } from './instance-view.js';
 import { toXml } from './xml.js';
 
@@ -23,8 +23,12 @@ import { toXml } from './xml.js';
  * alongside), the shared parts, and a trailer, streamed without being concatenated: every
  * concurrent fetch writes the same buffers, so a flood of fetches costs their sockets, not
  * copies, and all of them together copy about 1 MB into their sockets per turn of the event
- * loop (src/http/paced-body.ts). Gzip is per part too: gzip members may be concatenated (RFC 1952), and Java's
- * GZIPInputStream, Node's zlib and browsers read such a stream as one.
+ * loop (src/http/paced-body.ts). Gzip is per slice too: gzip members may be concatenated (RFC 1952), and Java's
+ * GZIPInputStream, Node's zlib and browsers read such a stream as one. A client that accepts
+ * gzip gets the gzipped encoding only: each slice is compressed as it is built and its plain
+ * bytes let go, so no plain copy of the registry is built or kept for it (a cold gzipped full
+ * fetch of 1,000,000 instances otherwise built the 800 MB plain copy first); at most
+ * `GZIP_MAX_IN_FLIGHT` slices compress at once (gzip-pool.ts).
  *
  * What may lag: `lastRenewalTimestamp` moves with every heartbeat without a store change; a
  * part shows it as of its build, at most `PART_MAX_AGE_MS` ago, and a kept full fetch adds at
@@ -62,22 +66,30 @@ export type Format = 'json' | 'xml';
 /** One application's part of a document: its bytes in order (one buffer per slice). */
 type Chunks = Buffer[];
 
-const gzipAsync = promisify(gzip);
+/**
+ * Instances counted between two yields when the status counts behind the apps hash code are
+ * built (a cold count of 1,000,000 instances held the event loop for tens of ms in one piece).
+ */
+export const HASH_SLICE_INSTANCES = 5_000;
 
 function instanceText(entry: StoredInstance, defaults: ViewDefaults, format: Format): string {
   const instance = toEurekaInstance(entry, defaults);
   return format === 'json' ? JSON.stringify(instance) : toXml({ instance });
 }
 
-/** `{"name":..,"instance":[...]}` or `<application>...</application>` of one app, in slices. */
-async function buildApplication(app: string, entries: readonly StoredInstance[], defaults: ViewDefaults, format: Format): Promise<Chunks> {
-  const chunks: Chunks = [];
+/**
+ * `{"name":..,"instance":[...]}` or `<application>...</application>` of one app, in slices;
+ * with `gzip`, every slice is compressed as it is made and only the gzip members are kept.
+ */
+async function buildApplication(app: string, entries: readonly StoredInstance[], defaults: ViewDefaults, format: Format, gzip?: GzipPool): Promise<Chunks> {
+  const chunks: Promise<Buffer>[] = [];
+  const add = async (plain: Buffer) => chunks.push(gzip ? (await gzip.start(plain)).packed : Promise.resolve(plain));
   let text = format === 'json' ? `{"name":${JSON.stringify(app)},"instance":[` : `<application>${toXml({ name: app })}`;
   let sliceStartMs = performance.now();
   let inSlice = 0;
   for (let i = 0; i < entries.length; i++) {
     if (inSlice === SLICE_INSTANCES || (inSlice > 0 && inSlice % TIME_CHECK_INSTANCES === 0 && performance.now() - sliceStartMs >= SLICE_MAX_MS)) {
-      chunks.push(Buffer.from(text));
+      await add(Buffer.from(text));
       text = '';
       await yieldToLoop();
       sliceStartMs = performance.now();
@@ -87,19 +99,8 @@ async function buildApplication(app: string, entries: readonly StoredInstance[],
     if (format === 'json' && i > 0) text += ',';
     text += instanceText(entries[i]!, defaults, format);
   }
-  chunks.push(Buffer.from(text + (format === 'json' ? ']}' : '</application>')));
-  return chunks;
-}
-
-async function gzipChunks(chunks: Promise<Chunks>): Promise<Chunks> {
-  // zlib's async form compresses on the thread pool, off the event loop.
-  return Promise.all((await chunks).map((chunk) => gzipAsync(chunk)));
-}
-
-function statusCounts(entries: readonly StoredInstance[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const entry of entries) counts.set(entry.record.data.status, (counts.get(entry.record.data.status) ?? 0) + 1);
-  return counts;
+  await add(Buffer.from(text + (format === 'json' ? ']}' : '</application>')));
+  return Promise.all(chunks);
 }
 
 /** The apps hash code from per-application status counts (what `reconcileHashCode` computes from every status). */
@@ -144,18 +145,29 @@ const SEPARATOR_GZIP = gzipSync(SEPARATOR);
 
 export class SharedEurekaDocuments {
   /** Delta bodies of the current change window, by `key|plain` and `key|gzip`. */
-  private readonly deltas = new Map<string, { atMs: number; body: Promise<Buffer> }>();
+  private readonly deltas = new Map<string, { atMs: number; body: Promise<Chunks> }>();
   /** The last full fetch of each format and encoding (`json|plain`...). */
   private readonly documents = new Map<string, KeptDocument>();
+  /** Status counts of each stable view (its served list never changes), for the apps hash code. */
+  private readonly statusCounts = new WeakMap<StableView, Map<string, number>>();
+  /** Every gzip of these documents goes through it (at most `GZIP_MAX_IN_FLIGHT` at once). */
+  readonly gzip = new GzipPool();
   private readonly unsubscribe: () => void;
+  private readonly yieldTurn: () => Promise<void>;
 
   constructor(
-    private readonly components: { views: ServiceViews; leaseView: () => LeaseView },
+    private readonly components: {
+      views: ServiceViews;
+      leaseView: () => LeaseView;
+      /** Lets the event loop run between two slices of the hash code's counts (default setImmediate; tests count them). */
+      yieldTurn?: () => Promise<void>;
+    },
     private readonly init: { namespace: string; defaults: ViewDefaults },
   ) {
     // A change makes the kept documents stale: let their old parts go at once rather than at
     // the next full fetch, which may be long in coming (clients fetch deltas).
     this.unsubscribe = components.views.onChange(() => this.documents.clear());
+    this.yieldTurn = components.yieldTurn ?? yieldToLoop;
   }
 
   /** Full fetches kept for the next ones (at most one per format and encoding). */
@@ -216,25 +228,47 @@ export class SharedEurekaDocuments {
     return ageMs >= 0 && ageMs < DOCUMENT_MAX_AGE_MS && stampHolds(kept.stamp, leases);
   }
 
-  /** The status counts of an app (shared per service). */
-  private counts(app: AppRead): Map<string, number>[] {
-    return app.views.map((view) => this.components.views.stableEncoding(view, 'eureka-statuses', (built) => statusCounts(built.served)));
+  /**
+   * The apps hash code of `apps`: each view's status counts are built once (kept per view) in
+   * slices of `HASH_SLICE_INSTANCES` that yield between them, then added up in one piece (one
+   * map per service). The views are what the caller took: the hash code is theirs, however
+   * many turns the counting spans.
+   */
+  private async hashCodeOf(apps: readonly AppRead[]): Promise<string> {
+    const counts: Map<string, number>[] = [];
+    let inSlice = 0;
+    for (const app of apps) {
+      for (const view of app.views) {
+        let byStatus = this.statusCounts.get(view);
+        if (!byStatus) {
+          byStatus = new Map();
+          for (const entry of view.served) {
+            if (inSlice === HASH_SLICE_INSTANCES) {
+              await this.yieldTurn();
+              inSlice = 0;
+            }
+            inSlice += 1;
+            const { status } = entry.record.data;
+            byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+          }
+          this.statusCounts.set(view, byStatus);
+        }
+        counts.push(byStatus);
+      }
+    }
+    return hashCodeOf(counts);
   }
 
-  /** An app's part in a format, shared when the app is one service (the usual case). */
+  /** An app's part in a format and encoding, shared when the app is one service (the usual case). */
   private part(app: AppRead, format: Format, gzipped: boolean): Promise<Chunks> {
-    const { views } = this.components;
-    const build = (entries: readonly StoredInstance[]) => buildApplication(app.name, entries, this.init.defaults, format);
+    const build = (entries: readonly StoredInstance[]) => buildApplication(app.name, entries, this.init.defaults, format, gzipped ? this.gzip : undefined);
     if (app.views.length > 1) {
       // Services spelled differently that make one app: merged per read (not shared).
       const merged = app.views.flatMap((view) => view.served).sort((a, b) => (a.record.instanceId < b.record.instanceId ? -1 : a.record.instanceId > b.record.instanceId ? 1 : 0));
-      const plain = build(merged);
-      return gzipped ? gzipChunks(plain) : plain;
+      return build(merged);
     }
-    const view = app.views[0]!;
-    const plain = () => views.stableEncoding(view, `eureka-${format}`, (built) => build(built.served), PART_MAX_AGE_MS);
-    if (!gzipped) return plain();
-    return views.stableEncoding(view, `eureka-${format}-gzip`, () => gzipChunks(plain()), PART_MAX_AGE_MS);
+    const name = gzipped ? `eureka-${format}-gzip` : `eureka-${format}`;
+    return this.components.views.stableEncoding(app.views[0]!, name, (built) => build(built.served), PART_MAX_AGE_MS);
   }
 
   /**
@@ -258,8 +292,8 @@ export class SharedEurekaDocuments {
   }
 
   private async assemble(apps: AppRead[], format: Format, gzipped: boolean): Promise<DocumentBody> {
-    // Parts and counts are taken in one tick, so that the hash code matches the parts.
-    const hashCode = hashCodeOf(apps.flatMap((app) => this.counts(app)));
+    // Parts and counts come from the same views (taken by appsSliced), so the hash code matches the parts.
+    const hashCode = await this.hashCodeOf(apps);
     const head =
       format === 'json'
         ? `{"applications":{"versions__delta":"1","apps__hashcode":${JSON.stringify(hashCode)},"application":[`
@@ -288,29 +322,32 @@ export class SharedEurekaDocuments {
     return { chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0), gzipped };
   }
 
-  /** The apps hash code of the whole registry now (what a delta carries). */
-  hashCode(): string {
-    return hashCodeOf(this.apps(this.components.leaseView()).flatMap((app) => this.counts(app)));
+  /** The apps hash code of the whole registry now (what a delta carries), gathered and counted in slices. */
+  async hashCode(): Promise<string> {
+    return this.hashCodeOf((await this.appsSliced()).apps);
   }
 
   /**
    * A delta document's bytes, shared by every client asking within the same change window:
    * keyed by `key` (the store revision and format), rebuilt when older than `maxAgeMs` (the
-   * window moves with time).
+   * window moves with time). The gzipped form is the plain one compressed piece by piece.
    */
-  delta(key: string, maxAgeMs: number, gzipped: boolean, build: () => string): Promise<Buffer> {
+  delta(key: string, maxAgeMs: number, gzipped: boolean, build: () => Promise<Chunks>): Promise<DocumentBody> {
     const nowMs = this.components.leaseView().nowMs;
     const fresh = (cached: { atMs: number } | undefined) => cached !== undefined && nowMs - cached.atMs < maxAgeMs && nowMs >= cached.atMs;
     // At most one entry per format and encoding: a new window replaces the old one.
     for (const [cachedKey, cached] of this.deltas) if (!fresh(cached) || !cachedKey.startsWith(`${key}|`)) this.deltas.delete(cachedKey);
     const plainKey = `${key}|plain`;
     let plain = this.deltas.get(plainKey);
-    if (!plain) this.deltas.set(plainKey, (plain = { atMs: nowMs, body: Promise.resolve(Buffer.from(build())) }));
-    if (!gzipped) return plain.body;
-    const gzipKey = `${key}|gzip`;
-    let packed = this.deltas.get(gzipKey);
-    if (!packed) this.deltas.set(gzipKey, (packed = { atMs: plain.atMs, body: plain.body.then((body) => gzipAsync(body)) }));
-    return packed.body;
+    if (!plain) this.deltas.set(plainKey, (plain = { atMs: nowMs, body: build() }));
+    let chosen = plain;
+    if (gzipped) {
+      const gzipKey = `${key}|gzip`;
+      let packed = this.deltas.get(gzipKey);
+      if (!packed) this.deltas.set(gzipKey, (packed = { atMs: plain.atMs, body: plain.body.then((chunks) => this.gzip.gzipAll(chunks)) }));
+      chosen = packed;
+    }
+    return chosen.body.then((chunks) => ({ chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0), gzipped }));
   }
 
   private encode(text: string, gzipped: boolean): Buffer {

@@ -1,0 +1,131 @@
+import { gunzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildDeltaDocument } from '../../../src/eureka/delta-document.js';
+import { deltaDocument, registryDocument } from '../../../src/eureka/documents.js';
+import { GzipPool } from '../../../src/eureka/gzip-pool.js';
+import { RecentChanges } from '../../../src/eureka/recent-changes.js';
+import { HASH_SLICE_INSTANCES, SharedEurekaDocuments } from '../../../src/eureka/shared-documents.js';
+import { toXml } from '../../../src/eureka/xml.js';
+import { createTestServer, type TestServer } from '../../support/server.js';
+
+let server: TestServer | undefined;
+afterEach(async () => server?.app.close());
+
+const defaults = { renewalIntervalSecs: 10 };
+const reg = (service: string, instanceId: string, status: 'UP' | 'DOWN' = 'UP') => ({
+  namespace: 'default',
+  service,
+  instanceId,
+  data: { host: '10.0.0.1', port: 8080, securePort: null, status, weight: 1, zone: '', metadata: { k: 'v' } },
+  leaseDurationMs: 30_000,
+});
+
+async function setup() {
+  server = await createTestServer();
+  const { node, clock } = server;
+  let yields = 0;
+  const shared = new SharedEurekaDocuments(
+    { views: node.views, leaseView: () => node.registry.leaseView(), yieldTurn: async () => void (yields += 1) },
+    { namespace: 'default', defaults },
+  );
+  const recent = new RecentChanges({ clock, store: node.store, leaseView: () => node.registry.leaseView() }, { windowMs: 180_000, namespace: 'default' });
+  recent.start();
+  const read = () => ({ store: node.store, namespace: 'default', view: node.registry.leaseView(), defaults });
+  return { ...server, shared, recent, read, yields: () => yields };
+}
+
+describe('Eureka documents built in slices', () => {
+  it('build the delta in slices of changes, yielding between them, with the bytes of the one-piece build', async () => {
+    const { node, shared, recent, read } = await setup();
+    for (let i = 0; i < 25; i++) node.registry.register(reg(i % 3 === 0 ? 'billing' : 'orders', `i-${i}`, i % 5 === 0 ? 'DOWN' : 'UP'));
+    node.registry.cancel({ namespace: 'default', service: 'orders', instanceId: 'i-4' });
+    const hashCode = await shared.hashCode();
+    for (const format of ['json', 'xml'] as const) {
+      let turns = 0;
+      const chunks = await buildDeltaDocument({
+        store: node.store,
+        leaseView: () => node.registry.leaseView(),
+        defaults,
+        format,
+        version: 7,
+        changes: recent.entries(),
+        hashCode: () => shared.hashCode(),
+        yieldTurn: async () => void (turns += 1),
+        sliceChanges: 4,
+      });
+      // 25 changes in slices of 4: seven slices, six yields between them.
+      expect(turns).toBe(6);
+      const document = deltaDocument(read(), recent.changes(), 7, hashCode);
+      expect(Buffer.concat(chunks).toString()).toBe(format === 'json' ? JSON.stringify(document) : toXml(document));
+    }
+    expect(hashCode).toBe(registryDocument(read()).applications.apps__hashcode);
+  });
+
+  it('list an instance changed during the delta build again at the end, in its newer state', async () => {
+    const { node, shared, recent } = await setup();
+    for (let i = 0; i < 6; i++) node.registry.register(reg('orders', `i-${i}`));
+    let turns = 0;
+    const chunks = await buildDeltaDocument({
+      store: node.store,
+      leaseView: () => node.registry.leaseView(),
+      defaults,
+      format: 'json',
+      version: 1,
+      changes: recent.entries(),
+      hashCode: () => shared.hashCode(),
+      yieldTurn: async () => {
+        if (turns++ === 0) node.registry.update({ namespace: 'default', service: 'orders', instanceId: 'i-0' }, { status: 'DOWN' });
+      },
+      sliceChanges: 2,
+    });
+    const document = JSON.parse(Buffer.concat(chunks).toString()) as { applications: { application: { instance: { instanceId: string; status: string; actionType: string }[] }[] } };
+    const listed = document.applications.application[0]!.instance.map((instance) => `${instance.instanceId}:${instance.status}:${instance.actionType}`);
+    // i-0 was written in the first slice, before its change, and again at the end, where its
+    // change moved it; applied in order, the last one wins.
+    expect(listed).toEqual(['i-0:UP:ADDED', 'i-1:UP:ADDED', 'i-2:UP:ADDED', 'i-3:UP:ADDED', 'i-4:UP:ADDED', 'i-5:UP:ADDED', 'i-0:DOWN:MODIFIED']);
+  });
+
+  it('count the statuses behind the apps hash code in slices once per view, with the hash code of a one-piece count', async () => {
+    const { node, shared, read, yields } = await setup();
+    const count = HASH_SLICE_INSTANCES * 2 + 3;
+    for (let i = 0; i < count; i++) node.registry.register(reg(`svc-${i % 7}`, `i-${i}`, i % 4 === 0 ? 'DOWN' : 'UP'));
+    const hashCode = await shared.hashCode();
+    expect(hashCode).toBe(registryDocument(read()).applications.apps__hashcode);
+    expect(hashCode).toBe(`DOWN_${Math.ceil(count / 4)}_UP_${count - Math.ceil(count / 4)}_`);
+    expect(yields()).toBe(2);
+    // Kept per view: the next hash code counts nothing again.
+    expect(await shared.hashCode()).toBe(hashCode);
+    expect(yields()).toBe(2);
+  });
+
+  it('give a gzip client the gzipped parts only: no plain copy is built for it', async () => {
+    const { node, shared, read } = await setup();
+    for (let i = 0; i < 40; i++) node.registry.register(reg('orders', `i-${String(i).padStart(2, '0')}`));
+    const zipped = await shared.registry('json', true);
+    expect(gunzipSync(Buffer.concat(zipped.chunks)).toString()).toBe(JSON.stringify(registryDocument(read())));
+    const view = node.views.stable('default', 'orders');
+    const built: string[] = [];
+    for (const name of ['eureka-json', 'eureka-json-gzip']) node.views.stableEncoding(view, name, () => built.push(name));
+    expect(built).toEqual(['eureka-json']);
+  });
+});
+
+describe('GzipPool', () => {
+  it('hands a piece over only while fewer than maxInFlight compress, and keeps the order', async () => {
+    const pool = new GzipPool(2);
+    const pieces = Array.from({ length: 3 }, (_, i) => Buffer.from(`piece ${i} `.repeat(1_000)));
+    const first = await pool.start(pieces[0]!);
+    const second = await pool.start(pieces[1]!);
+    expect(pool.busy).toBe(2);
+    let handedOver = false;
+    const third = pool.start(pieces[2]!).then((started) => ((handedOver = true), started));
+    // Microtasks only: no compression can finish (and free a place) before these run.
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(handedOver).toBe(false);
+    const packed = [await first.packed, await second.packed, await (await third).packed];
+    expect(handedOver).toBe(true);
+    expect(pool.busy).toBe(0);
+    expect(gunzipSync(Buffer.concat(packed)).toString()).toBe(Buffer.concat(pieces).toString());
+    expect(gunzipSync(Buffer.concat(await pool.gzipAll(pieces))).toString()).toBe(Buffer.concat(pieces).toString());
+  });
+});

@@ -5,7 +5,6 @@ import type { HeartbeatOutcome } from '../registry/registry.js';
 import type { InstanceStore } from '../registry/store.js';
 import { instanceStatuses } from '../registry/types.js';
 import { DEFAULT_NAMESPACE } from '../registry/validate.js';
-import { isServed } from '../registry/visibility.js';
 import { peerStates } from '../membership/state.js';
 import type { EvictionSafetyStatus } from '../lease/eviction-safety.js';
 import type { ChannelStats } from '../replication/channel.js';
@@ -16,6 +15,8 @@ import { HttpAttribution } from './http-attribution.js';
 import { registerPeerSeries, type PeerSeriesSources } from './peer-series.js';
 import { RequestHistogram } from './request-histogram.js';
 import { WriteCounts, type EvictionReason } from './write-counts.js';
+import { gatherFigures, gatherFiguresSliced, type RegistryFigures } from './registry-figures.js';
+import { yieldToLoop } from '../http/loop-budget.js';
 
 /**
  * What the metrics read from a peer, and nothing more (a `RegistryNode` is one): the figures
@@ -36,46 +37,14 @@ export interface MetricsSources extends PeerFigures, PeerSeriesSources {
 const HTTP_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const EVICTION_REASONS: readonly EvictionReason[] = ['expired', 'orphan', 'hidden'];
 
-/** What one scrape reads from the node, gathered once and shared by every series. */
-interface Frame {
-  nowMs: number;
-  /** `namespace` -> status -> served instances. */
-  instances: Map<string, Map<string, number>>;
-  /** `namespace` -> services with at least one served instance. */
-  services: Map<string, number>;
-  tombstones: number;
-  live: number;
-}
-
-function gather(sources: Pick<MetricsSources, 'registry' | 'store'>): Frame {
-  const view = sources.registry.leaseView();
-  const frame: Frame = { nowMs: view.nowMs, instances: new Map(), services: new Map(), tombstones: 0, live: 0 };
-  for (const entries of sources.store.allServices()) {
-    let served = 0;
-    let byStatus = frame.instances.get(entries.namespace);
-    for (const entry of entries.instances.values()) {
-      if (entry.record.deleted !== null) {
-        frame.tombstones += 1;
-        continue;
-      }
-      frame.live += 1;
-      if (!isServed(entry, view)) continue;
-      served += 1;
-      if (!byStatus) frame.instances.set(entries.namespace, (byStatus = new Map()));
-      const status = entry.record.data.status;
-      byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
-    }
-    if (served > 0) frame.services.set(entries.namespace, (frame.services.get(entries.namespace) ?? 0) + 1);
-  }
-  return frame;
-}
-
 export interface NodeMetricsOptions {
   /**
    * Also export the process figures (CPU, memory, event loop lag, GC; prom-client's default
    * metrics). Off for peers built in tests, where many share one process.
    */
   processMetrics?: boolean;
+  /** Lets the event loop run between two slices of a scrape's registry count (default setImmediate; tests count them). */
+  yieldTurn?: () => Promise<void>;
 }
 
 /**
@@ -89,16 +58,18 @@ export class NodeMetrics {
   private readonly writes: WriteCounts;
   private readonly httpDuration: RequestHistogram;
   private readonly httpAttribution: HttpAttribution;
-  private frame: Frame | undefined;
+  private frame: RegistryFigures | undefined;
+  private readonly yieldTurn: () => Promise<void>;
 
   constructor(
-    sources: MetricsSources,
+    private readonly sources: MetricsSources,
     options: NodeMetricsOptions = {},
   ) {
     this.writes = new WriteCounts(sources.store);
     const registers = [this.registry];
     const metrics = this;
-    const frame = () => (metrics.frame ??= gather(sources));
+    const frame = () => (metrics.frame ??= gatherFigures(sources.store, sources.registry.leaseView()));
+    this.yieldTurn = options.yieldTurn ?? yieldToLoop;
     const clock = sources.clock;
 
     /** A series with at most one label (`''` for none), its figures read at scrape time. */
@@ -324,10 +295,14 @@ export class NodeMetrics {
     this.httpAttribution.declare(method, url, options);
   }
 
-  /** The exposition text of every series; the node's state is read once for the whole scrape. */
+  /**
+   * The exposition text of every series; the node's state is read once for the whole scrape,
+   * the registry counted first in slices (registry-figures.ts) so that no heartbeat waits for it.
+   */
   async scrape(): Promise<string> {
     this.frame = undefined;
     try {
+      this.frame = await gatherFiguresSliced(this.sources.store, this.sources.registry.leaseView(), this.yieldTurn);
       return await this.registry.metrics();
     } finally {
       this.frame = undefined;

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../clock/clock.js';
+import { sleep, type Clock, type TimerHandle } from '../clock/clock.js';
 import { randomInt, shuffled, withJitter, type Rng } from '../clock/rng.js';
 import { compareVersions } from '../clock/hlc.js';
 import type { Logger } from '../log/logger.js';
@@ -36,7 +36,20 @@ export interface AntiEntropyComponents {
   /** Live peers to pick from (never this one). */
   livePeers(): PeerDescriptor[];
   reportContact(peerId: string): void;
+  /**
+   * Lets the event loop run between two slices of a scan of the store (default: the clock's
+   * `setTimeout(0)`, as the reaper's slices; tests count the yields).
+   */
+  yieldTurn?: () => Promise<void>;
 }
+
+/**
+ * Stored records a reconcile scan reads between two yields to the event loop. Finding the
+ * records of some buckets is one pass over the whole store: at 1,000,000 records, in one
+ * piece, it held the loop (and every heartbeat) for tens to hundreds of ms, on both sides of a
+ * round. 20,000 records take about 1 to 3 ms.
+ */
+export const RECONCILE_SCAN_SLICE_RECORDS = 20_000;
 
 export interface AntiEntropyInit {
   selfId: string;
@@ -213,11 +226,23 @@ export class AntiEntropy {
     return { hashes: this.components.registry.store.digest.encodeSubBuckets(request.buckets) };
   }
 
-  handleReconcile(request: ReconcileRequest): ReconcileResponse {
-    const local = this.entriesIn(new Set(request.buckets), request.subBuckets && new Set(request.subBuckets));
+  /**
+   * A peer's `reconcile`: the records of its buckets newer here, and the keys it holds newer.
+   * The store is scanned in slices (`entriesIn`); a record replaced while the scan was
+   * suspended is sent as it is stored now, one purged meanwhile is left out (the next round
+   * compares again).
+   */
+  async handleReconcile(request: ReconcileRequest): Promise<ReconcileResponse> {
+    const local = await this.entriesIn(new Set(request.buckets), request.subBuckets && new Set(request.subBuckets));
     const { newerHere, newerThere } = diffEntries(local, request.entries);
+    const { store } = this.components.registry;
     const view = this.components.registry.leaseView();
-    return { records: newerHere.map((entry) => toWireRecord(entry, view)), want: newerThere };
+    const records: WireRecord[] = [];
+    for (const entry of newerHere) {
+      const current = store.get(entry.record);
+      if (current) records.push(toWireRecord(current, view));
+    }
+    return { records, want: newerThere };
   }
 
   async handleSnapshot(request: SnapshotRequest, members: PeerDescriptor[]): Promise<SnapshotResponse> {
@@ -248,7 +273,7 @@ export class AntiEntropy {
 
     const chosen = shuffled(this.components.rng, differing).slice(0, this.init.maxBucketsPerRound);
     const subBuckets = await this.differingSubBuckets(peer, chosen);
-    const local = this.entriesIn(new Set(chosen), subBuckets === null ? undefined : new Set(subBuckets));
+    const local = await this.entriesIn(new Set(chosen), subBuckets === null ? undefined : new Set(subBuckets));
     const entries: DigestEntry[] = local.map((entry) => [
       instanceKeyString(entry.record),
       entry.record.version,
@@ -307,11 +332,21 @@ export class AntiEntropy {
     return callPeer(this.components.transport, peer, method, request, { timeoutMs: this.init.callTimeoutMs });
   }
 
-  /** The stored instances in `buckets` and, when given, in `subBuckets` of them: one pass over the store. */
-  private entriesIn(buckets: ReadonlySet<number>, subBuckets?: ReadonlySet<number>): StoredInstance[] {
+  /**
+   * The stored instances in `buckets` and, when given, in `subBuckets` of them: one pass over
+   * the store, in slices of `RECONCILE_SCAN_SLICE_RECORDS` that yield between them.
+   */
+  private async entriesIn(buckets: ReadonlySet<number>, subBuckets?: ReadonlySet<number>): Promise<StoredInstance[]> {
     const out: StoredInstance[] = [];
+    const yieldTurn = this.components.yieldTurn ?? (() => sleep(this.components.clock, 0));
+    let inSlice = 0;
     for (const service of this.components.registry.store.allServices()) {
       for (const entry of service.instances.values()) {
+        if (inSlice === RECONCILE_SCAN_SLICE_RECORDS) {
+          await yieldTurn();
+          inSlice = 0;
+        }
+        inSlice += 1;
         if (buckets.has(bucketOfSub(entry.subBucket)) && (subBuckets === undefined || subBuckets.has(entry.subBucket))) out.push(entry);
       }
     }

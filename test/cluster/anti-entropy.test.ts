@@ -89,7 +89,7 @@ describe('anti-entropy', () => {
     const entryOf = (k: string) => [...b.store.entries()].find((e) => instanceKeyString(e.record) === k)!;
     // peer-b's changes (the odd ones); ask about the sub-bucket of the first only, listing nothing.
     const target = entryOf(changed[1]!);
-    const answer = b.antiEntropy.handleReconcile({ from: 'peer-a', buckets: [bucketOfSub(target.subBucket)], subBuckets: [target.subBucket], entries: [] });
+    const answer = await b.antiEntropy.handleReconcile({ from: 'peer-a', buckets: [bucketOfSub(target.subBucket)], subBuckets: [target.subBucket], entries: [] });
     const expected = [...b.store.entries()].filter((e) => e.subBucket === target.subBucket).map((e) => e.record.instanceId);
     expect(answer.records.map((r) => r.instanceId).sort()).toEqual(expected.sort());
     expect(answer.want).toEqual([]);

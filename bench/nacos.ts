@@ -24,6 +24,9 @@ export interface NacosResult {
   peerListPerSecond: number;
   bareListPerSecond: number;
   listRatio: number;
+  /** The peer's and the bare server's CPU per list answered, in µs (from /proc, 10 ms ticks: a mean over the rounds). */
+  peerListCpuUs: number;
+  bareListCpuUs: number;
   subscribers: number;
   changes: number;
   pushed: number;
@@ -57,15 +60,25 @@ async function register(url: string, service: string, count: number, from = 0): 
   if (errors > 0) throw new Error(`${errors} registrations failed`);
 }
 
-/** Requests per second of `path` on `url` over `ms`, 32 in flight. */
-async function rate(url: string, path: string, ms: number): Promise<number> {
+/**
+ * Requests per second of `path` on `url` over `ms`, 32 in flight, and the server's CPU per
+ * request. Each answer is read to its end (its bytes counted): undici's `body.dump()` gives up
+ * on a body over 128 KB and destroys the socket, which made the 356 KB list look slower than
+ * it is (a new connection per request, both sides).
+ */
+async function rate(url: string, path: string, ms: number, pid: number, expectedBytes: number): Promise<{ perSecond: number; cpuUsPerRequest: number }> {
   const target = pool(url, 32);
-  const { done, elapsedMs } = await runBounded(1_000_000, 32, ms, async () => {
+  const cpuBefore = totalCpuMsOf(pid);
+  const { done, elapsedMs, errors } = await runBounded(1_000_000, 32, ms, async () => {
     const answer = await target.request({ method: 'GET', path });
-    await answer.body.dump();
+    let bytes = 0;
+    for await (const chunk of answer.body) bytes += (chunk as Buffer).length;
+    if (answer.statusCode !== 200 || bytes !== expectedBytes) throw new Error(`answered ${answer.statusCode} with ${bytes} bytes`);
   });
+  const cpuMs = totalCpuMsOf(pid) - cpuBefore;
   await target.close();
-  return (done / elapsedMs) * 1_000;
+  if (errors > 0) throw new Error(`${errors} lists of ${url}${path} failed`);
+  return { perSecond: (done / elapsedMs) * 1_000, cpuUsPerRequest: (cpuMs * 1_000) / Math.max(done, 1) };
 }
 
 /** One npm-nacos-like subscriber: a UDP socket that acks every push and keeps when each came. */
@@ -111,10 +124,16 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
     const bare = await startBare(file, false);
     let peerTotal = 0;
     let bareTotal = 0;
+    let peerCpuUs = 0;
+    let bareCpuUs = 0;
     try {
       for (let round = 0; round < rounds; round++) {
-        peerTotal += await rate(nacos, listPath, 1_000);
-        bareTotal += await rate(bare.url, '/', 1_000);
+        const peerRound = await rate(nacos, listPath, 1_000, peer.pid, body.length);
+        const bareRound = await rate(bare.url, '/', 1_000, bare.pid, body.length);
+        peerTotal += peerRound.perSecond;
+        bareTotal += bareRound.perSecond;
+        peerCpuUs += peerRound.cpuUsPerRequest;
+        bareCpuUs += bareRound.cpuUsPerRequest;
       }
     } finally {
       await bare.stop();
@@ -144,7 +163,7 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
     const target = pool(nacos, 16);
     await runBounded(subscribers, 16, 60_000, async (i) => {
       const answer = await target.request({ method: 'GET', path: listOf(subs[i]!.port) });
-      await answer.body.dump();
+      await answer.body.arrayBuffer();
     });
     await target.close();
     await sleep(500);
@@ -177,6 +196,8 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
       peerListPerSecond: round(peerListPerSecond),
       bareListPerSecond: round(bareListPerSecond),
       listRatio: round(peerListPerSecond / bareListPerSecond, 2),
+      peerListCpuUs: round(peerCpuUs / rounds, 1),
+      bareListCpuUs: round(bareCpuUs / rounds, 1),
       subscribers,
       changes,
       pushed,

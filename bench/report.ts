@@ -171,8 +171,8 @@ function nacosRows(nacos: BenchResults['nacos']): Record<string, string>[] {
   return [
     {
       figure: `Nacos v1 instance/list of a ${num(nacos.listInstances)}-instance service (${num(nacos.listBodyBytes)} B), ${nacos.listRounds} rounds`,
-      value: `${num(nacos.peerListPerSecond)}/s`,
-      reference: `bare node:http sending the same bytes ${num(nacos.bareListPerSecond)}/s`,
+      value: `${num(nacos.peerListPerSecond)}/s, ${nacos.peerListCpuUs} µs CPU per list`,
+      reference: `bare node:http sending the same bytes ${num(nacos.bareListPerSecond)}/s, ${nacos.bareListCpuUs} µs CPU per list`,
       ratio: `${nacos.listRatio}x`,
       target: '>= 0.9x',
       met: met(nacos.listRatio >= 0.9),

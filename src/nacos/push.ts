@@ -21,8 +21,11 @@ import { serviceInfoJson, type NacosHosts } from './documents.js';
  * subscribed (the client's polling, every `cacheMillis`, brings changes), and the slot is
  * given back when the target expires.
  *
- * Cost per change: the hosts are the view's shared encoding (documents.ts); one payload is
- * built per distinct (name, group, clusters) asked, shared by every target that asked it.
+ * Cost per change: the targets are indexed by service, then by what they asked (name, group,
+ * clusters), so a change finds them in one lookup; the hosts are the view's shared encoding
+ * (documents.ts), and one datagram (gzipped above 1 KB) is built per variant asked and the same
+ * bytes sent to every target that asked it. Acks in the form clients send them are read
+ * without decoding the datagram to a string (ackRefTimeOf).
  */
 export interface PushSocket {
   send(bytes: Buffer, port: number, address: string): void;
@@ -45,6 +48,8 @@ interface Target extends PushRequest {
   key: string;
   slot: HeldSlot;
   serviceKey: string;
+  /** What it asked of the service (`name`, `group`, `clusters`): its targets share a payload. */
+  variant: string;
   expiresAtMs: number;
   /** The push waiting for this target's ack, if any. */
   pending: PendingPush | null;
@@ -85,6 +90,39 @@ export function unmappedAddress(address: string): string {
   return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }
 
+/** The push-ack prefix npm `nacos` and the Java client send (`JSON.stringify` / fastjson: no spaces). */
+const COMPACT_ACK = Buffer.from('{"type":"push-ack","lastRefTime":');
+
+/**
+ * The `lastRefTime` a `push-ack` names, or null for anything else. The compact form clients
+ * send is read from the bytes (no string, no object), the rest of the datagram unread: an ack
+ * settles only a push to the address and port it came from. Any other form is parsed as JSON.
+ */
+export function ackRefTimeOf(message: Buffer): number | null {
+  if (message.length > ACK_MAX_BYTES) return null;
+  if (message.length > COMPACT_ACK.length && message.compare(COMPACT_ACK, 0, COMPACT_ACK.length, 0, COMPACT_ACK.length) === 0) {
+    let value = 0;
+    let at = COMPACT_ACK.length;
+    // Up to 16 digits: a time in ms stays an exact integer.
+    for (; at < message.length && at - COMPACT_ACK.length < 16; at++) {
+      const digit = message[at]! - 0x30;
+      if (digit < 0 || digit > 9) break;
+      value = value * 10 + digit;
+    }
+    const next = message[at];
+    // A number followed by `,` or `}` is the whole field; anything else (a fraction, a sign) takes the parser.
+    if (at > COMPACT_ACK.length && (next === 0x2c || next === 0x7d)) return value;
+  }
+  let ack: { type?: unknown; lastRefTime?: unknown };
+  try {
+    ack = JSON.parse(message.toString('utf8')) as typeof ack;
+  } catch {
+    return null;
+  }
+  if (ack === null || typeof ack !== 'object' || ack.type !== 'push-ack' || typeof ack.lastRefTime !== 'number') return null;
+  return ack.lastRefTime;
+}
+
 /** A push payload: `{type: "dom", data, lastRefTime}`, gzipped above GZIP_ABOVE_BYTES. */
 export function pushPayload(data: string, lastRefTimeMs: number): Buffer {
   const bytes = Buffer.from(JSON.stringify({ type: 'dom', data, lastRefTime: lastRefTimeMs }));
@@ -93,7 +131,8 @@ export function pushPayload(data: string, lastRefTimeMs: number): Buffer {
 
 export class NacosPush {
   private readonly targets = new Map<string, Target>();
-  private readonly byService = new Map<string, Set<Target>>();
+  /** The targets of each service (the read layer's key), by variant asked. */
+  private readonly byService = new Map<string, Map<string, Set<Target>>>();
   private readonly pendingByAck = new Map<string, PendingPush>();
   /** Services changed since the last flush, with when the first of those changes was seen (the push delay's start). */
   private readonly dirty = new Map<string, number>();
@@ -103,7 +142,8 @@ export class NacosPush {
   private readonly unsubscribe: () => void;
   private lastRefTimeMs = 0;
   /** Pushes sent (first sends and retries), acks taken, pushes given up: for tests and metrics. */
-  readonly counts = { sent: 0, acked: 0, givenUp: 0, tooLarge: 0 };
+  /** Payloads built (one per variant asked and change): for tests and metrics. */
+  readonly counts = { sent: 0, acked: 0, givenUp: 0, tooLarge: 0, encodes: 0 };
 
   constructor(
     private readonly components: NacosPushComponents,
@@ -136,25 +176,22 @@ export class NacosPush {
     }
     const slot = hold();
     if (!slot.held) return slot;
-    const target: Target = { ...request, key, slot, serviceKey, expiresAtMs, pending: null };
+    const variant = `${request.name}\n${request.group}\n${request.clusters}`;
+    const target: Target = { ...request, key, slot, serviceKey, variant, expiresAtMs, pending: null };
     this.targets.set(key, target);
-    let set = this.byService.get(serviceKey);
-    if (!set) this.byService.set(serviceKey, (set = new Set()));
+    let variants = this.byService.get(serviceKey);
+    if (!variants) this.byService.set(serviceKey, (variants = new Map()));
+    let set = variants.get(variant);
+    if (!set) variants.set(variant, (set = new Set()));
     set.add(target);
     return null;
   }
 
   /** An answer from a client's push socket: a `push-ack` from the target's own address and port ends its retries. */
   receive(message: Buffer, address: string, port: number): void {
-    if (message.length > ACK_MAX_BYTES) return;
-    let ack: { type?: unknown; lastRefTime?: unknown };
-    try {
-      ack = JSON.parse(message.toString('utf8')) as typeof ack;
-    } catch {
-      return;
-    }
-    if (ack === null || typeof ack !== 'object' || ack.type !== 'push-ack' || typeof ack.lastRefTime !== 'number') return;
-    const pending = this.pendingByAck.get(ackKey(address, port, ack.lastRefTime));
+    const lastRefTimeMs = ackRefTimeOf(message);
+    if (lastRefTimeMs === null) return;
+    const pending = this.pendingByAck.get(ackKey(address, port, lastRefTimeMs));
     if (!pending) return;
     this.settle(pending);
     this.counts.acked += 1;
@@ -201,46 +238,52 @@ export class NacosPush {
   }
 
   private push(namespace: string, service: string, changedAtMs: number): void {
-    const set = this.byService.get(this.components.views.keyOf(namespace, service));
-    if (!set || set.size === 0) return;
+    const variants = this.byService.get(this.components.views.keyOf(namespace, service));
+    if (!variants) return;
     const nowMs = this.components.clock.nowMs();
     const hosts = this.components.hostsOf(namespace, service);
     const lastRefTimeMs = this.nextRefTimeMs(hosts.builtAtMs);
-    const payloads = new Map<string, Buffer>();
     let written = 0;
-    for (const target of [...set]) {
-      if (target.expiresAtMs <= nowMs) {
-        this.drop(target);
-        continue;
+    const expired: Target[] = [];
+    for (const targets of variants.values()) {
+      let bytes: Buffer | null = null;
+      for (const target of targets) {
+        if (target.expiresAtMs <= nowMs) {
+          expired.push(target);
+          continue;
+        }
+        bytes ??= this.payloadOf(hosts, target, lastRefTimeMs);
+        // A newer push replaces one still waiting for its ack.
+        if (target.pending) this.settle(target.pending);
+        if (bytes.length > UDP_MAX_BYTES) {
+          // No datagram holds it: the client's next list (every cacheMillis) brings the change.
+          this.counts.tooLarge += 1;
+          continue;
+        }
+        const pending: PendingPush = { target, bytes, lastRefTimeMs, attempts: 0 };
+        target.pending = pending;
+        this.pendingByAck.set(ackKey(target.address, target.port, lastRefTimeMs), pending);
+        this.send(pending);
+        written += 1;
       }
-      const variant = `${target.name}\n${target.group}\n${target.clusters}`;
-      let bytes = payloads.get(variant);
-      if (bytes === undefined) {
-        const data = serviceInfoJson(hosts.json(target.group, target.zones, false), {
-          name: target.name,
-          groupName: target.group,
-          clusters: target.clusters,
-          lastRefTimeMs,
-          checksum: String(hosts.revision),
-        });
-        payloads.set(variant, (bytes = pushPayload(data, lastRefTimeMs)));
-      }
-      // A newer push replaces one still waiting for its ack.
-      if (target.pending) this.settle(target.pending);
-      if (bytes.length > UDP_MAX_BYTES) {
-        // No datagram holds it: the client's next list (every cacheMillis) brings the change.
-        this.counts.tooLarge += 1;
-        continue;
-      }
-      const pending: PendingPush = { target, bytes, lastRefTimeMs, attempts: 0 };
-      target.pending = pending;
-      this.pendingByAck.set(ackKey(target.address, target.port, lastRefTimeMs), pending);
-      this.send(pending);
-      written += 1;
     }
+    for (const target of expired) this.drop(target);
     // The delay of a first send from the change it carries (retries are not counted again).
     if (written > 0) this.components.pushed?.(changedAtMs, written);
     this.retryTimer ??= this.components.clock.setTimeout(() => this.retry(), this.settings.pushRetryIntervalMs);
+  }
+
+  /** The datagram of a change for every target that asked what `target` asked (built once per variant and change). */
+  private payloadOf(hosts: NacosHosts, target: Target, lastRefTimeMs: number): Buffer {
+    this.counts.encodes += 1;
+    const data = serviceInfoJson(hosts.json(target.group, target.zones, false), {
+      name: target.name,
+      groupName: target.group,
+      clusters: target.clusters,
+      lastRefTimeMs,
+      checksum: String(hosts.revision),
+    });
+    return pushPayload(data, lastRefTimeMs);
   }
 
   private send(pending: PendingPush): void {
@@ -281,9 +324,12 @@ export class NacosPush {
   private drop(target: Target): void {
     if (target.pending) this.settle(target.pending);
     if (this.targets.delete(target.key)) target.slot.release();
-    const set = this.byService.get(target.serviceKey);
-    set?.delete(target);
-    if (set?.size === 0) this.byService.delete(target.serviceKey);
+    const variants = this.byService.get(target.serviceKey);
+    const set = variants?.get(target.variant);
+    if (!variants || !set) return;
+    set.delete(target);
+    if (set.size === 0) variants.delete(target.variant);
+    if (variants.size === 0) this.byService.delete(target.serviceKey);
   }
 }
 

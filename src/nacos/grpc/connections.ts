@@ -6,11 +6,12 @@ import { outcomeOfStatus, type AdapterRecorders } from '../../metrics/adapter-me
 import type { HeldRefusal, HeldSlot } from '../../security/held-shares.js';
 import type { ServiceChange, ServiceViews } from '../../views/service-views.js';
 import { failure, grpcCredentialsOf, grpcHandlers, serviceInfoOf, type GrpcConnection, type GrpcHandlerDeps, type GrpcSubscription } from './handlers.js';
-import { messageOf, payloadOf, payloadOfJson, type Payload } from './protocol.js';
+import { messageOf, nacosPackage, payloadCodecOf, payloadOf, payloadOfJson, type EncodedPayload, type Payload, type PayloadCodec, type PushMessage } from './protocol.js';
+import { SubscriptionIndex } from './subscription-index.js';
 
 /** The server side of one `BiRequestStream/requestBiStream` call, as far as this module uses it. */
 export interface PushStream {
-  write(payload: Payload): boolean;
+  write(message: PushMessage): boolean;
   once(event: 'drain', listener: () => void): unknown;
 }
 
@@ -26,7 +27,7 @@ interface LiveConnection extends GrpcConnection {
   slot: HeldSlot;
 }
 
-export interface GrpcConnectionsComponents extends GrpcHandlerDeps {
+export interface GrpcConnectionsComponents extends Omit<GrpcHandlerDeps, 'subscriptions'> {
   clock: Clock;
   views: ServiceViews;
   logger: Logger;
@@ -34,6 +35,8 @@ export interface GrpcConnectionsComponents extends GrpcHandlerDeps {
   hold: (subject: LimitSubject) => HeldSlot | HeldRefusal;
   /** Where each request's outcome and each push are recorded (the contract's metrics port, adapter 'nacos'). */
   metrics?: AdapterRecorders;
+  /** How a push is serialized once for every stream it goes to (default: the Payload codec of nacosPackage()). */
+  codec?: PayloadCodec;
 }
 
 export interface GrpcConnectionsInit {
@@ -50,9 +53,10 @@ export interface GrpcConnectionsInit {
  *   while its bi-stream is open; when the stream ends they are no longer renewed and expire
  *   by the lease rules (self-preservation and the eviction guards apply as to any instance).
  * - Its subscriptions are pushed (`NotifySubscriberRequest` on the bi-stream) after every
- *   change of their service: one JSON per (service, group, clusters) and change, shared by
- *   every connection subscribed to it; a stream that stops reading gets the latest state
- *   once it drains, not a queue of every change.
+ *   change of their service: the subscribers of a service are found in an index by service
+ *   (subscription-index.ts), and one payload per (service, group, clusters) and change is
+ *   serialized once, its bytes written to every connection subscribed to it; a stream that
+ *   stops reading gets the latest state once it drains, not a queue of every change.
  */
 export class GrpcConnections {
   private readonly connections = new Map<string, LiveConnection>();
@@ -62,13 +66,18 @@ export class GrpcConnections {
   private readonly renewTimer: TimerHandle;
   private readonly unsubscribe: () => void;
   private pushId = 0;
-  /** Pushes written and NotifySubscriberResponses received: for tests and metrics. */
-  readonly counts = { pushes: 0, acks: 0 };
+  private readonly subscriptions = new SubscriptionIndex<LiveConnection>();
+  private readonly handlerDeps: GrpcHandlerDeps;
+  private readonly codec: PayloadCodec;
+  /** Pushes written, push payloads serialized (one per variant and change), NotifySubscriberResponses received: for tests and metrics. */
+  readonly counts = { pushes: 0, encodes: 0, acks: 0 };
 
   constructor(
     private readonly components: GrpcConnectionsComponents,
     private readonly init: GrpcConnectionsInit,
   ) {
+    this.handlerDeps = { ...components, subscriptions: this.subscriptions };
+    this.codec = components.codec ?? payloadCodecOf(nacosPackage());
     this.unsubscribe = components.views.onChange((change) => this.onChange(change));
     this.renewTimer = components.clock.setInterval(() => this.renew(), init.renewIntervalMs);
   }
@@ -113,7 +122,7 @@ export class GrpcConnections {
     }
     try {
       const connection = this.connectionOf(peer, message.body, message.headers);
-      const answer = await handler(this.components, { body: message.body, headers: message.headers, connection });
+      const answer = await handler(this.handlerDeps, { body: message.body, headers: message.headers, connection });
       return answered(answer.type, answer.body);
     } catch (error) {
       const answer = failure(error, message.body.requestId);
@@ -141,7 +150,13 @@ export class GrpcConnections {
   }
 
   private forget(connection: LiveConnection): void {
+    this.subscriptions.removeAll(connection);
     if (this.connections.delete(connection.id)) connection.slot.release();
+  }
+
+  /** Subscriptions held by the open connections (a connection's subscription to a variant counts once). */
+  get subscriptionCount(): number {
+    return this.subscriptions.size;
   }
 
   close(): void {
@@ -150,6 +165,7 @@ export class GrpcConnections {
     this.flushTimer?.cancel();
     for (const connection of this.connections.values()) connection.slot.release();
     this.connections.clear();
+    this.subscriptions.clear();
   }
 
   /**
@@ -167,6 +183,7 @@ export class GrpcConnections {
 
   private onChange(change: ServiceChange): void {
     const key = this.components.views.keyOf(change.namespace, change.service);
+    if (!this.subscriptions.has(key)) return;
     if (!this.dirty.has(key)) this.dirty.set(key, this.components.clock.nowMs());
     this.flushTimer ??= this.components.clock.setTimeout(() => this.flush(), 0);
   }
@@ -174,34 +191,41 @@ export class GrpcConnections {
   private flush(): void {
     this.flushTimer = null;
     if (this.dirty.size === 0) return;
-    const changed = new Map(this.dirty);
+    const changed = [...this.dirty];
     this.dirty.clear();
-    const shared = new Map<string, Buffer>();
-    for (const connection of this.connections.values()) {
-      if (!connection.stream) continue;
-      for (const subscription of connection.subscriptions.values()) {
-        const changedAtMs = changed.get(subscription.serviceKey);
-        if (changedAtMs === undefined) continue;
-        if (connection.backedUp) {
-          if (!connection.stale.has(subscription.key)) connection.stale.set(subscription.key, changedAtMs);
-        } else this.push(connection, subscription, shared, changedAtMs);
+    for (const [serviceKey, changedAtMs] of changed) {
+      const variants = this.subscriptions.of(serviceKey);
+      if (!variants) continue;
+      for (const { subscription, connections } of variants.values()) {
+        let encoded: EncodedPayload | null = null;
+        for (const connection of connections) {
+          if (!connection.stream) continue;
+          if (connection.backedUp) {
+            if (!connection.stale.has(subscription.key)) connection.stale.set(subscription.key, changedAtMs);
+            continue;
+          }
+          encoded ??= this.encode(subscription);
+          this.write(connection, encoded, changedAtMs);
+        }
       }
     }
   }
 
-  /** Writes a subscription's push; `changedAtMs`: when the change it carries was seen (the metrics' change-to-push delay). */
-  private push(connection: LiveConnection, subscription: GrpcSubscription, shared: Map<string, Buffer>, changedAtMs: number): void {
-    let json = shared.get(subscription.key);
-    if (json === undefined) {
-      const info = serviceInfoOf(this.components, subscription.namespace, subscription.service, subscription.group, subscription.clusters, false);
-      this.pushId += 1;
-      json = Buffer.from(`{"serviceInfo":${info},"module":"naming","headers":{},"requestId":"push-${this.pushId}"}`);
-      shared.set(subscription.key, json);
-    }
+  /** The push of a subscription's variant now, serialized once for every stream it goes to. */
+  private encode(subscription: GrpcSubscription): EncodedPayload {
+    const info = serviceInfoOf(this.components, subscription.namespace, subscription.service, subscription.group, subscription.clusters, false);
+    this.pushId += 1;
+    this.counts.encodes += 1;
+    const json = Buffer.from(`{"serviceInfo":${info},"module":"naming","headers":{},"requestId":"push-${this.pushId}"}`);
+    return this.codec.encode(payloadOfJson('NotifySubscriberRequest', json));
+  }
+
+  /** Writes a push to a connection's stream; `changedAtMs`: when the change it carries was seen (the metrics' change-to-push delay). */
+  private write(connection: LiveConnection, encoded: EncodedPayload, changedAtMs: number): void {
     const stream = connection.stream!;
     this.counts.pushes += 1;
     this.components.metrics?.pushes.pushed(changedAtMs);
-    if (!stream.write(payloadOfJson('NotifySubscriberRequest', json))) {
+    if (!stream.write(encoded)) {
       connection.backedUp = true;
       stream.once('drain', () => this.drained(connection));
     }
@@ -211,10 +235,9 @@ export class GrpcConnections {
     connection.backedUp = false;
     const stale = [...connection.stale];
     connection.stale.clear();
-    const shared = new Map<string, Buffer>();
     for (const [key, changedAtMs] of stale) {
       const subscription = connection.subscriptions.get(key);
-      if (subscription && connection.stream && !connection.backedUp) this.push(connection, subscription, shared, changedAtMs);
+      if (subscription && connection.stream && !connection.backedUp) this.write(connection, this.encode(subscription), changedAtMs);
     }
   }
 }

@@ -38,6 +38,8 @@ export interface GrpcHandlerDeps {
   services: Pick<RegistryReads, 'services' | 'views'>;
   writes: NacosWrites;
   ready: () => boolean;
+  /** The peer's v2 subscriptions by service: a subscription is added and removed through it (subscription-index.ts). */
+  subscriptions: { add(connection: GrpcConnection, subscription: GrpcSubscription): void; remove(connection: GrpcConnection, key: string): void };
   /** Most subscriptions and most instances one connection may hold. */
   perConnectionMax: number;
 }
@@ -198,12 +200,12 @@ const subscribeServiceRequest: Handler = (deps, request) => {
   const clusters = stringOr(body.clusters, '');
   zonesOfClusters(clusters);
   const key = `${namespace}\n${service.toLowerCase()}\n${group}\n${clusters}`;
-  if (body.subscribe === false) connection.subscriptions.delete(key);
+  if (body.subscribe === false) deps.subscriptions.remove(connection, key);
   else if (!connection.subscriptions.has(key)) {
     if (connection.subscriptions.size >= deps.perConnectionMax) {
       throw new RegistryError('REG_ERR_QUOTA_EXCEEDED', `this connection already holds ${deps.perConnectionMax} subscriptions (nacos.pushTargetsPerSourceMax)`);
     }
-    connection.subscriptions.set(key, { key, namespace, service, group, clusters, serviceKey: deps.services.views.keyOf(namespace, service) });
+    deps.subscriptions.add(connection, { key, namespace, service, group, clusters, serviceKey: deps.services.views.keyOf(namespace, service) });
   }
   const json = serviceInfoOf(deps, namespace, service, group, clusters, false);
   return ok('SubscribeServiceResponse', { serviceInfo: JSON.parse(json) as unknown }, body.requestId);

@@ -1,5 +1,5 @@
 import { fromJSON } from '@grpc/proto-loader';
-import type { PackageDefinition } from '@grpc/proto-loader';
+import type { PackageDefinition, ServiceDefinition } from '@grpc/proto-loader';
 import type { IMapField, INamespace } from 'protobufjs';
 
 /**
@@ -46,6 +46,44 @@ export function nacosPackage(): PackageDefinition {
 /** A Payload carrying `body` as the JSON of message `type`. */
 export function payloadOf(type: string, body: unknown): Payload {
   return { metadata: { type, clientIp: '', headers: {} }, body: { type_url: '', value: Buffer.from(JSON.stringify(body)) } };
+}
+
+/**
+ * A Payload already serialized to its protobuf bytes: a push written to many streams is
+ * serialized once, and the bi-stream's serializer (`sharedPushDefinition`) passes these bytes
+ * on as they are.
+ */
+export class EncodedPayload {
+  constructor(readonly bytes: Buffer) {}
+}
+
+/** What the bi-stream writes: a Payload, or one already serialized. */
+export type PushMessage = Payload | EncodedPayload;
+
+/** The bi-stream's Payload serializer and deserializer, from the services' definitions. */
+export interface PayloadCodec {
+  encode(payload: Payload): EncodedPayload;
+  decode(bytes: Buffer): Payload;
+}
+
+/** The codec of the bi-stream's messages (both ways the same `Payload`). */
+export function payloadCodecOf(definitions: PackageDefinition): PayloadCodec {
+  const method = (definitions.BiRequestStream as ServiceDefinition).requestBiStream!;
+  return {
+    encode: (payload) => new EncodedPayload(method.responseSerialize(payload)),
+    decode: (bytes) => method.requestDeserialize(bytes) as Payload,
+  };
+}
+
+/**
+ * The bi-stream's definition with a serializer that writes an EncodedPayload's bytes as they
+ * are (and serializes any other Payload as before): what the gRPC server is given.
+ */
+export function sharedPushDefinition(definitions: PackageDefinition): ServiceDefinition {
+  const service = definitions.BiRequestStream as ServiceDefinition;
+  const method = service.requestBiStream!;
+  const serialize = method.responseSerialize;
+  return { requestBiStream: { ...method, responseSerialize: (value: PushMessage) => (value instanceof EncodedPayload ? value.bytes : serialize(value)) } };
 }
 
 /** A Payload whose JSON is already encoded (a push shared by many streams). */

@@ -2,7 +2,7 @@ import { Server, ServerCredentials, setLogger, status, type sendUnaryData, type 
 import type { ServerTls } from '../../http/server.js';
 import type { NacosApp, NacosNode } from '../app.js';
 import { GrpcConnections } from './connections.js';
-import { nacosPackage, type Payload } from './protocol.js';
+import { nacosPackage, payloadCodecOf, sharedPushDefinition, type Payload } from './protocol.js';
 
 export interface NacosGrpcOptions {
   node: NacosNode;
@@ -33,6 +33,7 @@ export async function startNacosGrpc(options: NacosGrpcOptions): Promise<NacosGr
   const { cluster } = node.config;
   const settings = node.config.protocols.nacos;
   const application = node.ports;
+  const definitions = nacosPackage();
   const connections = new GrpcConnections(
     {
       access: nacos.access,
@@ -46,12 +47,12 @@ export async function startNacosGrpc(options: NacosGrpcOptions): Promise<NacosGr
       clock: node.components.clock,
       views: node.ports.reads.views,
       logger,
+      codec: payloadCodecOf(definitions),
     },
     { renewIntervalMs: Math.max(100, Math.min(cluster.heartbeatIntervalMs, Math.floor(cluster.leaseDurationMs / 3))), streamlessIdleMs: cluster.leaseDurationMs },
   );
   // grpc-js writes its own errors to stderr (a taken port among them); they go to the peer's log.
   setLogger({ error: (...args: unknown[]) => logger.warn({ grpc: args.map(String).join(' ') }, 'grpc'), info: () => {}, debug: () => {} });
-  const definitions = nacosPackage();
   const server = new Server({ 'grpc.max_receive_message_length': 4 * 1_048_576 });
   server.addService(definitions.Request as ServiceDefinition, {
     request: (call: ServerUnaryCall<Payload, Payload>, callback: sendUnaryData<Payload>) => {
@@ -61,7 +62,8 @@ export async function startNacosGrpc(options: NacosGrpcOptions): Promise<NacosGr
       );
     },
   });
-  server.addService(definitions.BiRequestStream as ServiceDefinition, {
+  // Pushes are serialized once for all their streams (connections.ts): the bi-stream writes their bytes as they are.
+  server.addService(sharedPushDefinition(definitions), {
     requestBiStream: (call: ServerDuplexStream<Payload, Payload>) => {
       const peer = call.getPeer();
       call.on('data', (payload: Payload) => {

@@ -114,12 +114,12 @@ describe('the results page', () => {
 
   it('puts the Nacos list ratio and the UDP push fan-out in the summary, against their targets', () => {
     const nacos = {
-      listInstances: 1_000, listBodyBytes: 356_340, listRounds: 6, peerListPerSecond: 2_029.7, bareListPerSecond: 2_365.9, listRatio: 0.86,
+      listInstances: 1_000, listBodyBytes: 356_340, listRounds: 6, peerListPerSecond: 2_029.7, bareListPerSecond: 2_365.9, listRatio: 0.86, peerListCpuUs: 65, bareListCpuUs: 59.4,
       subscribers: 1_000, changes: 20, pushed: 20_000, expectedPushes: 20_000, pushP50Ms: 60, pushP99Ms: 153, cpuMsPerChangeWithSubscribers: 23.5, cpuMsPerChangeWithout: 2, cpuRatio: 11.75,
     };
     const page = renderResultsPage({ ...results(), nacos }, [], '', 'scaling.svg').markdown;
     const rows = page.split('\n').filter((line) => line.startsWith('| Nacos'));
-    expect(rows[0]).toContain('| 2,029.7/s | bare node:http sending the same bytes 2,365.9/s | 0.86x | >= 0.9x | **NO** |');
+    expect(rows[0]).toContain('| 2,029.7/s, 65 µs CPU per list | bare node:http sending the same bytes 2,365.9/s, 59.4 µs CPU per list | 0.86x | >= 0.9x | **NO** |');
     expect(rows[1]).toContain('p99 153 ms (20,000/20,000)');
     expect(rows[1]).toContain('| 11.75x CPU | p99 <= 200 ms, <= 3x CPU | **NO** |');
     expect(renderResultsPage({ ...results(), nacos: { skipped: 'no time' } }, [], '', 'scaling.svg').markdown).toContain('| Nacos v1 lists and UDP push | not measured: no time');

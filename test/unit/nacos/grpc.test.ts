@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addressOf, type GrpcConnections, type PushStream } from '../../../src/nacos/grpc/connections.js';
-import { messageOf, payloadOf, type Payload } from '../../../src/nacos/grpc/protocol.js';
+import { EncodedPayload, messageOf, nacosPackage, payloadCodecOf, payloadOf, type Payload, type PushMessage } from '../../../src/nacos/grpc/protocol.js';
 import { createTestNacos, testGrpcConnections, type TestNacos } from '../../support/nacos.js';
 
 let t: TestNacos;
@@ -11,12 +11,17 @@ afterEach(async () => {
   await t?.close();
 });
 
-/** A bi-stream's server side that records what is written, and can stop taking writes. */
+const codec = payloadCodecOf(nacosPackage());
+
+/** A bi-stream's server side that records what is written (decoded as the client reads it), and can stop taking writes. */
 class FakeStream extends EventEmitter implements PushStream {
   readonly written: Payload[] = [];
+  /** The serialized pushes as written (the same Buffer for every stream of one push). */
+  readonly encoded: Buffer[] = [];
   full = false;
-  write(payload: Payload): boolean {
-    this.written.push(payload);
+  write(message: PushMessage): boolean {
+    if (message instanceof EncodedPayload) this.encoded.push(message.bytes);
+    this.written.push(message instanceof EncodedPayload ? codec.decode(message.bytes) : message);
     return !this.full;
   }
   notified(): { serviceInfo: { name: string; hosts: { ip: string; port: number }[] } }[] {
@@ -90,13 +95,38 @@ describe('Nacos gRPC connections', () => {
     await t.clock.advance(0);
     expect(b.notified().map((push) => push.serviceInfo.hosts.map((host) => host.port))).toEqual([[9000, 9001]]);
     expect(a.notified()).toHaveLength(1);
-    expect(a.written.at(-1)!.body!.value).toBe(b.written.at(-1)!.body!.value);
+    expect(a.encoded.at(-1)).toBe(b.encoded.at(-1));
     // Unsubscribed: no more pushes.
     await call('127.0.0.1:5001', 'SubscribeServiceRequest', { serviceName: 'grpc-web', subscribe: false, headers: {} });
     await call('127.0.0.1:5000', 'InstanceRequest', { type: 'deregisterInstance', serviceName: 'grpc-web', instance: instance(9001), headers: {} });
     await t.clock.advance(0);
     expect(b.notified()).toHaveLength(1);
     expect(a.notified().at(-1)!.serviceInfo.hosts.map((host) => host.port)).toEqual([9000]);
+  });
+
+  it('serializes a push once per variant and change, whatever the number of connections, and finds no subscriber for another service', async () => {
+    await setUp({ nacos: { pushTargetsMax: 10 }, limits: { heldSharePerPrincipalRatio: 1 } });
+    const streams = ['127.0.0.1:5000', '127.0.0.1:5001', '127.0.0.1:5002', '127.0.0.1:5003'].map((peer) => ({ peer, stream: open(peer) }));
+    for (const { peer } of streams) await call(peer, 'SubscribeServiceRequest', { serviceName: 'grpc-web', subscribe: true, headers: {} });
+    // One connection asks a cluster of its own as well: a second variant.
+    await call('127.0.0.1:5000', 'SubscribeServiceRequest', { serviceName: 'grpc-web', clusters: 'zone-a', subscribe: true, headers: {} });
+    expect(connections.subscriptionCount).toBe(5);
+    await register('127.0.0.1:5000', 9000, 'grpc-unwatched');
+    await t.clock.advance(0);
+    expect(connections.counts).toMatchObject({ encodes: 0, pushes: 0 });
+    await register('127.0.0.1:5000', 9000);
+    await t.clock.advance(0);
+    expect(connections.counts).toMatchObject({ encodes: 2, pushes: 5 });
+    const shared = streams[1]!.stream.encoded[0]!;
+    for (const { stream } of streams.slice(1)) expect(stream.encoded).toEqual([shared]);
+    expect(streams[1]!.stream.notified()[0]!.serviceInfo.hosts.map((host) => host.port)).toEqual([9000]);
+    // A connection whose stream ends leaves the index: the next change is not pushed to it.
+    connections.closed('127.0.0.1:5003', streams[3]!.stream);
+    expect(connections.subscriptionCount).toBe(4);
+    await register('127.0.0.1:5000', 9001);
+    await t.clock.advance(0);
+    expect(connections.counts).toMatchObject({ encodes: 4, pushes: 9 });
+    expect(streams[3]!.stream.encoded).toHaveLength(1);
   });
 
   it('holds pushes to a stream that stops reading and sends the latest state once it drains', async () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ackRefTimeOf } from '../../../src/nacos/push.js';
 import { createTestNacos, form, type TestNacos } from '../../support/nacos.js';
 
 let t: TestNacos;
@@ -61,6 +62,21 @@ describe('Nacos UDP push', () => {
     expect(t.socket.sent.map((push) => push.gzipped)).toEqual([true, true, true]);
     expect(t.socket.raw[0]).toBe(t.socket.raw[1]);
     expect(t.socket.raw[1]).toBe(t.socket.raw[2]);
+    expect(t.push!.counts.encodes).toBe(1);
+  });
+
+  it('builds one payload per variant asked and change: another group name or clusters filter is another payload, another service none', async () => {
+    t = await createTestNacos();
+    for (let i = 0; i < 5; i++) await subscribe(40_000 + i);
+    await subscribe(41_000, '127.0.0.1', '&clusters=zone-a');
+    await t.app.inject({ url: `${BASE}/instance/list?serviceName=other&udpPort=42000` });
+    await register(web);
+    await t.clock.advance(0);
+    expect([t.push!.counts.encodes, t.socket.sent.length]).toEqual([2, 6]);
+    expect(new Set(t.socket.raw.slice(0, 5)).size + new Set(t.socket.raw).size).toBe(3);
+    await register({ ...web, ip: '10.0.0.2' });
+    await t.clock.advance(0);
+    expect([t.push!.counts.encodes, t.socket.sent.length]).toEqual([4, 12]);
   });
 
   it('stops pushing to a client that stopped listing (pushSubscriptionTtlMs)', async () => {
@@ -122,6 +138,26 @@ describe('Nacos UDP push', () => {
     t.push!.receive(Buffer.alloc(10_000, 32), '127.0.0.1', 40_001);
     ack(12_345, 40_001);
     expect(t.push!.counts.acked).toBe(0);
+  });
+});
+
+describe('Nacos push-ack', () => {
+  it.each([
+    ['compact, as npm nacos sends it', '{"type":"push-ack","lastRefTime":1733385600123,"data":""}', 1_733_385_600_123],
+    ['compact, last field', '{"type":"push-ack","lastRefTime":42}', 42],
+    ['with spaces (parsed)', '{ "type": "push-ack", "lastRefTime": 42, "data": "" }', 42],
+    ['fields in another order (parsed)', '{"lastRefTime":42,"type":"push-ack"}', 42],
+    ['a fraction (parsed)', '{"type":"push-ack","lastRefTime":4.5}', 4.5],
+    ['no digits', '{"type":"push-ack","lastRefTime":"42"}', null],
+    ['another type', '{"type":"dom","lastRefTime":42}', null],
+    ['not JSON', 'push-ack 42', null],
+    ['cut short', '{"type":"push-ack","lastRefTime":42', null],
+  ])('reads the lastRefTime of an ack: %s', (_case, text, expected) => {
+    expect(ackRefTimeOf(Buffer.from(text))).toBe(expected);
+  });
+
+  it('ignores an ack larger than 4 KB unread', () => {
+    expect(ackRefTimeOf(Buffer.from(`{"type":"push-ack","lastRefTime":42,"data":"${'x'.repeat(5_000)}"}`))).toBeNull();
   });
 });
 

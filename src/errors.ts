@@ -56,6 +56,11 @@ export const errorCatalogue = {
     summary: 'The path is known but not with this method; `Allow` lists the methods it takes.',
   },
   REG_ERR_NOT_READY: { status: 503, summary: 'The peer has not finished its start-up sync (or loading its data dir) yet.' },
+  REG_ERR_SNAPSHOT_BUSY: {
+    status: 503,
+    summary:
+      'Peer API: this peer already serves its most start-up snapshot streams at once (`POST /v1/peer/snapshot-stream`, 4); the joining peer tries another peer or retries later (`Retry-After`).',
+  },
   REG_ERR_TOO_MANY_WATCHERS: {
     status: 429,
     summary:

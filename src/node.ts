@@ -363,9 +363,12 @@ function replicationOf(
       pushBatchMaxRecords: cluster.replicationBatchMaxRecords,
     },
   );
-  const peerApi = new PeerService({ membership, inbox, antiEntropy, registry });
+  const peerApi = new PeerService({ membership, inbox, antiEntropy, registry, clock, nextTurn });
   return { inbox, replicator, antiEntropy, peerApi };
 }
+
+/** Resolves on the event loop's next check phase: what a long piece of core work yields to between slices. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** The data dir's log and snapshots, or null when the peer runs purely in memory. */
 function persistenceOf(

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
@@ -23,6 +24,20 @@ export const PEER_ROUTES = {
       response: responses({ 200: Type.Object({}, { description: "The method's answer." }) }, [400, 404, 413]),
     },
   },
+  snapshotStream: {
+    method: 'POST',
+    url: '/v1/peer/snapshot-stream',
+    access: 'peer',
+    gatedUntilReady: false,
+    doc: {
+      summary: 'Peer API: the whole registry as a stream of NDJSON frames (start-up sync)',
+      description:
+        'A joining peer reads it to catch up (docs/replication.md, "Start-up sync"); at most 4 at once per peer, a fifth is answered 503 REG_ERR_SNAPSHOT_BUSY.',
+      tags: ['peer'],
+      body: Type.Object({ from: Type.String({ description: "The caller's peer id." }) }),
+      response: responses({ 200: Type.String({ description: 'application/x-ndjson: a start frame, records frames, an end frame.' }) }, [400, 413, 503]),
+    },
+  },
 } satisfies RouteGroup;
 
 /** The calling peer's id: every peer request names it in `from` (a descriptor in `ping`); null when it does not. */
@@ -34,7 +49,8 @@ function callerOf(body: unknown): string | null {
 
 /**
  * The peer API, `POST /v1/peer/{method}`: replication batches, membership probes,
- * anti-entropy exchanges and start-up snapshots. Its own plugin scope, so that peer
+ * anti-entropy exchanges and start-up snapshot pages; and `POST /v1/peer/snapshot-stream`, the
+ * whole registry streamed to a joining peer. Its own plugin scope, so that peer
  * authentication can guard it apart from the client routes. Bodies may be large (an
  * exchange after a long partition), up to `limits.peerBodyMaxBytes`.
  */
@@ -64,4 +80,33 @@ export async function peerRoutes(app: FastifyInstance, options: { node: Pick<Reg
     },
     { bodyLimit: node.config.limits.peerBodyMaxBytes },
   );
+  serve(
+    app,
+    PEER_ROUTES.snapshotStream,
+    async (request, reply) => {
+      const lines = node.peerApi.openSnapshotStream?.(request.body);
+      if (lines === undefined) throw new RegistryError('REG_ERR_ROUTE_NOT_FOUND', 'this peer serves no snapshot stream');
+      const caller = callerOf(request.body);
+      if (peerBytes && caller !== null) peerBytes.count(caller, 'snapshot-stream', 'received', Number(request.headers['content-length'] ?? 0));
+      reply.type('application/x-ndjson');
+      // Backpressure: the stream asks the generator for the next line only when the socket has
+      // taken what it holds (at most about a megabyte here, one or two frames).
+      return reply.send(Readable.from(peerBytes && caller !== null ? counted(lines, (bytes) => peerBytes.count(caller, 'snapshot-stream', 'sent', bytes)) : lines, {
+        objectMode: false,
+        highWaterMark: STREAM_BUFFER_BYTES,
+      }));
+    },
+    { bodyLimit: 64 * 1024 },
+  );
+}
+
+/** Bytes of the snapshot stream held in its readable's buffer beyond what the socket holds. */
+const STREAM_BUFFER_BYTES = 1024 * 1024;
+
+/** The lines as they go, each counted (registry_peer_bytes_total). */
+async function* counted(lines: AsyncIterable<string>, count: (bytes: number) => void): AsyncGenerator<string> {
+  for await (const line of lines) {
+    count(Buffer.byteLength(line));
+    yield line;
+  }
 }

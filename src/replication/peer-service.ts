@@ -1,3 +1,4 @@
+import type { Clock } from '../clock/clock.js';
 import { RegistryError } from '../errors.js';
 import { parsePingReqRequest, parsePingRequest, parsePeerId } from '../membership/messages.js';
 import type { Membership } from '../membership/membership.js';
@@ -7,6 +8,7 @@ import type { Registry } from '../registry/registry.js';
 import { SUB_BUCKETS } from '../registry/digest.js';
 import type { AntiEntropy } from './anti-entropy.js';
 import type { Inbox } from './inbox.js';
+import { SnapshotStreams } from './snapshot-stream.js';
 import { parseKeyString, requireArray, requireCount, requireObject, requireString, toWireRecord } from './wire.js';
 
 /** Most records one replicate call may carry. */
@@ -45,9 +47,26 @@ type Handler<M extends PeerMethod> = (body: Record<string, unknown>) => PeerAnsw
  */
 export class PeerService implements PeerApi {
   private readonly handlers: { [M in PeerMethod]: Handler<M> };
+  /** The start-up snapshot streams this peer serves (`POST /v1/peer/snapshot-stream`). */
+  readonly snapshotStreams: SnapshotStreams;
 
-  constructor(components: { membership: Membership; inbox: Inbox; antiEntropy: AntiEntropy; registry: Registry }) {
-    const { membership, inbox, antiEntropy, registry } = components;
+  constructor(components: {
+    membership: Membership;
+    inbox: Inbox;
+    antiEntropy: AntiEntropy;
+    registry: Registry;
+    clock: Clock;
+    /** Resolves on a later turn of the event loop: a snapshot stream waits for it between frames. */
+    nextTurn(): Promise<void>;
+  }) {
+    const { membership, inbox, antiEntropy, registry, clock, nextTurn } = components;
+    this.snapshotStreams = new SnapshotStreams({
+      store: registry.store,
+      clock,
+      leaseView: () => registry.leaseView(),
+      members: () => membership.descriptors(),
+      nextTurn,
+    });
     const bucketLimit = () => 1 << 20;
     const parseBuckets = (name: string, value: unknown, max: number, maxItems = bucketLimit()) =>
       requireArray(name, value, maxItems).map((bucket, index) => requireCount(`${name}[${index}]`, bucket, max));
@@ -98,6 +117,16 @@ export class PeerService implements PeerApi {
         return { records };
       },
     };
+  }
+
+  /**
+   * Opens a start-up snapshot stream for the caller (`{from}`): its NDJSON lines. Throws before
+   * the first line, so that the route answers with a status: 400 for a bad body,
+   * 503 `REG_ERR_SNAPSHOT_BUSY` when `SNAPSHOT_STREAMS_MAX` streams are being served.
+   */
+  openSnapshotStream(body: unknown): AsyncIterable<string> {
+    parsePeerId('from', requireObject(body).from);
+    return this.snapshotStreams.open();
   }
 
   async handle<M extends PeerMethod>(method: M, body: unknown): Promise<PeerAnswer<M>> {

@@ -1,9 +1,19 @@
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
+import { LineTooLongError, splitLines } from './lines.js';
 import { signedHeaders } from '../security/peer-signature.js';
 import { PeerTrafficCounts } from './peer-traffic.js';
-import { classifyFailure, PeerCallError, type CallOptions, type PeerDescriptor, type PeerMethod, type PeerTransport } from './transport.js';
+import {
+  classifyFailure,
+  PeerCallError,
+  type CallOptions,
+  type PeerDescriptor,
+  type PeerMethod,
+  type PeerTransport,
+  type SnapshotStreamRequest,
+  type StreamOptions,
+} from './transport.js';
 
 export interface HttpTransportOptions {
   /** Most sockets kept open to one peer. */
@@ -60,21 +70,7 @@ export class HttpTransport implements PeerTransport {
   }
 
   async call(peer: PeerDescriptor, method: PeerMethod, body: unknown, options: CallOptions): Promise<unknown> {
-    const json = JSON.stringify(body);
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    let payload: string | Buffer = json;
-    if (peer.region !== this.options.selfRegion) {
-      headers['accept-encoding'] = 'gzip';
-      if (Buffer.byteLength(json) >= this.options.compressMinBytes) {
-        payload = await gzipAsync(json);
-        headers['content-encoding'] = 'gzip';
-      }
-    }
-    const path = `/v1/peer/${method}`;
-    if (this.options.clusterSecret) {
-      const nowMs = this.options.nowMs?.() ?? Date.now();
-      Object.assign(headers, signedHeaders(this.options.clusterSecret, { method: 'POST', path, peerId: this.options.selfId, body: payload, nowMs }));
-    }
+    const { path, payload, headers } = await this.prepare(peer, method, body);
     const counters = this.countersFor(peer.id);
     counters.calls += 1;
     const sentBytes = Buffer.byteLength(payload);
@@ -98,23 +94,80 @@ export class HttpTransport implements PeerTransport {
       this.peerBytes.count(peer.id, method, 'received', raw.length);
       text = (response.headers['content-encoding'] === 'gzip' ? await gunzipAsync(raw) : raw).toString('utf8');
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      throw new PeerCallError(`${method} to ${peer.id} failed: ${(error as Error).message}`, 'transient', undefined, code);
+      throw failedCall(method, peer, error);
     }
-    if (statusCode >= 300) {
-      let code: string | undefined;
-      try {
-        code = (JSON.parse(text) as { code?: string }).code;
-      } catch {
-        code = undefined;
-      }
-      throw new PeerCallError(`${method} to ${peer.id} answered ${statusCode}: ${text.slice(0, 200)}`, classifyFailure(statusCode), statusCode, code);
-    }
+    if (statusCode >= 300) throw answeredError(method, peer, statusCode, text);
     try {
       return JSON.parse(text) as unknown;
     } catch {
       throw new PeerCallError(`${method} to ${peer.id} answered a body that is not JSON`, 'transient', statusCode);
     }
+  }
+
+  /**
+   * `POST /v1/peer/snapshot-stream`, its NDJSON answer yielded line by line as the bytes come
+   * (lines.ts). The body is read only as fast as the caller takes lines, so undici stops
+   * reading the socket while a frame is being applied (backpressure towards the serving peer).
+   * Never compressed: the stream is sent as it is made, and start-up joins are rare.
+   */
+  async *streamSnapshot(peer: PeerDescriptor, streamRequest: SnapshotStreamRequest, options: StreamOptions): AsyncGenerator<string> {
+    const method = 'snapshot-stream';
+    const { path, payload, headers } = await this.prepare(peer, method, streamRequest, false);
+    const counters = this.countersFor(peer.id);
+    counters.calls += 1;
+    counters.bytesSent += Buffer.byteLength(payload);
+    this.peerBytes.count(peer.id, method, 'sent', Buffer.byteLength(payload));
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(`${peer.url}${path}`, {
+        method: 'POST',
+        body: payload,
+        headers,
+        dispatcher: this.agent,
+        headersTimeout: options.idleTimeoutMs,
+        bodyTimeout: options.idleTimeoutMs,
+        signal: AbortSignal.timeout(options.maxDurationMs),
+      });
+    } catch (error) {
+      throw failedCall(method, peer, error);
+    }
+    if (response.statusCode >= 300) {
+      const text = Buffer.from(await response.body.arrayBuffer().catch(() => new ArrayBuffer(0))).toString('utf8');
+      throw answeredError(method, peer, response.statusCode, text);
+    }
+    try {
+      for await (const line of splitLines(response.body, options.maxLineBytes)) {
+        counters.bytesReceived += line.bytes;
+        this.peerBytes.count(peer.id, method, 'received', line.bytes);
+        yield line.text;
+      }
+    } catch (error) {
+      if (error instanceof LineTooLongError) throw error;
+      throw failedCall(method, peer, error);
+    } finally {
+      // A caller that stops early (a bad frame) leaves the rest unread: drop the connection.
+      if (!response.body.readableEnded) response.body.destroy();
+    }
+  }
+
+  /** The path, the body as sent (gzip towards another region when large) and the headers, signed when a secret is set. */
+  private async prepare(peer: PeerDescriptor, method: string, body: unknown, compress = true): Promise<{ path: string; payload: string | Buffer; headers: Record<string, string> }> {
+    const json = JSON.stringify(body);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    let payload: string | Buffer = json;
+    if (compress && peer.region !== this.options.selfRegion) {
+      headers['accept-encoding'] = 'gzip';
+      if (Buffer.byteLength(json) >= this.options.compressMinBytes) {
+        payload = await gzipAsync(json);
+        headers['content-encoding'] = 'gzip';
+      }
+    }
+    const path = `/v1/peer/${method}`;
+    if (this.options.clusterSecret) {
+      const nowMs = this.options.nowMs?.() ?? Date.now();
+      Object.assign(headers, signedHeaders(this.options.clusterSecret, { method: 'POST', path, peerId: this.options.selfId, body: payload, nowMs }));
+    }
+    return { path, payload, headers };
   }
 
   /** Traffic to each peer so far. */
@@ -134,4 +187,22 @@ export class HttpTransport implements PeerTransport {
     }
     return counters;
   }
+}
+
+/** A call that got no answer: refused, reset, timed out (`ETIMEDOUT` for a timeout, whichever timer fired). */
+function failedCall(method: string, peer: PeerDescriptor, error: unknown): PeerCallError {
+  const name = (error as { name?: string }).name;
+  const code = name === 'TimeoutError' ? 'ETIMEDOUT' : (error as { code?: unknown }).code;
+  return new PeerCallError(`${method} to ${peer.id} failed: ${(error as Error).message}`, 'transient', undefined, typeof code === 'string' ? code : undefined);
+}
+
+/** A call the peer answered with an error status: its `{code}` when the body has one. */
+function answeredError(method: string, peer: PeerDescriptor, statusCode: number, text: string): PeerCallError {
+  let code: string | undefined;
+  try {
+    code = (JSON.parse(text) as { code?: string }).code;
+  } catch {
+    code = undefined;
+  }
+  return new PeerCallError(`${method} to ${peer.id} answered ${statusCode}: ${text.slice(0, 200)}`, classifyFailure(statusCode), statusCode, code);
 }

@@ -14,6 +14,21 @@ export interface CallOptions {
   timeoutMs: number;
 }
 
+/** `POST /v1/peer/snapshot-stream`: the caller's id; the answer is NDJSON (replication/snapshot-frames.ts). */
+export interface SnapshotStreamRequest {
+  from: string;
+}
+
+/** Limits of one streamed answer. */
+export interface StreamOptions {
+  /** Fail when the answer's status, or the next bytes of its body, take longer than this. */
+  idleTimeoutMs: number;
+  /** Fail when the whole stream takes longer than this. */
+  maxDurationMs: number;
+  /** Fail on a line longer than this many bytes, before holding more of it. */
+  maxLineBytes: number;
+}
+
 /**
  * Sends one call to a peer and returns its answer as parsed JSON; throws a `PeerCallError` on
  * failure. The answer is another process's word, unchecked: callers go through `callPeer`
@@ -21,6 +36,13 @@ export interface CallOptions {
  */
 export interface PeerTransport {
   call<M extends PeerMethod>(peer: PeerDescriptor, method: M, body: PeerRequest<M>, options: CallOptions): Promise<unknown>;
+  /**
+   * Opens the peer's start-up snapshot stream and yields its lines (without their newline),
+   * unparsed, as they come; throws a `PeerCallError` (with the status when the peer answered
+   * one: an older peer answers 400, 404 or 405). Absent on a transport that cannot stream: the
+   * caller uses snapshot pages.
+   */
+  streamSnapshot?(peer: PeerDescriptor, request: SnapshotStreamRequest, options: StreamOptions): AsyncIterable<string>;
   /** Releases sockets (HTTP) or registrations (simulated). */
   close?(): Promise<void>;
   /** Calls and bytes exchanged with each peer so far, when the transport counts them. */
@@ -36,6 +58,20 @@ export interface PeerTransport {
 export interface PeerApi {
   /** `body` is the caller's JSON, unchecked: the handler checks it before anything is touched. */
   handle<M extends PeerMethod>(method: M, body: unknown): Promise<PeerAnswer<M>>;
+  /**
+   * Opens a start-up snapshot stream: its NDJSON lines, each ending in a newline. Throws a
+   * `RegistryError` before the first line (a bad body, or `REG_ERR_SNAPSHOT_BUSY`). Absent on
+   * an API that serves only pages.
+   */
+  openSnapshotStream?(body: unknown): AsyncIterable<string>;
+}
+
+/** Error codes a `PeerCallError` carries when the call timed out (as opposed to being refused). */
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** True when a peer call failed by timing out: the peer took the connection but did not answer in time. */
+export function timedOut(error: unknown): boolean {
+  return error instanceof PeerCallError && error.errorCode !== undefined && TIMEOUT_CODES.has(error.errorCode);
 }
 
 /** How a failed call failed, which decides whether and how soon to retry. */

@@ -1,0 +1,186 @@
+import { isObject, parseDescriptors } from '../membership/messages.js';
+import type { PeerDescriptor, WireRecord } from '../transport/peer-calls.js';
+
+/*
+ * The start-up snapshot stream's wire format (`POST /v1/peer/snapshot-stream`): NDJSON, one
+ * JSON object a line ("frame"), in this order:
+ *
+ *   {"t":"start","v":1,"members":[...],"size":N}      the serving peer's members; N = its store size then
+ *   {"t":"records","records":[...]}                   as many as it takes, each <= SNAPSHOT_FRAME_MAX_BYTES
+ *   {"t":"end","frames":F,"records":R}                F record frames carrying R records in all were sent
+ *
+ * A stream that stops before its end frame, or whose counts differ from the end frame's, was
+ * cut short: the receiver treats it as failed (what it applied stays, merged as any record is).
+ * Pure functions: no I/O, no clock.
+ */
+
+/** The format's version, in the start frame; a receiver refuses another. */
+export const SNAPSHOT_STREAM_VERSION = 1;
+/** Records the serving peer puts in one frame (fewer when they pass `SNAPSHOT_FRAME_MAX_BYTES`). */
+export const SNAPSHOT_FRAME_RECORDS = 2_000;
+/**
+ * Most bytes of a frame the serving peer sends (a single record larger than this goes alone):
+ * about 2,000 records of a few hundred bytes, small enough that one frame costs the serving
+ * event loop a few milliseconds to encode, large enough that 1,000,000 instances are 500 frames.
+ */
+export const SNAPSHOT_FRAME_MAX_BYTES = 1024 * 1024;
+/** Most bytes of one line the receiver accepts: eight times what a sender sends, before parsing it. */
+export const SNAPSHOT_FRAME_LIMIT_BYTES = 8 * 1024 * 1024;
+/** Most records of one frame the receiver accepts. */
+export const SNAPSHOT_FRAME_LIMIT_RECORDS = 10_000;
+
+export type SnapshotFrame =
+  | { t: 'start'; members: PeerDescriptor[]; size: number }
+  | { t: 'records'; records: readonly unknown[] }
+  | { t: 'end'; frames: number; records: number };
+
+/** A frame that cannot be read, or one that breaks the stream's order or caps. */
+export class SnapshotFrameError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SnapshotFrameError';
+  }
+}
+
+/** The start frame, as one line. */
+export function encodeStartFrame(members: readonly PeerDescriptor[], size: number): string {
+  return `${JSON.stringify({ t: 'start', v: SNAPSHOT_STREAM_VERSION, members, size })}\n`;
+}
+
+/** The end frame, as one line. */
+export function encodeEndFrame(frames: number, records: number): string {
+  return `${JSON.stringify({ t: 'end', frames, records })}\n`;
+}
+
+/** A records frame as one line, and how many records it holds. */
+export interface RecordFrame {
+  line: string;
+  records: number;
+}
+
+/**
+ * Records frames of wire records, each record encoded once: a frame holds at most
+ * `maxRecords` records and closes before the record that would take it past `maxBytes` (a
+ * record larger than `maxBytes` goes in a frame of its own). `add` returns a frame when the
+ * record added closed the one before it; `flush` returns the last one.
+ */
+export class RecordFrameWriter {
+  private parts: string[] = [];
+  private bytes = 0;
+
+  constructor(
+    private readonly maxRecords = SNAPSHOT_FRAME_RECORDS,
+    private readonly maxBytes = SNAPSHOT_FRAME_MAX_BYTES,
+  ) {}
+
+  /** Records waiting for their frame. */
+  get pending(): number {
+    return this.parts.length;
+  }
+
+  /** Adds a record; returns the frame it closed (the records before it), if one did. */
+  add(record: WireRecord): RecordFrame | null {
+    const part = JSON.stringify(record);
+    const partBytes = Buffer.byteLength(part) + 1;
+    const full = this.parts.length >= this.maxRecords || (this.parts.length > 0 && this.bytes + partBytes > this.maxBytes - FRAME_OVERHEAD_BYTES);
+    const closed = full ? this.flush() : null;
+    this.parts.push(part);
+    this.bytes += partBytes;
+    return closed;
+  }
+
+  /** The frame of the records added since the last one, or null when there are none. */
+  flush(): RecordFrame | null {
+    if (this.parts.length === 0) return null;
+    const frame = { line: `{"t":"records","records":[${this.parts.join(',')}]}\n`, records: this.parts.length };
+    this.parts = [];
+    this.bytes = 0;
+    return frame;
+  }
+}
+
+/** Bytes a records frame adds around its records: `{"t":"records","records":[` and `]}\n`. */
+const FRAME_OVERHEAD_BYTES = 32;
+
+/**
+ * Reads one line of the stream (without its newline). Throws a `SnapshotFrameError` for a line
+ * past `SNAPSHOT_FRAME_LIMIT_BYTES` (checked before parsing), JSON that does not parse, an
+ * unknown frame type or version, or a records frame past `SNAPSHOT_FRAME_LIMIT_RECORDS`.
+ * Records are left unparsed: the inbox checks each one as it merges it.
+ */
+export function decodeFrame(line: string): SnapshotFrame {
+  // UTF-8 takes at least one byte per UTF-16 unit: a line longer in units is longer in bytes.
+  if (line.length > SNAPSHOT_FRAME_LIMIT_BYTES || Buffer.byteLength(line) > SNAPSHOT_FRAME_LIMIT_BYTES) {
+    throw new SnapshotFrameError(`snapshot frame of more than ${SNAPSHOT_FRAME_LIMIT_BYTES} bytes`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw new SnapshotFrameError('snapshot frame is not JSON');
+  }
+  if (!isObject(value)) throw new SnapshotFrameError('snapshot frame must be a JSON object');
+  switch (value.t) {
+    case 'start': {
+      if (value.v !== SNAPSHOT_STREAM_VERSION) throw new SnapshotFrameError(`snapshot stream version ${String(value.v)} is not ${SNAPSHOT_STREAM_VERSION}`);
+      let members: PeerDescriptor[];
+      try {
+        members = parseDescriptors('members', value.members);
+      } catch (error) {
+        throw new SnapshotFrameError(`snapshot start frame: ${(error as Error).message}`);
+      }
+      return { t: 'start', members, size: isCount(value.size) ? value.size : 0 };
+    }
+    case 'records': {
+      if (!Array.isArray(value.records)) throw new SnapshotFrameError('snapshot records frame: records must be an array');
+      if (value.records.length > SNAPSHOT_FRAME_LIMIT_RECORDS) {
+        throw new SnapshotFrameError(`snapshot records frame of ${value.records.length} records, more than ${SNAPSHOT_FRAME_LIMIT_RECORDS}`);
+      }
+      return { t: 'records', records: value.records };
+    }
+    case 'end': {
+      if (!isCount(value.frames) || !isCount(value.records)) throw new SnapshotFrameError('snapshot end frame: frames and records must be counts');
+      return { t: 'end', frames: value.frames, records: value.records };
+    }
+    default:
+      throw new SnapshotFrameError(`unknown snapshot frame type ${JSON.stringify(value.t)?.slice(0, 40)}`);
+  }
+}
+
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0;
+
+/**
+ * The receiver's view of one stream: checks that frames come in order (start, records, end)
+ * and that the end frame's counts match what came. `accept` returns the frame to act on.
+ */
+export class SnapshotStreamReader {
+  private started = false;
+  private ended = false;
+  private frames = 0;
+  private records = 0;
+
+  /** Decodes a line and checks its place in the stream. */
+  accept(line: string): SnapshotFrame {
+    if (this.ended) throw new SnapshotFrameError('snapshot stream goes on after its end frame');
+    const frame = decodeFrame(line);
+    if (!this.started && frame.t !== 'start') throw new SnapshotFrameError(`snapshot stream starts with a ${frame.t} frame, not start`);
+    if (this.started && frame.t === 'start') throw new SnapshotFrameError('snapshot stream has a second start frame');
+    if (frame.t === 'start') this.started = true;
+    if (frame.t === 'records') {
+      this.frames += 1;
+      this.records += frame.records.length;
+    }
+    if (frame.t === 'end') {
+      if (frame.frames !== this.frames || frame.records !== this.records) {
+        throw new SnapshotFrameError(`snapshot stream cut short: ${this.frames} frames of ${this.records} records came, the end frame says ${frame.frames} of ${frame.records}`);
+      }
+      this.ended = true;
+    }
+    return frame;
+  }
+
+  /** Throws unless the end frame came (a stream that stopped before it was cut short). */
+  finish(): void {
+    if (!this.ended) throw new SnapshotFrameError(`snapshot stream ended before its end frame (${this.frames} frames of ${this.records} records came)`);
+  }
+}

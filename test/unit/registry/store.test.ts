@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InstanceStore, type StoreChange } from '../../../src/registry/store.js';
 import { instanceKeyString, type StoredInstance } from '../../../src/registry/types.js';
 import { subBucketOf } from '../../../src/registry/digest.js';
+import { StoredEntry } from '../../../src/registry/stored-entry.js';
 import { record } from '../../support/records.js';
 
 const lease = { leaseExpiresAtMs: 5_000, heardUntilMs: 4_000, hidden: false, held: true, ownedSinceMs: 1_000 };
@@ -13,10 +14,18 @@ describe('InstanceStore', () => {
     store.onChange((change) => changes.push(change));
     const rec = record();
     const entry = store.write(rec, lease, 'local');
+    // One class, the same own fields for every entry (one hidden class), lease times behind accessors.
+    expect(entry).toBeInstanceOf(StoredEntry);
     expect(Object.keys(entry).sort()).toEqual(
-      ['subBucket', 'heardUntilMs', 'held', 'hidden', 'leaseExpiresAtMs', 'ownedSinceMs', 'record', 'revision'].sort(),
+      ['flags', 'heardUntil', 'leaseExpiresAt', 'origin', 'ownedSince', 'record', 'revision', 'subBucket'].sort(),
     );
-    expect(entry).toEqual({ record: rec, ...lease, revision: 1, subBucket: subBucketOf(instanceKeyString(rec), 16) });
+    const { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, revision, subBucket } = entry;
+    expect({ record: entry.record, leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, revision, subBucket }).toEqual({
+      record: rec,
+      ...lease,
+      revision: 1,
+      subBucket: subBucketOf(instanceKeyString(rec), 16),
+    });
     expect(store.get(rec)).toBe(entry);
     expect(changes).toEqual([{ kind: 'write', origin: 'local', before: null, entry }]);
   });

@@ -127,5 +127,9 @@ describe('GzipPool', () => {
     expect(pool.busy).toBe(0);
     expect(gunzipSync(Buffer.concat(packed)).toString()).toBe(Buffer.concat(pieces).toString());
     expect(gunzipSync(Buffer.concat(await pool.gzipAll(pieces))).toString()).toBe(Buffer.concat(pieces).toString());
+    // Small chunks are joined into pieces of at least pieceBytes: 3 chunks of 8,000 bytes, pieces of 10,000.
+    const members = await pool.gzipAll(pieces, 10_000);
+    expect(members).toHaveLength(2);
+    expect(gunzipSync(Buffer.concat(members)).toString()).toBe(Buffer.concat(pieces).toString());
   });
 });

@@ -36,7 +36,7 @@ export interface EurekaApp {
   instances: StoredInstance[];
 }
 
-const byId = (a: StoredInstance, b: StoredInstance) =>
+export const byId = (a: StoredInstance, b: StoredInstance) =>
   a.record.instanceId < b.record.instanceId ? -1 : a.record.instanceId > b.record.instanceId ? 1 : 0;
 
 /** The services of the Eureka namespace that make up `app` (upper-cased name). */
@@ -123,24 +123,34 @@ export function appDocument(context: ReadContext, app: string): { application: E
   return found ? { application: application(found, context.defaults) } : undefined;
 }
 
-/** `GET /eureka/vips/{vip}` and `/svips/{svip}`: the apps with an instance on that (secure) VIP address. */
-export function vipDocument(context: ReadContext, vip: string, secure: boolean): { applications: EurekaApplicationsJson } {
+/** Whether an instance is on the (secure) VIP address `vip` (its service name when it has no Eureka attributes). */
+export function vipMatcher(vip: string, secure: boolean): (entry: StoredInstance) => boolean {
   const wanted = vip.toLowerCase();
-  const matches = (entry: StoredInstance) => {
+  return (entry) => {
     const eureka = eurekaOf(entry.record.data);
     const addresses = eureka ? (secure ? eureka.secureVipAddress : eureka.vipAddress) : entry.record.service;
     return addresses !== null && addresses.split(',').some((address) => address.trim().toLowerCase() === wanted);
   };
-  const apps = liveApps(context.store, context.namespace, context.view)
-    .map((app) => ({ name: app.name, instances: app.instances.filter(matches) }))
-    .filter((app) => app.instances.length > 0);
+}
+
+/** The document of the VIP routes from apps already filtered to the VIP's instances. */
+export function vipApplications(apps: EurekaApp[], defaults: ViewDefaults): { applications: EurekaApplicationsJson } {
   return {
     applications: {
       versions__delta: '-1',
       apps__hashcode: reconcileHashCode(statusesOf(apps)),
-      application: apps.map((app) => application(app, context.defaults)),
+      application: apps.map((app) => application(app, defaults)),
     },
   };
+}
+
+/** `GET /eureka/vips/{vip}` and `/svips/{svip}`: the apps with an instance on that (secure) VIP address (the routes use vip-document.ts, in slices). */
+export function vipDocument(context: ReadContext, vip: string, secure: boolean): { applications: EurekaApplicationsJson } {
+  const matches = vipMatcher(vip, secure);
+  const apps = liveApps(context.store, context.namespace, context.view)
+    .map((app) => ({ name: app.name, instances: app.instances.filter(matches) }))
+    .filter((app) => app.instances.length > 0);
+  return vipApplications(apps, context.defaults);
 }
 
 /**

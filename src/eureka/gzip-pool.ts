@@ -11,6 +11,9 @@ const gzipAsync = promisify(gzip);
  */
 export const GZIP_MAX_IN_FLIGHT = 4;
 
+/** Bytes `gzipAll` joins into one gzip member at least (the last one may be smaller). */
+export const GZIP_PIECE_BYTES = 256 * 1024;
+
 /**
  * Compresses buffers on the thread pool, at most `maxInFlight` at a time. `gzip` waits for a
  * free place before it hands a buffer over, so a build that awaits it produces no faster
@@ -42,10 +45,27 @@ export class GzipPool {
     return { packed };
   }
 
-  /** Every buffer of `chunks` compressed, in order, through the pool. */
-  async gzipAll(chunks: readonly Buffer[]): Promise<Buffer[]> {
+  /**
+   * `chunks` compressed, in order, through the pool: consecutive chunks are joined into pieces
+   * of about `pieceBytes` first, since a delta is many small buffers (one per app and slice)
+   * and a gzip member of a few bytes compresses nothing and adds its own 20.
+   */
+  async gzipAll(chunks: readonly Buffer[], pieceBytes = GZIP_PIECE_BYTES): Promise<Buffer[]> {
     const packed: Promise<Buffer>[] = [];
-    for (const chunk of chunks) packed.push((await this.start(chunk)).packed);
+    let piece: Buffer[] = [];
+    let bytes = 0;
+    const send = async () => {
+      if (piece.length === 0) return;
+      packed.push((await this.start(piece.length === 1 ? piece[0]! : Buffer.concat(piece, bytes))).packed);
+      piece = [];
+      bytes = 0;
+    };
+    for (const chunk of chunks) {
+      piece.push(chunk);
+      bytes += chunk.length;
+      if (bytes >= pieceBytes) await send();
+    }
+    await send();
     return Promise.all(packed);
   }
 }

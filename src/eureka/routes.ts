@@ -8,12 +8,12 @@ import type { InstanceStatus } from '../registry/types.js';
 import { parseInstanceId, parseMetadata, parseName } from '../registry/validate.js';
 import { isServed } from '../registry/visibility.js';
 import { buildDeltaDocument } from './delta-document.js';
+import { vipDocumentSliced } from './vip-document.js';
 import { yieldToLoop } from '../http/loop-budget.js';
 import {
   findInApp,
   findLiveById,
   registrationKey,
-  vipDocument,
   type ReadContext,
 } from './documents.js';
 import { readEurekaInstance } from './instance-input.js';
@@ -259,8 +259,9 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     return entry ? sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) }) : sendNotFound(reply);
   });
 
-  serve(app, EUREKA_ROUTES.vip, async (request, reply) => sendDocument(request, reply, vipDocument(read(), vipOf(request, 'vip'), false)));
+  const vipRead = { views: reads.views, namespace, leaseView: () => reads.leaseView(), defaults, yieldTurn: yieldToLoop };
+  serve(app, EUREKA_ROUTES.vip, async (request, reply) => sendDocument(request, reply, await vipDocumentSliced(vipRead, vipOf(request, 'vip'), false)));
   serve(app, EUREKA_ROUTES.secureVip, async (request, reply) =>
-    sendDocument(request, reply, vipDocument(read(), vipOf(request, 'svip'), true)),
+    sendDocument(request, reply, await vipDocumentSliced(vipRead, vipOf(request, 'svip'), true)),
   );
 }

@@ -19,6 +19,16 @@ export { orphanSweeper, scanLeases, type MembershipView, type ReaperScan, type S
 export const REAPER_SLICE_ENTRIES = 10_000;
 
 /**
+ * Most expired tombstones one run purges; the rest are purged by the next runs (in the order
+ * the scan found them). Every purge is a store change that the change feed announces (views, the
+ * Eureka delta window, watch streams, the digest): 1,000,000 tombstones expiring together
+ * (a mass deregistration one TTL ago) purged in one run held the event loop for seconds. A
+ * tombstone past its TTL is harmless while it waits (it is not served, and a newer write
+ * replaces it as usual); at one run a second, 1,000,000 are gone in under 4 minutes.
+ */
+export const TOMBSTONE_PURGE_MAX_PER_RUN = 5_000;
+
+/**
  * What the owner does before it evicts an instance whose lease ran out: asks the other peers
  * whether one of them hears its client (replication/lease-check.ts). Absent: evict at once.
  */
@@ -52,6 +62,8 @@ export interface ReaperInit {
   renewalWindowMs: number;
   /** Entries per slice of a timer-driven run; default `REAPER_SLICE_ENTRIES` (tests set it low). */
   sliceEntries?: number;
+  /** Most tombstones purged per run; default `TOMBSTONE_PURGE_MAX_PER_RUN` (tests set it low). */
+  purgeMaxPerRun?: number;
 }
 
 /** What one run did; exposed for tests, metrics and `/v1/cluster`. */
@@ -181,7 +193,8 @@ export class Reaper {
     const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
 
-    for (const entry of scan.expiredTombstones) registry.purge(entry);
+    const purged = scan.expiredTombstones.slice(0, Math.max(1, this.init.purgeMaxPerRun ?? TOMBSTONE_PURGE_MAX_PER_RUN));
+    for (const entry of purged) registry.purge(entry);
     let hidden = 0;
     if (guards.holdDownOwners) held.partitionGuard += scan.expiredForeign.length;
     else if (this.holdingDownOwners && !safety.partitionGuardSwitchedOff) {
@@ -250,7 +263,7 @@ export class Reaper {
       evicted: plan.evict.length - orphansEvicted,
       orphansEvicted,
       hidden,
-      tombstonesPurged: scan.expiredTombstones.length,
+      tombstonesPurged: purged.length,
       held,
       checking,
     };

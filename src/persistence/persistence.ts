@@ -12,7 +12,7 @@ import { DataDirLock, isPidAlive, LOCK_REFRESH_MS, processIdentity, type LockIde
 import { recoverDataDir, type FileReport } from './recovery.js';
 import { restoreRecords, type RestoreTarget } from './restore.js';
 import { RESOLVED as RESOLVED_BY_LOG, SegmentLog } from './segment-log.js';
-import { writeSnapshot } from './snapshot.js';
+import { collectRecords, writeSnapshot } from './snapshot.js';
 import { periodicSyncMs, snapshotDue } from './sync-policy.js';
 
 export interface PersistenceComponents {
@@ -300,10 +300,11 @@ export class Persistence implements Durability {
     const { disk, store, clock } = this.components;
     const seq = ++this.maxSeq;
     await this.log.roll(seq);
-    // Taken in the same tick as the roll's end: every write is in this snapshot or in a segment >= seq.
+    // Started in the same tick as the roll's end: every write is in this snapshot or in a
+    // segment >= seq (collected in slices; see collectRecords for a write made meanwhile).
     const startedAtMs = clock.nowMs();
     this.lastSnapshot = { atMs: startedAtMs, bytes: this.log.bytesAppended, records: this.log.mark() };
-    const records = Array.from(store.entries(), (entry) => entry.record);
+    const records = await collectRecords(store.entries());
     const written = await writeSnapshot(disk, this.init.dataDir, { seq, peerId: this.init.peerId, createdAtMs: startedAtMs }, records);
     this.setAsideDamaged();
     await this.removeObsoleteFiles();

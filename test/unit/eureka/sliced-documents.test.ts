@@ -1,7 +1,8 @@
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildDeltaDocument } from '../../../src/eureka/delta-document.js';
-import { deltaDocument, registryDocument } from '../../../src/eureka/documents.js';
+import { deltaDocument, registryDocument, vipDocument } from '../../../src/eureka/documents.js';
+import { vipDocumentSliced } from '../../../src/eureka/vip-document.js';
 import { GzipPool } from '../../../src/eureka/gzip-pool.js';
 import { RecentChanges } from '../../../src/eureka/recent-changes.js';
 import { HASH_SLICE_INSTANCES, SharedEurekaDocuments } from '../../../src/eureka/shared-documents.js';
@@ -98,6 +99,27 @@ describe('Eureka documents built in slices', () => {
     expect(yields()).toBe(2);
   });
 
+  it('read a VIP over every service in slices, yielding between them, to the document of a one-piece read', async () => {
+    const { node, read } = await setup();
+    for (let i = 0; i < 30; i++) {
+      // Native registrations carry no Eureka attributes: their VIP is their service name.
+      node.registry.register(reg(['orders', 'billing', 'ORDERS', 'audit'][i % 4]!, `i-${String(29 - i).padStart(2, '0')}`, i % 6 === 0 ? 'DOWN' : 'UP'));
+    }
+    for (const [vip, secure] of [['orders', false], ['ORDERS', true], ['billing', false], ['nothing', false]] as const) {
+      let yields = 0;
+      const sliced = await vipDocumentSliced(
+        { views: node.views, namespace: 'default', leaseView: () => node.registry.leaseView(), defaults, yieldTurn: async () => void (yields += 1), sliceInstances: 7 },
+        vip,
+        secure,
+      );
+      // 30 served instances looked at in slices of 7: five slices, four yields.
+      expect(yields).toBe(4);
+      expect(JSON.stringify(sliced)).toBe(JSON.stringify(vipDocument(read(), vip, secure)));
+    }
+    const orders = await vipDocumentSliced({ views: node.views, namespace: 'default', leaseView: () => node.registry.leaseView(), defaults, yieldTurn: async () => undefined }, 'orders', false);
+    expect(orders.applications.application.map((app) => [app.name, app.instance.length])).toEqual([['ORDERS', 15]]);
+  });
+
   it('give a gzip client the gzipped parts only: no plain copy is built for it', async () => {
     const { node, shared, read } = await setup();
     for (let i = 0; i < 40; i++) node.registry.register(reg('orders', `i-${String(i).padStart(2, '0')}`));
@@ -127,5 +149,9 @@ describe('GzipPool', () => {
     expect(pool.busy).toBe(0);
     expect(gunzipSync(Buffer.concat(packed)).toString()).toBe(Buffer.concat(pieces).toString());
     expect(gunzipSync(Buffer.concat(await pool.gzipAll(pieces))).toString()).toBe(Buffer.concat(pieces).toString());
+    // Small chunks are joined into pieces of at least pieceBytes: 3 chunks of 8,000 bytes, pieces of 10,000.
+    const members = await pool.gzipAll(pieces, 10_000);
+    expect(members).toHaveLength(2);
+    expect(gunzipSync(Buffer.concat(members)).toString()).toBe(Buffer.concat(pieces).toString());
   });
 });

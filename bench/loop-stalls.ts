@@ -1,0 +1,130 @@
+/**
+ * What holds a big peer's event loop (issue 36: no work proportional to the registry may run
+ * in one piece on the event loop). One peer holding N instances (default 100,000, in services
+ * of 1,000, five metadata keys, registered through /v1), a heartbeat to it every 10 ms from a
+ * process of its own (bench/read-scale.ts's prober), and, one after the other, the operations
+ * that go over the whole registry:
+ *
+ *   - idle: nothing else (what the machine's load alone does to a heartbeat);
+ *   - fullfetch-gzip: a cold Eureka full fetch (`GET /eureka/apps`, JSON, Accept-Encoding gzip);
+ *   - fullfetch-plain: the same without gzip (builds the plain parts);
+ *   - delta: `GET /eureka/apps/delta` right after the registrations (the window holds all N);
+ *   - scrape: `GET /metrics`;
+ *   - reconcile: `POST /v1/peer/reconcile` for 64 of the 4,096 digest buckets (one pass over
+ *     the store finds their records).
+ *
+ * For each: its wall time, the peer's peak RSS growth meanwhile, and the heartbeats' p50, p99
+ * and max. `--before=<path to main.js>` runs the same on another build first (the reference,
+ * e.g. /work/main/dist/main.js), in the same run. Run from dist/ (`npm run build` first).
+ *   npx tsx bench/loop-stalls.ts [--instances=100000] [--before=/work/main/dist/main.js]
+ * Results: bench/out/loop-stalls.json. Every loop is bounded in count and time; 127.0.0.1 only.
+ */
+import { request } from 'undici';
+import { percentile, progress, round, sleep, table, writeResult } from './lib.js';
+import { startPeer, type ServerProcess } from './processes.js';
+import { registerMany, startHeartbeatProber } from './read-scale.js';
+
+const PER_SERVICE = 1_000;
+const RECONCILE_BUCKETS = 64;
+const OPERATION_TIMEOUT_MS = 300_000;
+
+interface Phase {
+  peer: string;
+  operation: string;
+  seconds: number;
+  peakRssGrowthMb: number;
+  heartbeats: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  bytes: number;
+}
+
+function flag(name: string): string | undefined {
+  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return arg?.slice(name.length + 3);
+}
+
+/** Reads an answer to its end; its size in bytes. */
+async function read(url: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string } = {}): Promise<number> {
+  const response = await request(url, { ...init, bodyTimeout: OPERATION_TIMEOUT_MS, headersTimeout: OPERATION_TIMEOUT_MS });
+  let bytes = 0;
+  for await (const chunk of response.body) bytes += (chunk as Buffer).length;
+  if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
+  return bytes;
+}
+
+/** Runs `operation` with heartbeats to the peer meanwhile, sampling its RSS. */
+async function measure(peer: ServerProcess, label: string, name: string, heartbeatUrl: string, operation: () => Promise<number>): Promise<Phase> {
+  const prober = startHeartbeatProber(heartbeatUrl);
+  await prober.ready;
+  // A few heartbeats before, so that even a short operation has some measured beside it.
+  await sleep(300);
+  const rssBeforeMb = peer.rssMb();
+  let peakMb = rssBeforeMb;
+  let running = true;
+  const sampler = (async () => {
+    while (running) {
+      peakMb = Math.max(peakMb, peer.rssMb());
+      await sleep(20);
+    }
+  })();
+  const t0 = performance.now();
+  const bytes = await operation();
+  const seconds = (performance.now() - t0) / 1_000;
+  await sleep(300);
+  running = false;
+  await sampler;
+  const beats = await prober.stop();
+  const phase: Phase = {
+    peer: label,
+    operation: name,
+    seconds: round(seconds, 2),
+    peakRssGrowthMb: round(peakMb - rssBeforeMb, 0),
+    heartbeats: beats.length,
+    p50Ms: round(percentile(beats, 0.5), 1),
+    p99Ms: round(percentile(beats, 0.99), 1),
+    maxMs: round(Math.max(0, ...beats), 1),
+    bytes,
+  };
+  progress(`${label} ${name}: ${JSON.stringify(phase)}`);
+  return phase;
+}
+
+async function measurePeer(label: string, main: string | undefined, instances: number): Promise<Phase[]> {
+  const peer = await startPeer(`loop-stalls-${label}`, { pinned: false, logLevel: 'warn', ...(main ? { main } : {}) });
+  const phases: Phase[] = [];
+  try {
+    const services = Math.max(1, Math.ceil(instances / PER_SERVICE));
+    progress(`${label}: registering ${services * PER_SERVICE} instances in ${services} services`);
+    await registerMany(peer.url, Array.from({ length: services }, (_, i) => `loop-${i}`), PER_SERVICE, 'i');
+    const heartbeatUrl = `${peer.url}/v1/services/loop-0/instances/i-0000/heartbeat`;
+    const run = (name: string, operation: () => Promise<number>) => measure(peer, label, name, heartbeatUrl, operation).then((phase) => phases.push(phase));
+    await run('idle', async () => (await sleep(2_000), 0));
+    await run('fullfetch-gzip', () => read(`${peer.url}/eureka/apps`, { headers: { accept: 'application/json', 'accept-encoding': 'gzip' } }));
+    await run('fullfetch-plain', () => read(`${peer.url}/eureka/apps`, { headers: { accept: 'application/json' } }));
+    await run('delta', () => read(`${peer.url}/eureka/apps/delta`, { headers: { accept: 'application/json', 'accept-encoding': 'gzip' } }));
+    await run('scrape', () => read(`${peer.url}/metrics`));
+    const buckets = Array.from({ length: RECONCILE_BUCKETS }, (_, b) => b);
+    await run('reconcile', () =>
+      read(`${peer.url}/v1/peer/reconcile`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from: 'bench', buckets, entries: [] }) }),
+    );
+  } finally {
+    await peer.stop();
+  }
+  return phases;
+}
+
+async function main(): Promise<void> {
+  const instances = Number(flag('instances') ?? 100_000);
+  if (!Number.isInteger(instances) || instances < 1_000 || instances > 2_000_000) throw new Error('--instances: 1,000 to 2,000,000');
+  const before = flag('before');
+  const phases: Phase[] = [];
+  if (before) phases.push(...(await measurePeer('before', before, instances)));
+  phases.push(...(await measurePeer('after', undefined, instances)));
+  const file = writeResult('loop-stalls', { instances, before: before ?? null, phases });
+  console.log(table(phases.map((p) => ({ peer: p.peer, operation: p.operation, 's': p.seconds, 'RSS +MB': p.peakRssGrowthMb, 'hb p50': p.p50Ms, 'hb p99': p.p99Ms, 'hb max': p.maxMs, beats: p.heartbeats, bytes: p.bytes }))));
+  progress(`written to ${file}`);
+}
+
+await main();

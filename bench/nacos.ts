@@ -4,7 +4,12 @@
  *   the same bytes, interleaved (the figure is the ratio of requests per second);
  * - 1,000 UDP subscribers of one (small) service, as npm `nacos` subscribes: a change registered
  *   through /v1 and the time until each subscriber has its push (p50, p99), each ack sent back;
- *   and the peer's CPU per change with those subscribers against the same change with none.
+ *   and the peer's CPU per change with those subscribers against the same change with none,
+ *   and against the floor: a bare dgram process sending the same datagram to the same 1,000
+ *   sockets (taking their acks), which is the least any push of a change can cost;
+ * - the same with 1,000 Nacos 2.x gRPC subscriptions (each client on a connection of its own),
+ *   against a bare grpc-js server writing the same NotifySubscriberRequest to 1,000 streams
+ *   (bench/nacos-floors.ts).
  * `npx tsx bench/nacos.ts [--quick]` runs it alone (after `npm run build`); every loop is
  * bounded in count and time and talks to 127.0.0.1 only.
  */
@@ -14,6 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { freePort } from '../test/support/fault-proxy.js';
+import { startGrpcFloor, startUdpFloor, type FloorProcess } from './nacos-floors.js';
+import { grpcConstructors, grpcSubscriber, type GrpcSubscriber } from './nacos-grpc-subscribers.js';
 import { percentile, pool, progress, quick, round, runBounded, send, sleep, writeResult } from './lib.js';
 import { startBare, startPeer, totalCpuMsOf } from './processes.js';
 
@@ -36,16 +43,28 @@ export interface NacosResult {
   cpuMsPerChangeWithSubscribers: number;
   cpuMsPerChangeWithout: number;
   cpuRatio: number;
+  /** A bare dgram process sending the same datagram to the same subscribers (and taking their acks): CPU per round. */
+  udpFloorCpuMsPerChange: number;
+  grpcSubscribers: number;
+  grpcPushed: number;
+  grpcExpectedPushes: number;
+  grpcPushP50Ms: number;
+  grpcPushP99Ms: number;
+  grpcCpuMsPerChange: number;
+  grpcCpuRatio: number;
+  /** A bare grpc-js server writing the same push to as many streams: CPU per round. */
+  grpcFloorCpuMsPerChange: number;
 }
 
 const BIG = 'nacos-bench-big';
 const WATCHED = 'nacos-bench-watched';
 const ALONE = 'nacos-bench-alone';
+const GRPC_WATCHED = 'nacos-bench-grpc-watched';
 
 /** A config file: the rate limit off (every request comes from 127.0.0.1), and room for 1,000 push targets from one address. */
-function configFile(subscribers: number): string {
+function configFile(subscribers: number, grpcPort: number): string {
   const file = join(tmpdir(), `registry-bench-nacos-${process.pid}.json`);
-  writeFileSync(file, JSON.stringify({ limits: { rateLimitPerSecond: 0 }, nacos: { pushTargetsPerSourceMax: subscribers + 10, pushTargetsMax: subscribers + 10 } }));
+  writeFileSync(file, JSON.stringify({ limits: { rateLimitPerSecond: 0 }, nacos: { grpcPort, pushTargetsPerSourceMax: subscribers + 10, pushTargetsMax: subscribers + 10 } }));
   return file;
 }
 
@@ -86,13 +105,19 @@ interface Subscriber {
   socket: Socket;
   port: number;
   received: Map<number, number>;
+  /** Datagrams received, and the last of them as it came. */
+  messages: number;
+  last: Buffer | null;
 }
 
 async function subscriber(): Promise<Subscriber> {
   const socket = createSocket('udp4');
   const received = new Map<number, number>();
+  const sub: Subscriber = { socket, port: 0, received, messages: 0, last: null };
   socket.on('message', (message, remote) => {
     const at = performance.now();
+    sub.messages += 1;
+    sub.last = message;
     const bytes = message[0] === 0x1f && message[1] === 0x8b ? gunzipSync(message) : message;
     const packet = JSON.parse(bytes.toString()) as { type: string; data: string; lastRefTime: number };
     const hosts = (JSON.parse(packet.data) as { hosts: unknown[] }).hosts.length;
@@ -100,16 +125,67 @@ async function subscriber(): Promise<Subscriber> {
     socket.send(JSON.stringify({ type: 'push-ack', lastRefTime: packet.lastRefTime, data: '' }), remote.port, remote.address);
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  return { socket, port: socket.address().port, received };
+  sub.port = socket.address().port;
+  return sub;
+}
+
+/** What `changes` registrations to a watched service measured: each subscriber's push delay, and the peer's CPU per change. */
+interface ChangesMeasured {
+  latencies: number[];
+  pushed: number;
+  cpuMsPerChange: number;
+}
+
+/**
+ * `changes` registrations to `service` (which has `hostsBefore` instances), one at a time: the
+ * time from each until each subscriber had the push with the new host count (5 s at most per
+ * change), and the peer's CPU per change, settling time included.
+ */
+async function measureChanges(url: string, pid: number, service: string, hostsBefore: number, changes: number, from: number, subs: readonly { received: Map<number, number> }[]): Promise<ChangesMeasured> {
+  const latencies: number[] = [];
+  let pushed = 0;
+  const cpuBefore = totalCpuMsOf(pid);
+  for (let change = 0; change < changes; change++) {
+    const hosts = hostsBefore + 1 + change;
+    const sentAt = performance.now();
+    await register(url, service, 1, from + change);
+    const deadline = performance.now() + 5_000;
+    while (performance.now() < deadline && subs.some((sub) => !sub.received.has(hosts))) await sleep(5);
+    await sleep(50);
+    for (const sub of subs) {
+      const at = sub.received.get(hosts);
+      if (at !== undefined) {
+        latencies.push(at - sentAt);
+        pushed += 1;
+      }
+    }
+  }
+  // Includes the retries a lost ack would cause; with every ack sent, none.
+  await sleep(500);
+  return { latencies, pushed, cpuMsPerChange: (totalCpuMsOf(pid) - cpuBefore) / changes };
+}
+
+/** `rounds` rounds of a floor process, each waited for until every subscriber has it (5 s at most), given the same settling time as a change: CPU per round. */
+async function floorRounds(floor: FloorProcess, rounds: number, subs: readonly { messages: number }[]): Promise<number> {
+  const cpuBefore = totalCpuMsOf(floor.pid);
+  for (let i = 0; i < rounds; i++) {
+    const before = subs.map((sub) => sub.messages);
+    await floor.round();
+    const deadline = performance.now() + 5_000;
+    while (performance.now() < deadline && subs.some((sub, n) => sub.messages <= before[n]!)) await sleep(5);
+    await sleep(50);
+  }
+  await sleep(500);
+  return (totalCpuMsOf(floor.pid) - cpuBefore) / rounds;
 }
 
 export async function benchNacos(options: { quick: boolean }): Promise<NacosResult> {
   const subscribers = options.quick ? 200 : 1_000;
   const changes = options.quick ? 5 : 20;
   const rounds = options.quick ? 2 : 6;
-  let nacosPort = await freePort();
-  while (nacosPort > 64_000) nacosPort = await freePort();
-  const peer = await startPeer('nacos-peer', { pinned: false, logLevel: 'warn', unlimited: false, extraArgs: ['--config', configFile(subscribers), '--nacos-port', String(nacosPort)] });
+  const nacosPort = await freePort();
+  const grpcPort = await freePort();
+  const peer = await startPeer('nacos-peer', { pinned: false, logLevel: 'warn', unlimited: false, extraArgs: ['--config', configFile(subscribers, grpcPort), '--nacos-port', String(nacosPort)] });
   const nacos = `http://127.0.0.1:${nacosPort}`;
   try {
     // 1. instance/list of a 1,000-instance service against the same bytes from a bare server.
@@ -167,28 +243,45 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
     });
     await target.close();
     await sleep(500);
-    const latencies: number[] = [];
-    let pushed = 0;
-    cpuBefore = totalCpuMsOf(peer.pid);
-    for (let change = 0; change < changes; change++) {
-      const hosts = 11 + change;
-      const sentAt = performance.now();
-      await register(peer.url, WATCHED, 1, 2_000 + change);
-      const deadline = performance.now() + 5_000;
-      while (performance.now() < deadline && subs.some((sub) => !sub.received.has(hosts))) await sleep(5);
-      await sleep(50);
-      for (const sub of subs) {
-        const at = sub.received.get(hosts);
-        if (at !== undefined) {
-          latencies.push(at - sentAt);
-          pushed += 1;
-        }
-      }
+    const udp = await measureChanges(peer.url, peer.pid, WATCHED, 10, changes, 2_000, subs);
+    // The floor: the last datagram the peer pushed, sent by a bare process to the same sockets.
+    progress('nacos: UDP floor (bare dgram process)');
+    const udpFloor = await startUdpFloor(subs.find((sub) => sub.last !== null)?.last ?? Buffer.from('{}'), subs.map((sub) => sub.port));
+    let udpFloorCpuMsPerChange: number;
+    try {
+      udpFloorCpuMsPerChange = await floorRounds(udpFloor, changes, subs);
+    } finally {
+      await udpFloor.stop();
     }
-    // Includes the retries a lost ack would cause; with every ack sent, none.
-    await sleep(500);
-    const cpuMsPerChangeWithSubscribers = (totalCpuMsOf(peer.pid) - cpuBefore) / changes;
     for (const sub of subs) sub.socket.close();
+
+    // 4. gRPC subscriptions of another 10-instance service, each on a connection of its own.
+    await register(peer.url, GRPC_WATCHED, 10);
+    progress(`nacos: ${subscribers} gRPC subscribers`);
+    const constructors = grpcConstructors();
+    const grpcSubs: GrpcSubscriber[] = [];
+    let grpc: ChangesMeasured;
+    let grpcFloorCpuMsPerChange: number;
+    try {
+      for (let i = 0; i < subscribers; i++) grpcSubs.push(await grpcSubscriber(constructors, grpcPort, GRPC_WATCHED));
+      await sleep(500);
+      grpc = await measureChanges(peer.url, peer.pid, GRPC_WATCHED, 10, changes, 3_000, grpcSubs);
+    } finally {
+      for (const sub of grpcSubs) sub.close();
+    }
+    progress('nacos: gRPC floor (bare grpc-js server)');
+    // The floor writes the last push the peer wrote (its JSON), to as many streams.
+    const lastPush = grpcSubs.find((sub) => sub.lastJson !== null)?.lastJson ?? Buffer.from('{}');
+    const grpcFloor = await startGrpcFloor(lastPush);
+    const floorSubs: GrpcSubscriber[] = [];
+    try {
+      for (let i = 0; i < subscribers; i++) floorSubs.push(await grpcSubscriber(constructors, grpcFloor.port, null));
+      await sleep(500);
+      grpcFloorCpuMsPerChange = await floorRounds(grpcFloor, changes, floorSubs);
+    } finally {
+      for (const sub of floorSubs) sub.close();
+      await grpcFloor.stop();
+    }
     const result: NacosResult = {
       listInstances,
       listBodyBytes: body.length,
@@ -200,13 +293,22 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
       bareListCpuUs: round(bareCpuUs / rounds, 1),
       subscribers,
       changes,
-      pushed,
+      pushed: udp.pushed,
       expectedPushes: subscribers * changes,
-      pushP50Ms: round(percentile(latencies, 0.5)),
-      pushP99Ms: round(percentile(latencies, 0.99)),
-      cpuMsPerChangeWithSubscribers: round(cpuMsPerChangeWithSubscribers),
+      pushP50Ms: round(percentile(udp.latencies, 0.5)),
+      pushP99Ms: round(percentile(udp.latencies, 0.99)),
+      cpuMsPerChangeWithSubscribers: round(udp.cpuMsPerChange),
       cpuMsPerChangeWithout: round(cpuMsPerChangeWithout),
-      cpuRatio: round(cpuMsPerChangeWithSubscribers / Math.max(cpuMsPerChangeWithout, 0.1), 1),
+      cpuRatio: round(udp.cpuMsPerChange / Math.max(cpuMsPerChangeWithout, 0.1), 1),
+      udpFloorCpuMsPerChange: round(udpFloorCpuMsPerChange),
+      grpcSubscribers: subscribers,
+      grpcPushed: grpc.pushed,
+      grpcExpectedPushes: subscribers * changes,
+      grpcPushP50Ms: round(percentile(grpc.latencies, 0.5)),
+      grpcPushP99Ms: round(percentile(grpc.latencies, 0.99)),
+      grpcCpuMsPerChange: round(grpc.cpuMsPerChange),
+      grpcCpuRatio: round(grpc.cpuMsPerChange / Math.max(cpuMsPerChangeWithout, 0.1), 1),
+      grpcFloorCpuMsPerChange: round(grpcFloorCpuMsPerChange),
     };
     return result;
   } finally {

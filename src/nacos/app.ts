@@ -14,7 +14,10 @@ import { NacosAccess } from './access.js';
 import type { NacosInputLimits } from './instance-input.js';
 import { NacosPush, type HoldTarget, type PushSocket } from './push.js';
 import { NacosReads } from './reads.js';
-import { HTTP_OPERATIONS, nacosRoutes, operationOfRoute } from './routes.js';
+import { HTTP_OPERATIONS, listAnswer, nacosRoutes, operationOfRoute } from './routes.js';
+import { HandedOnAdmissions, LIST_PATH, listShortcut } from './list-shortcut.js';
+import { FrontDoor } from '../http/front-door.js';
+import { hostCheckOf } from '../http/access/host-check.js';
 import { NacosWrites } from './writes.js';
 import { hostCheckHook } from '../http/access-guard.js';
 
@@ -92,8 +95,18 @@ export async function buildNacosApp(options: NacosAppOptions): Promise<NacosApp>
   const { node, tls } = options;
   const { limits, cluster } = node.config;
   const settings = node.config.protocols.nacos;
+  const https = tls ? { cert: tls.cert, key: tls.key } : undefined;
+  // The list, every client's poll, is answered before fastify when it can be (list-shortcut.ts).
+  const frontDoor = new FrontDoor();
   const app = Fastify({
-    ...(tls ? { https: { cert: tls.cert, key: tls.key, headersTimeout: limits.headersTimeoutMs } } : { http: { headersTimeout: limits.headersTimeoutMs } }),
+    // fastify reads `https` only for the scheme of the addresses it prints: the factory makes the server.
+    ...(https ? { https } : {}),
+    serverFactory: frontDoor.serverFactory({
+      http: { headersTimeout: limits.headersTimeoutMs },
+      ...(https ? { https } : {}),
+      keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+      requestTimeoutMs: limits.requestTimeoutMs,
+    }),
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     bodyLimit: limits.bodyMaxBytes,
@@ -162,6 +175,22 @@ export async function buildNacosApp(options: NacosAppOptions): Promise<NacosApp>
     : null;
   app.addHook('onClose', async () => push?.close());
   const holdPushTarget = (subject: LimitSubject): HoldTarget => () => hold('pushTargets', subject);
-  nacosRoutes(app, { access, reads, services: application.reads, writes, push, holdPushTarget, ready: () => node.ready, heartbeatIntervalMs: beatMs });
+  const handedOn = new HandedOnAdmissions();
+  const routeDeps = { access, reads, services: application.reads, writes, push, holdPushTarget, ready: () => node.ready, heartbeatIntervalMs: beatMs, handedOn };
+  nacosRoutes(app, routeDeps);
+  const listed = metrics.operation('instance.list');
+  frontDoor.add(
+    LIST_PATH,
+    listShortcut({
+      hostCheck: hostCheckOf(node.config),
+      access,
+      ready: routeDeps.ready,
+      handedOn,
+      answer: (params, namespace, admission, sourceAddress) => listAnswer(routeDeps, params, namespace, admission.subject, sourceAddress),
+      observe: (seconds) => listed.observe('ok', seconds),
+    }),
+  );
+  // Closing: every request goes to fastify, which answers 503.
+  app.addHook('preClose', async () => frontDoor.close());
   return { app, access, reads, writes, push, metrics, pools, logger, hold };
 }

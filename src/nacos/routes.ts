@@ -12,6 +12,7 @@ import { nacosHostOf } from './documents.js';
 import { booleanParam, ipParam, portParam, type NacosInstanceFields, type NacosParams } from './instance-input.js';
 import { groupedName, instanceIdOf, namespaceOfNacos, parseServiceName, zonesOfClusters } from './names.js';
 import { unmappedAddress, type HoldTarget, type NacosPush } from './push.js';
+import { firstValues, LIST_PATH, type HandedOnAdmissions } from './list-shortcut.js';
 import type { NacosReads } from './reads.js';
 import type { NacosWrites } from './writes.js';
 
@@ -26,21 +27,15 @@ export interface NacosRouteDeps {
   holdPushTarget: (subject: LimitSubject) => HoldTarget;
   ready: () => boolean;
   heartbeatIntervalMs: () => number;
+  /** What the list shortcut (list-shortcut.ts) handed on with a request: its admission, taken instead of admitting again. */
+  handedOn?: HandedOnAdmissions;
 }
 
 const BASE = '/nacos/v1/ns';
 
 /** The request's parameters: its query string and form fields (a field wins over the same query key), first value of each. */
 export function paramsOf(request: FastifyRequest): NacosParams {
-  const out: NacosParams = {};
-  for (const source of [request.query, request.body]) {
-    if (source === null || typeof source !== 'object') continue;
-    for (const [key, value] of Object.entries(source as Record<string, unknown>)) {
-      const first = Array.isArray(value) ? value[0] : value;
-      if (typeof first === 'string') out[key] = first;
-    }
-  }
-  return out;
+  return firstValues(request.body, firstValues(request.query, {}));
 }
 
 /** The source address of a request as a UDP target: an IPv4-mapped IPv6 address as plain IPv4. */
@@ -59,7 +54,10 @@ export function credentialsOf(request: FastifyRequest, params: NacosParams): Pre
 /** Admits a request for `scope` on its namespace (the contract's access port) and gates it until the peer is ready. */
 function admitted(deps: NacosRouteDeps, request: FastifyRequest, params: NacosParams, scope: Scope): { namespace: string; subject: LimitSubject } {
   const namespace = namespaceOfNacos(params.namespaceId);
-  const { subject } = deps.access.admit(credentialsOf(request, params), scope, namespace);
+  // A list the shortcut handed on was admitted (and counted) there: its admission, or its refusal.
+  const handedOn = deps.handedOn?.take(request.raw);
+  if (handedOn !== undefined && 'refusal' in handedOn) throw handedOn.refusal;
+  const { subject } = handedOn?.admission ?? deps.access.admit(credentialsOf(request, params), scope, namespace);
   if (!deps.ready()) throw new RegistryError('REG_ERR_NOT_READY', 'this peer is still starting (loading its data dir, syncing with the cluster); try another server', 1);
   return { namespace, subject };
 }
@@ -76,7 +74,7 @@ const HTTP_ROUTE_OPERATIONS: Readonly<Record<string, string>> = {
   'DELETE /nacos/v1/ns/instance': 'instance.deregister',
   'GET /nacos/v1/ns/instance': 'instance.get',
   'PUT /nacos/v1/ns/instance/beat': 'instance.beat',
-  'GET /nacos/v1/ns/instance/list': 'instance.list',
+  [`GET ${LIST_PATH}`]: 'instance.list',
   'GET /nacos/v1/ns/service/list': 'service.list',
   'GET /nacos/v1/ns/operator/metrics': 'operator.metrics',
   'POST /nacos/v1/auth/login': 'auth.login',
@@ -124,6 +122,26 @@ function beatFieldsOf(params: NacosParams, namespaceId: string | undefined): Nac
     weight: fields.weight,
     metadata: fields.metadata,
   };
+}
+
+/**
+ * The answer of an admitted `instance/list` (the route's, and the shortcut's before fastify):
+ * the list's shared bytes, after subscribing the requester's `udpPort` to pushes. Throws the
+ * route's refusal of a bad parameter before anything is subscribed.
+ */
+export function listAnswer(deps: Pick<NacosRouteDeps, 'reads' | 'push' | 'holdPushTarget'>, params: NacosParams, namespace: string, subject: LimitSubject, sourceAddress: string): Buffer {
+  const { group, service } = parseServiceName(params.serviceName, params.groupName);
+  const zones = zonesOfClusters(params.clusters);
+  const healthyOnly = booleanParam('healthyOnly', params.healthyOnly, false);
+  const clusters = params.clusters ?? '';
+  // The client's cache key is the name it asked for (group included).
+  const name = groupedName(group, service);
+  const udpPort = params.udpPort === undefined || params.udpPort === '' || params.udpPort === '0' ? 0 : portParam('udpPort', params.udpPort);
+  if (udpPort > 0 && deps.push) {
+    // Refused (the requester's share of push targets is held): answered all the same, not pushed; the client polls.
+    deps.push.subscribe({ address: sourceAddress, port: udpPort, namespace, service, group, name, clusters, zones }, deps.holdPushTarget(subject));
+  }
+  return deps.reads.hostsOf(namespace, service).listBody(name, group, clusters, zones, healthyOnly);
 }
 
 const text = (reply: FastifyReply, body: string) => reply.type('text/plain; charset=utf-8').send(body);
@@ -175,21 +193,10 @@ export function nacosRoutes(app: FastifyInstance, deps: NacosRouteDeps): void {
     return result instanceof Promise ? result.then(answer) : answer(result);
   });
 
-  app.get(`${BASE}/instance/list`, (request, reply) => {
+  app.get(LIST_PATH, (request, reply) => {
     const params = paramsOf(request);
     const { namespace, subject } = admitted(deps, request, params, 'read');
-    const { group, service } = parseServiceName(params.serviceName, params.groupName);
-    const zones = zonesOfClusters(params.clusters);
-    const healthyOnly = booleanParam('healthyOnly', params.healthyOnly, false);
-    const clusters = params.clusters ?? '';
-    // The client's cache key is the name it asked for (group included).
-    const name = groupedName(group, service);
-    const udpPort = params.udpPort === undefined || params.udpPort === '' || params.udpPort === '0' ? 0 : portParam('udpPort', params.udpPort);
-    if (udpPort > 0 && deps.push) {
-      // Refused (the requester's share of push targets is held): answered all the same, not pushed; the client polls.
-      deps.push.subscribe({ address: sourceAddressOf(request), port: udpPort, namespace, service, group, name, clusters, zones }, deps.holdPushTarget(subject));
-    }
-    return json(reply, deps.reads.hostsOf(namespace, service).listBody(name, group, clusters, zones, healthyOnly));
+    return json(reply, listAnswer(deps, params, namespace, subject, sourceAddressOf(request)));
   });
 
   app.get(`${BASE}/service/list`, (request, reply) => {

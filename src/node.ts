@@ -94,6 +94,8 @@ export class RegistryNode {
   /** The protocol adapters' metrics port (metrics/adapter-metrics.ts): each adapter records into it, /metrics reads it. */
   readonly adapterMetrics: AdapterMetrics;
   private readyFlag = false;
+  /** Set by `stop`: a start-up sync still trying gives up instead of going on. */
+  private stopping = false;
   private readonly log: Logger;
 
   constructor(
@@ -148,6 +150,7 @@ export class RegistryNode {
   async start(): Promise<void> {
     // The data dir is loaded first (restored instances get a grace lease), then the peer
     // syncs with the others: anti-entropy brings it up to date.
+    this.stopping = false;
     await this.persistence?.open();
     this.membership.start();
     this.replicator.start();
@@ -163,9 +166,12 @@ export class RegistryNode {
         logger: this.log,
         learn: (members) => this.membership.learn(members),
         reportContact: (peerId) => this.membership.reportContact(peerId),
+        stopping: () => this.stopping,
       },
       { selfId: this.config.self.id, callTimeoutMs: this.config.cluster.peerCallTimeoutMs, bucketsPerPage: SNAPSHOT_BUCKETS_PER_PAGE, startedAtMs: this.startedAtMs },
     );
+    // Stopped while the sync was still trying: it never completed, so the peer never serves.
+    if (this.stopping) return;
     this.bootstrapDurationMs = this.clock.nowMs() - syncStartedMs;
     this.reaper.start();
     this.antiEntropy.start();
@@ -175,6 +181,7 @@ export class RegistryNode {
   /** Stops every timer and waits for replication batches in flight. */
   async stop(): Promise<void> {
     this.readyFlag = false;
+    this.stopping = true;
     this.watch.closeAll();
     this.views.close();
     this.antiEntropy.stop();

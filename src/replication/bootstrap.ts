@@ -1,12 +1,11 @@
-import type { Clock } from '../clock/clock.js';
+import { sleep, type Clock } from '../clock/clock.js';
 import { shuffled, type Rng } from '../clock/rng.js';
 import type { Logger } from '../log/logger.js';
 import { unreachablePeerLevel } from '../log/startup-grace.js';
-import { callPeer } from '../transport/peer-answers.js';
-import type { SnapshotRequest } from '../transport/peer-calls.js';
-import { PeerCallError, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
+import { PeerCallError, timedOut, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
 import type { AntiEntropy } from './anti-entropy.js';
 import type { Inbox } from './inbox.js';
+import { pullSnapshot, type PullProgress } from './snapshot-pull.js';
 
 export interface BootstrapComponents {
   clock: Clock;
@@ -17,26 +16,63 @@ export interface BootstrapComponents {
   logger: Logger;
   learn(members: PeerDescriptor[]): void;
   reportContact(peerId: string): void;
+  /** True once the peer is stopping: a sync waiting to try again gives up. */
+  stopping?(): boolean;
 }
 
 export interface BootstrapInit {
   selfId: string;
   callTimeoutMs: number;
-  /** Digest buckets fetched per snapshot page. */
+  /** Digest buckets fetched per snapshot page (a peer that serves no stream). */
   bucketsPerPage: number;
   /** When this peer started: peers not up yet within the start-up grace are logged at debug. */
   startedAtMs: number;
+  /** Wait before the second round of a sync that must go on; it doubles each round (default 1 s). */
+  retryBaseMs?: number;
+  /** Longest wait between two rounds (default 30 s). */
+  retryMaxMs?: number;
 }
+
+/** First wait before a sync tries every peer again. */
+export const BOOTSTRAP_RETRY_BASE_MS = 1_000;
+/** Longest wait between two rounds of a sync that must go on. */
+export const BOOTSTRAP_RETRY_MAX_MS = 30_000;
 
 /** How start-up went: synced from a peer, or alone (no peer answered, or none configured). */
 export type BootstrapResult = { from: string; records: number } | { from: null; records: 0 };
 
+/** The wait before round `round + 1` (round 1 is the first retry): doubling from `baseMs`, capped at `maxMs`. */
+export function retryDelayMs(round: number, baseMs: number, maxMs: number): number {
+  return Math.min(maxMs, baseMs * 2 ** Math.max(0, Math.min(round - 1, 30)));
+}
+
 /**
- * Before a new or restarted peer reports ready, it pulls a full snapshot from the first
- * known peer that answers (in random order), page by page, then runs one anti-entropy
- * round with it to catch what changed meanwhile. With no peer answering it starts alone:
- * it may be the first peer of the cluster, and anti-entropy will merge it in later. Peers
- * that are not listening yet while the cluster starts (log/startup-grace.ts) are no warning.
+ * Whether a failed pull from one peer forbids starting alone: true when records were merged
+ * from it (this peer holds part of a registry and must not answer it as whole), or when the peer
+ * is there but could not finish (it answered 429, 503 such as `REG_ERR_SNAPSHOT_BUSY`, or 5xx;
+ * its answer timed out after it took the connection; its answer could not be read). False when
+ * it could not be reached (refused, reset, no connection in time) or refused this peer for good
+ * (401, 403, another 4xx): then, as before, this peer may be the first of its cluster.
+ */
+export function failureForbidsStartingAlone(error: unknown, recordsReceived: number): boolean {
+  if (recordsReceived > 0) return true;
+  if (!(error instanceof PeerCallError)) return true;
+  if (error.status !== undefined) return error.kind !== 'permanent';
+  return timedOut(error);
+}
+
+/**
+ * Before a new or restarted peer reports ready, it pulls a full snapshot from the first known
+ * peer that answers (in random order): streamed when the peer serves a stream, in pages when it
+ * is of an older version (snapshot-pull.ts). Then it runs one anti-entropy round with that peer
+ * to catch what changed meanwhile. With no peer answering it starts alone: it may be the first
+ * peer of the cluster, and anti-entropy will merge it in later. Peers that are not listening yet
+ * while the cluster starts (log/startup-grace.ts) are no warning.
+ *
+ * It never starts alone holding part of a registry: when a pull failed midway (records merged,
+ * then a timeout or a reset), or a peer that is up could not serve it (busy, 5xx), it tries every
+ * peer again after a wait that doubles from `retryBaseMs` up to `retryMaxMs`, for as long as it
+ * takes. Meanwhile the peer stays not ready (`/readyz` and the client routes answer 503).
  */
 export async function bootstrap(
   peers: PeerDescriptor[],
@@ -44,32 +80,39 @@ export async function bootstrap(
   init: BootstrapInit,
 ): Promise<BootstrapResult> {
   const log = components.logger.child({ component: 'bootstrap' });
+  const baseMs = init.retryBaseMs ?? BOOTSTRAP_RETRY_BASE_MS;
+  const maxMs = init.retryMaxMs ?? BOOTSTRAP_RETRY_MAX_MS;
   let quiet = true;
-  for (const peer of shuffled(components.rng, peers)) {
-    try {
-      let records = 0;
-      let fromBucket: number | null = 0;
-      while (fromBucket !== null) {
-        const request: SnapshotRequest = { from: init.selfId, fromBucket, bucketSpan: init.bucketsPerPage };
-        const page = await callPeer(components.transport, peer, 'snapshot', request, { timeoutMs: init.callTimeoutMs });
-        components.inbox.apply(peer.id, page.records, 'repair');
-        records += page.records.length;
-        components.learn(page.members);
-        fromBucket = page.nextBucket !== null && page.nextBucket > fromBucket ? page.nextBucket : null;
+  let mustGoOn = false;
+  for (let round = 1; ; round++) {
+    let goOnThisRound = false;
+    for (const peer of shuffled(components.rng, peers)) {
+      const progress: PullProgress = { records: 0 };
+      try {
+        const { via } = await pullSnapshot(peer, components, init, progress);
+        components.reportContact(peer.id);
+        await components.antiEntropy.syncWith(peer);
+        log.info({ from: peer.id, records: progress.records, via, rounds: round }, 'start-up sync done');
+        return { from: peer.id, records: progress.records };
+      } catch (error) {
+        const answered = error instanceof PeerCallError && error.status !== undefined;
+        const forbids = failureForbidsStartingAlone(error, progress.records);
+        goOnThisRound ||= forbids;
+        const level = forbids ? 'warn' : unreachablePeerLevel(components.clock.nowMs(), init.startedAtMs, answered);
+        if (level === 'warn') quiet = false;
+        log[level]({ peer: peer.id, records: progress.records, error: (error as Error).message }, 'start-up sync from peer failed; trying the next');
       }
-      components.reportContact(peer.id);
-      await components.antiEntropy.syncWith(peer);
-      log.info({ from: peer.id, records }, 'start-up sync done');
-      return { from: peer.id, records };
-    } catch (error) {
-      const answered = error instanceof PeerCallError && error.status !== undefined;
-      const level = unreachablePeerLevel(components.clock.nowMs(), init.startedAtMs, answered);
-      if (level === 'warn') quiet = false;
-      log[level]({ peer: peer.id, error: (error as Error).message }, 'start-up sync from peer failed; trying the next');
     }
+    mustGoOn ||= goOnThisRound;
+    if (peers.length === 0) return { from: null, records: 0 };
+    if (!mustGoOn) {
+      if (quiet) log.info({ peers: peers.length }, 'no other peer is up yet; starting alone (anti-entropy merges this peer in when they come up)');
+      else log.warn({ peers: peers.length }, 'no peer answered the start-up sync; starting alone');
+      return { from: null, records: 0 };
+    }
+    const waitMs = retryDelayMs(round, baseMs, maxMs);
+    log.warn({ peers: peers.length, round, retryInMs: waitMs }, 'start-up sync incomplete; staying not ready and trying every peer again');
+    await sleep(components.clock, waitMs);
+    if (components.stopping?.()) return { from: null, records: 0 };
   }
-  if (peers.length === 0) return { from: null, records: 0 };
-  if (quiet) log.info({ peers: peers.length }, 'no other peer is up yet; starting alone (anti-entropy merges this peer in when they come up)');
-  else log.warn({ peers: peers.length }, 'no peer answered the start-up sync; starting alone');
-  return { from: null, records: 0 };
 }

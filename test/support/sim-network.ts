@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import type { Clock } from '../../src/clock/clock.js';
+import { sleep, type Clock } from '../../src/clock/clock.js';
 import type { Rng } from '../../src/clock/rng.js';
 import { RegistryError } from '../../src/errors.js';
 import {
@@ -10,6 +10,7 @@ import {
   type PeerDescriptor,
   type PeerMethod,
   type PeerTransport,
+  type StreamOptions,
 } from '../../src/transport/transport.js';
 
 export interface LinkStats {
@@ -55,6 +56,7 @@ export class SimNetwork {
   transportFor(fromId: string): PeerTransport {
     return {
       call: (peer, method, body, options) => this.call(fromId, peer, method, body, options),
+      streamSnapshot: (peer, body, options) => this.stream(fromId, peer, body, options),
       trafficByPeer: () => {
         const out: Record<string, { calls: number; bytesSent: number; bytesReceived: number }> = {};
         for (const to of this.apis.keys()) {
@@ -133,9 +135,46 @@ export class SimNetwork {
     });
   }
 
+  /**
+   * A snapshot stream: the request crosses the link, then every line the peer's
+   * `openSnapshotStream` yields crosses it back, one link delay each, as the reader asks for it
+   * (a reader that stops early ends the peer's stream). A line the link drops stalls the stream
+   * until the idle timeout; a peer that crashes meanwhile resets it; a peer whose API serves no
+   * stream (an older version) answers 404.
+   */
+  private async *stream(fromId: string, peer: PeerDescriptor, body: unknown, options: StreamOptions): AsyncGenerator<string> {
+    const stalled = async (): Promise<never> => {
+      await sleep(this.clock, options.idleTimeoutMs);
+      throw new PeerCallError(`snapshot-stream to ${peer.id} timed out`, 'transient');
+    };
+    const request = this.send(fromId, peer.id, body);
+    if (request === undefined) return await stalled();
+    await sleep(this.clock, this.delay(fromId, peer.id));
+    const api = this.apis.get(peer.id);
+    if (!api) throw new PeerCallError(`snapshot-stream to ${peer.id}: connection refused`, 'transient');
+    if (!api.openSnapshotStream) throw new PeerCallError(`snapshot-stream to ${peer.id} answered 404`, 'permanent', 404, 'REG_ERR_ROUTE_NOT_FOUND');
+    let lines: AsyncIterable<string>;
+    try {
+      lines = api.openSnapshotStream(JSON.parse(request));
+    } catch (error) {
+      const status = error instanceof RegistryError ? error.status : 500;
+      const code = error instanceof RegistryError ? error.code : undefined;
+      await sleep(this.clock, this.delay(peer.id, fromId));
+      throw new PeerCallError(`snapshot-stream to ${peer.id} answered ${status}`, classifyFailure(status), status, code);
+    }
+    for await (const line of lines) {
+      if (this.apis.get(peer.id) !== api) throw new PeerCallError(`snapshot-stream to ${peer.id}: connection reset`, 'transient');
+      const text = this.send(peer.id, fromId, line);
+      if (text === undefined) return await stalled();
+      await sleep(this.clock, this.delay(peer.id, fromId));
+      yield text.endsWith('\n') ? text.slice(0, -1) : text;
+    }
+  }
+
   /** Serialises a message onto a link; undefined when the link drops it. */
   private send(from: string, to: string, payload: unknown): string | undefined {
-    const text = JSON.stringify(payload ?? null);
+    // A stream's lines are text already; everything else travels as JSON.
+    const text = typeof payload === 'string' ? payload : JSON.stringify(payload ?? null);
     const stats = this.linkStats.get(link(from, to)) ?? { messages: 0, bytes: 0 };
     stats.messages += 1;
     const crossRegion = (this.regions.get(from) ?? '') !== (this.regions.get(to) ?? '');

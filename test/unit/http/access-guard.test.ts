@@ -128,7 +128,7 @@ describe('the access policy', () => {
       'GET /readyz',
       'GET /ui/:file',
     ]);
-    expect(byClass(['peer'])).toEqual(['POST /v1/peer/:method']);
+    expect(byClass(['peer'])).toEqual(['POST /v1/peer/:method', 'POST /v1/peer/snapshot-stream']);
   });
 });
 

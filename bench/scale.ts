@@ -14,7 +14,9 @@
  *      heartbeating on its own peer once per `--heartbeat-s`: heartbeat latency p50 / p99 / max
  *      and every peer's RSS.
  * Figures go to bench/scale-results.json (shown in bench/RESULTS.md) and, with `--out=DIR`,
- * to DIR/scale.json and DIR/scale.md.
+ * to DIR/scale.json and DIR/scale.md. `--node-flags="--max-semi-space-size=4 ..."` runs the
+ * peers with those Node flags instead of `PEER_NODE_FLAGS` (`--node-flags=` with none), to
+ * measure what a flag does to RSS.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -41,6 +43,8 @@ export interface ScaleOptions {
   main: string;
   /** Run the heartbeating cluster phase (`--no-cluster` leaves it out). */
   withCluster: boolean;
+  /** The peers' Node flags (`--node-flags`, default `PEER_NODE_FLAGS`). */
+  nodeFlags: readonly string[];
   outDir?: string;
 }
 
@@ -57,8 +61,14 @@ export interface ScaleResult {
 
 interface OnePeer {
   idleRssMb: number;
-  points: { instances: number; rssMb: number }[];
+  /**
+   * RSS and the V8 heap in use (`nodejs_heap_size_used_bytes` on the peer's /metrics: no
+   * collection forced, so it holds some garbage too) at each step.
+   */
+  points: { instances: number; rssMb: number; heapUsedMb: number }[];
   slopeBytesPerInstance: number;
+  /** The slope of the heap in use through the same points. */
+  heapSlopeBytesPerInstance: number;
   aboveIdleBytesPerInstance: number;
   rSquared: number;
   /**
@@ -141,8 +151,8 @@ function pinnedTo(cores: string, command: string[]): [string, string[]] {
   return pinningAvailable() ? ['taskset', ['-c', cores, ...command]] : [command[0]!, command.slice(1)];
 }
 
-async function startScalePeer(spec: PeerSpec, seeds: PeerSpec[], cores: string, readyTimeoutMs: number, main: string): Promise<ServerProcess> {
-  const [command, args] = pinnedTo(cores, [process.execPath, ...PEER_NODE_FLAGS, main, '--config', clusterFile(spec.id, seeds), '--id', spec.id, '--log-level', 'warn']);
+async function startScalePeer(spec: PeerSpec, seeds: PeerSpec[], cores: string, readyTimeoutMs: number, options: ScaleOptions): Promise<ServerProcess> {
+  const [command, args] = pinnedTo(cores, [process.execPath, ...options.nodeFlags, options.main, '--config', clusterFile(spec.id, seeds), '--id', spec.id, '--log-level', 'warn']);
   const server = await startServer({
     name: `scale-${spec.id}`,
     command,
@@ -200,6 +210,15 @@ async function totalListed(url: string): Promise<number> {
   return body.services.reduce((sum, service) => sum + service.instances, 0);
 }
 
+/** The V8 heap a peer uses now, in MB, from its /metrics (prom-client's `nodejs_heap_size_used_bytes`). */
+async function heapUsedMb(url: string): Promise<number> {
+  const response = await fetch(`${url}/metrics`);
+  const text = await response.text();
+  const line = text.split('\n').find((row) => row.startsWith('nodejs_heap_size_used_bytes '));
+  if (!line) throw new Error(`${url}/metrics has no nodejs_heap_size_used_bytes`);
+  return Number(line.split(' ')[1]) / 1_048_576;
+}
+
 /** Polls (every 100 ms, bounded) until the peer lists `count` instances; ms taken, or NaN. */
 async function untilListed(url: string, count: number, maxMs: number): Promise<number> {
   const startedMs = performance.now();
@@ -238,11 +257,11 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
   try {
     // 1. One peer.
     const [first, second] = specs as [PeerSpec, PeerSpec];
-    const peer = await startScalePeer(first, [first], peerCores[0]!, 30_000, options.main);
+    const peer = await startScalePeer(first, [first], peerCores[0]!, 30_000, options);
     started.push(peer);
     await sleep(SETTLE_MS);
     const idleRssMb = round(peer.rssMb(), 1);
-    const points: { instances: number; rssMb: number }[] = [];
+    const points: { instances: number; rssMb: number; heapUsedMb: number }[] = [];
     let loaded = 0;
     let registerMs = 0;
     let coldMs: number | null = null;
@@ -255,16 +274,18 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
       loaded += run.done;
       if (run.done !== target - (loaded - run.done)) throw new Error(`registered ${run.done} of ${target - (loaded - run.done)} (${run.errors} errors)`);
       await sleep(SETTLE_MS);
-      points.push({ instances: loaded, rssMb: round(peer.rssMb(), 1) });
-      progress(`one peer: ${loaded} instances, RSS ${points.at(-1)!.rssMb} MB (idle ${idleRssMb} MB)`);
+      points.push({ instances: loaded, rssMb: round(peer.rssMb(), 1), heapUsedMb: round(await heapUsedMb(peer.url), 1) });
+      progress(`one peer: ${loaded} instances, RSS ${points.at(-1)!.rssMb} MB (idle ${idleRssMb} MB), heap used ${points.at(-1)!.heapUsedMb} MB`);
     }
     const fit = linearFit(points.map((point) => [point.instances / 10_000, point.rssMb]));
+    const heapFit = linearFit(points.map((point) => [point.instances / 10_000, point.heapUsedMb]));
     await sleep(IDLE_SETTLE_MS);
     const settledRssMb = round(peer.rssMb(), 1);
     onePeer = {
       idleRssMb,
       points,
       slopeBytesPerInstance: Math.round((fit.mbPer10k * 1_048_576) / 10_000),
+      heapSlopeBytesPerInstance: Math.round((heapFit.mbPer10k * 1_048_576) / 10_000),
       aboveIdleBytesPerInstance: Math.round(((points.at(-1)!.rssMb - idleRssMb) * 1_048_576) / options.instances),
       rSquared: fit.rSquared,
       settledRssMb,
@@ -273,7 +294,7 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
       coldRegisterPerSecond: coldMs === null ? null : Math.round((Math.min(COLD_COUNT, options.instances) / coldMs) * 1_000),
       errors,
     };
-    progress(`one peer: ${onePeer.slopeBytesPerInstance} B per instance (slope), ${onePeer.aboveIdleBytesPerInstance} above idle; register ${onePeer.registerPerSecond}/s (cold ${onePeer.coldRegisterPerSecond}/s)`);
+    progress(`one peer: ${onePeer.slopeBytesPerInstance} B per instance (slope; heap ${onePeer.heapSlopeBytesPerInstance} B), ${onePeer.aboveIdleBytesPerInstance} above idle; register ${onePeer.registerPerSecond}/s (cold ${onePeer.coldRegisterPerSecond}/s)`);
 
     // 2. A new peer joins.
     const joinEstimateMs = (options.instances / 20_000) * 1_000 + 15_000;
@@ -281,7 +302,7 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
     else {
       const cpuBeforeMs = totalCpuMsOf(peer.pid);
       const joinStartedMs = performance.now();
-      const newcomer = await startScalePeer(second, [first, second], peerCores[1]!, Math.max(30_000, left() - 20_000), options.main);
+      const newcomer = await startScalePeer(second, [first, second], peerCores[1]!, Math.max(30_000, left() - 20_000), options);
       started.push(newcomer);
       const readyMs = performance.now() - joinStartedMs;
       const listedMs = await untilListed(newcomer.url, options.instances, Math.max(10_000, left() - 15_000));
@@ -306,7 +327,15 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
     await stopAll();
   }
   const result: ScaleResult = {
-    options: { instances: options.instances, cores: options.cores, services: options.services, peers: options.peers, heartbeatSeconds: options.heartbeatSeconds, budgetMs: options.budgetMs },
+    options: {
+      instances: options.instances,
+      cores: options.cores,
+      services: options.services,
+      peers: options.peers,
+      heartbeatSeconds: options.heartbeatSeconds,
+      budgetMs: options.budgetMs,
+      nodeFlags: options.nodeFlags,
+    },
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
     layout,
     startedAt: new Date(startedMs).toISOString(),
@@ -328,7 +357,7 @@ async function heartbeatingCluster(
   // Fresh peers (new ports: the first phase's may linger in TIME_WAIT), every one seeded with all.
   const fresh: PeerSpec[] = [];
   for (const spec of specs) fresh.push({ id: spec.id, port: await freePort() });
-  const peers = await Promise.all(fresh.map((spec, k) => startScalePeer(spec, fresh, layout.peerCores[k]!, 60_000, options.main)));
+  const peers = await Promise.all(fresh.map((spec, k) => startScalePeer(spec, fresh, layout.peerCores[k]!, 60_000, options)));
   started.push(...peers);
   const urls = peers.map((peer) => peer.url);
   const loadStartedMs = performance.now();
@@ -374,6 +403,19 @@ async function heartbeatingCluster(
   return figures;
 }
 
+/**
+ * The peers' Node flags from `--node-flags` (whitespace between flags): `PEER_NODE_FLAGS` when
+ * not given, none when empty. Each must be a flag (`--...`): anything else would be taken for
+ * the script. Pure.
+ */
+export function nodeFlagsOf(text: string | undefined): readonly string[] {
+  if (text === undefined) return PEER_NODE_FLAGS;
+  const flags = text.split(/\s+/).filter((flag) => flag !== '');
+  const wrong = flags.find((flag) => !flag.startsWith('--'));
+  if (wrong !== undefined) throw new Error(`--node-flags: ${JSON.stringify(wrong)} is not a Node flag (--name or --name=value)`);
+  return flags;
+}
+
 function argument(name: string): string | undefined {
   return process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 }
@@ -394,6 +436,7 @@ export function scaleOptionsFromArgs(): ScaleOptions {
     budgetMs: number('budget-s', 600) * 1_000,
     withCluster: !process.argv.includes('--no-cluster'),
     main: argument('main') ?? 'dist/main.js',
+    nodeFlags: nodeFlagsOf(argument('node-flags')),
     outDir: argument('out'),
   };
 }

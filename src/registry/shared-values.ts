@@ -2,8 +2,11 @@ import type { InstanceRecord } from './types.js';
 
 /** Entries of the metadata table, at least; beyond it, one per four records held (see `SharedValues`). */
 export const SHARED_METADATA_MIN_ENTRIES = 1_024;
-/** Distinct short strings (zones, groups, owners) kept shared; past it a new one stays the record's own. */
-export const SHARED_STRINGS_MAX = 10_000;
+/**
+ * Distinct strings (zones, groups, owners) kept shared, at least; beyond it, one per four records
+ * held. Past the bound a new one stays the record's own.
+ */
+export const SHARED_STRINGS_MIN_ENTRIES = 10_000;
 
 interface SharedMetadata {
   metadata: Record<string, string>;
@@ -11,6 +14,12 @@ interface SharedMetadata {
   holders: number;
   /** Its JSON: its key in `metadataByText`. */
   text: string;
+}
+
+interface SharedString {
+  value: string;
+  /** Fields of the store's records (owner, zone, group) holding an equal string. */
+  holders: number;
 }
 
 /**
@@ -22,43 +31,58 @@ interface SharedMetadata {
  * invisible to readers (the shared object is equal, key order included, and nothing mutates
  * stored metadata).
  *
- * Metadata objects are counted by the records holding them and dropped with the last one. The
- * table is bounded (`SHARED_METADATA_MIN_ENTRIES`, or a quarter of the records held): where
- * every instance carries a metadata map of its own (an instance id in it), new maps stay
+ * Metadata objects and strings are counted by the records holding them and dropped with the
+ * last one, so a registry whose zones, groups or owners come and go (peers replaced, zones
+ * renamed) keeps only those its records hold now. The tables are bounded
+ * (`SHARED_METADATA_MIN_ENTRIES` and `SHARED_STRINGS_MIN_ENTRIES`, or a quarter of the records
+ * held): where every instance carries a metadata map or a zone of its own, new ones stay
  * private rather than growing a table that saves nothing.
+ *
+ * A string is counted by its content (a string has no identity to tell a shared copy from an
+ * equal private one): a record that kept a private copy while the table was full, released
+ * after an equal string was shared, takes one hold too many off it. That can only drop the
+ * entry early (an equal string is shared again from the next record on), never change a value.
  */
 export class SharedValues {
   private readonly metadataByText = new Map<string, SharedMetadata>();
   /** The entry of each shared object, so that a release finds it without encoding the map again. */
   private readonly entryOf = new WeakMap<Record<string, string>, SharedMetadata>();
-  private readonly strings = new Map<string, string>();
+  private readonly strings = new Map<string, SharedString>();
 
   /** Distinct metadata maps shared now (for tests and figures). */
   get metadataEntries(): number {
     return this.metadataByText.size;
   }
 
+  /** Distinct zones, groups and owners shared now (for tests and figures). */
+  get stringEntries(): number {
+    return this.strings.size;
+  }
+
   /**
    * Points `record` at the shared copies of its metadata, zone, group and owner, taking a
-   * hold on the metadata for it. The store owns the records it is given: they are freshly
-   * built per write, so replacing a field by an equal value changes nothing anyone sees.
-   * `recordsHeld` bounds the table. `previous`, the record this one replaces, lets go of its
-   * hold (`release`).
+   * hold on each for it. The store owns the records it is given: they are freshly built per
+   * write, so replacing a field by an equal value changes nothing anyone sees. `recordsHeld`
+   * bounds the tables. `previous`, the record this one replaces, lets go of its holds; a value
+   * equal to the previous one takes over its hold (most new versions keep their owner, zone,
+   * group and metadata), without a table lookup.
    */
   adopt(record: InstanceRecord, recordsHeld: number, previous?: InstanceRecord): void {
     const data = record.data;
-    record.owner = this.string(record.owner);
-    data.zone = this.string(data.zone);
-    if (data.group !== undefined) data.group = this.string(data.group);
+    record.owner = this.swap(record.owner, recordsHeld, previous?.owner)!;
+    data.zone = this.swap(data.zone, recordsHeld, previous?.data.zone)!;
+    if (data.group !== undefined || previous?.data.group !== undefined) {
+      const group = this.swap(data.group, recordsHeld, previous?.data.group);
+      // Only set when present: an absent group stays absent (no `group: undefined` field).
+      if (group !== undefined) data.group = group;
+    }
     if (previous !== undefined) {
-      // A new version of a stored record (a status change, a re-registration, a takeover, a
-      // replicated update) most often keeps its metadata: it takes over the hold of the record
-      // it replaces, without encoding either map.
+      // Likewise the metadata, without encoding either map.
       if (sameEntries(previous.data.metadata, data.metadata)) {
         data.metadata = previous.data.metadata;
         return;
       }
-      this.release(previous);
+      this.releaseMetadata(previous);
     }
     const text = JSON.stringify(data.metadata);
     const shared = this.metadataByText.get(text);
@@ -72,8 +96,15 @@ export class SharedValues {
     }
   }
 
-  /** Lets go of a record's hold on its metadata (it was replaced or purged). */
+  /** Lets go of a record's holds on its metadata and strings (it was purged). */
   release(record: InstanceRecord): void {
+    this.drop(record.owner);
+    this.drop(record.data.zone);
+    if (record.data.group !== undefined) this.drop(record.data.group);
+    this.releaseMetadata(record);
+  }
+
+  private releaseMetadata(record: InstanceRecord): void {
     const shared = this.entryOf.get(record.data.metadata);
     // A private map (the table was full when it came), or one whose entry was dropped, holds nothing.
     if (shared === undefined || shared.holders === 0) return;
@@ -84,11 +115,29 @@ export class SharedValues {
     }
   }
 
-  private string(value: string): string {
+  /** The string to store for `value` where a record held `previous`: the shared one, holds moved. */
+  private swap(value: string | undefined, recordsHeld: number, previous: string | undefined): string | undefined {
+    if (value === previous) return previous;
+    if (previous !== undefined) this.drop(previous);
+    return value === undefined ? undefined : this.take(value, recordsHeld);
+  }
+
+  /** The shared string equal to `value`, with a hold taken on it (`value` itself past the bound). */
+  private take(value: string, recordsHeld: number): string {
     const shared = this.strings.get(value);
-    if (shared !== undefined) return shared;
-    if (this.strings.size < SHARED_STRINGS_MAX) this.strings.set(value, value);
+    if (shared !== undefined) {
+      shared.holders += 1;
+      return shared.value;
+    }
+    if (this.strings.size < Math.max(SHARED_STRINGS_MIN_ENTRIES, recordsHeld / 4)) this.strings.set(value, { value, holders: 1 });
     return value;
+  }
+
+  private drop(value: string): void {
+    const shared = this.strings.get(value);
+    if (shared === undefined) return;
+    shared.holders -= 1;
+    if (shared.holders <= 0) this.strings.delete(value);
   }
 }
 

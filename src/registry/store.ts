@@ -115,6 +115,10 @@ export class InstanceStore {
   write(written: InstanceRecord, lease: LocalLeaseState, origin: ChangeOrigin): StoredInstance {
     const service = this.serviceFor(written.namespace, written.service);
     const record = written.service === service.service ? written : { ...written, service: service.service };
+    // The service's own strings: a name parsed from a request or a batch is a copy of its own
+    // when longer than the 10 characters V8 internalises in JSON.
+    record.service = service.service;
+    record.namespace = service.namespace;
     const previous = service.instances.get(record.instanceId);
     const keyString = instanceKeyString(record);
     const subBucket = previous?.subBucket ?? subBucketOf(keyString, this.digest.bucketCount);

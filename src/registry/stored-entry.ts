@@ -114,7 +114,8 @@ export class StoredEntry implements StoredInstance {
   constructor(record: InstanceRecord, lease: LocalLeaseState, revision: number, subBucket: number, origin: TimeOrigin) {
     this.record = record;
     this.revision = revision;
-    this.subBucket = subBucket;
+    // `| 0`: a sub-bucket is a small integer, but one computed by cold code comes as a boxed number.
+    this.subBucket = subBucket | 0;
     // The earliest time of the lease anchors a store's first origin (the others are later: a
     // lease runs out after it was taken).
     const first = lease.ownedSinceMs !== 0 ? lease.ownedSinceMs : lease.heardUntilMs !== 0 ? lease.heardUntilMs : lease.leaseExpiresAtMs;

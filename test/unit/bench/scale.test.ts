@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { coreLayout, type ScaleResult } from '../../../bench/scale.js';
+import { coreLayout, nodeFlagsOf, type ScaleResult } from '../../../bench/scale.js';
+import { PEER_NODE_FLAGS } from '../../../src/node-flags.js';
 import { renderScaleMarkdown } from '../../../bench/scale-report.js';
 
 describe('scale benchmark: core layout', () => {
@@ -16,19 +17,32 @@ describe('scale benchmark: core layout', () => {
 describe('scale benchmark: markdown', () => {
   it('shows each phase measured, and why one was skipped', () => {
     const result: ScaleResult = {
-      options: { instances: 1_000_000, cores: 16, services: 1_000, peers: 5, heartbeatSeconds: 30, budgetMs: 400_000 },
+      options: { instances: 1_000_000, cores: 16, services: 1_000, peers: 5, heartbeatSeconds: 30, budgetMs: 400_000, nodeFlags: ['--max-semi-space-size=4'] },
       machine: { cpus: 16, model: 'test cpu', node: 'v20.0.0' },
       layout: { peerCores: ['0-1'], loaderCores: '10-15', loaders: 6 },
       startedAt: '2026-12-04T00:00:00.000Z',
       durationSeconds: 300,
-      onePeer: { idleRssMb: 100, points: [{ instances: 100_000, rssMb: 150 }], slopeBytesPerInstance: 480, aboveIdleBytesPerInstance: 520, rSquared: 0.999, settledRssMb: 140, settledAboveIdleBytesPerInstance: 42, registerPerSecond: 20_000, coldRegisterPerSecond: 9_000, errors: 0 },
+      onePeer: { idleRssMb: 100, points: [{ instances: 100_000, rssMb: 150, heapUsedMb: 90.5 }], slopeBytesPerInstance: 480, heapSlopeBytesPerInstance: 410, aboveIdleBytesPerInstance: 520, rSquared: 0.999, settledRssMb: 140, settledAboveIdleBytesPerInstance: 42, registerPerSecond: 20_000, coldRegisterPerSecond: 9_000, errors: 0 },
       join: { readyMs: 9_000, allListedMs: 9_500, newPeerRssMb: 600, servingPeerCpuSeconds: 7.5 },
       cluster: { skipped: 'needs about 260 s, 100 s left' },
     };
     const page = renderScaleMarkdown(result);
-    expect(page).toContain('| one peer: bytes per instance (slope of RSS, least squares) | 480 B (R² 0.999); above idle at 1,000,000: 520 B |');
+    expect(page).toContain('| one peer: bytes per instance (slope of RSS, least squares) | 480 B (R² 0.999); above idle at 1,000,000: 520 B; heap in use 410 B |');
+    expect(page).toContain('| one peer: RSS by instances (heap in use) | 100,000: 150 MB (90.5 MB) |');
+    expect(page).toContain('peer Node flags: --max-semi-space-size=4;');
     expect(page).toContain('| one peer: RSS at the end after 20 s idle | 140 MB: 42 B per instance above idle |');
     expect(page).toContain('| a new peer joins: ready / lists every instance | 9,000 ms / 9,500 ms |');
     expect(page).toContain('| peers with heartbeats | skipped: needs about 260 s, 100 s left |');
+  });
+});
+
+describe('scale benchmark: --node-flags', () => {
+  it('runs the peers with the project flags unless told, with none when empty, and with the flags named', () => {
+    expect(nodeFlagsOf(undefined)).toEqual(PEER_NODE_FLAGS);
+    expect(nodeFlagsOf('')).toEqual([]);
+    expect(nodeFlagsOf(' --max-semi-space-size=4   --max-old-space-size=900 ')).toEqual(['--max-semi-space-size=4', '--max-old-space-size=900']);
+  });
+  it('refuses what is not a flag (it would be taken for the script)', () => {
+    expect(() => nodeFlagsOf('--max-semi-space-size=4 dist/other.js')).toThrow('"dist/other.js" is not a Node flag');
   });
 });

@@ -85,4 +85,53 @@ describe('InstanceStore: shared metadata, zones, groups and owners', () => {
     shared.release(reordered);
     expect(shared.metadataEntries).toBe(0);
   });
+
+  it('forgets zones, groups and owners with the last record holding them, so a churned registry keeps none of the gone ones', () => {
+    const store = new InstanceStore(16);
+    const ROUNDS = 5;
+    const PER_ROUND = 40;
+    for (let round = 0; round < ROUNDS; round++) {
+      // Each round: new instances in zones, groups and under owners of their own (peers replaced, zones renamed).
+      const entries = [];
+      for (let i = 0; i < PER_ROUND; i++) {
+        const data = { ...record().data, zone: copy(`zone-${round}-${i % 4}`), group: copy(`group-${round}-${i % 2}`), metadata: metadata(`b${round}`) };
+        entries.push(store.write(record({ instanceId: `r${round}-i${i}`, peerId: `peer-${round}-${i % 3}`, data }), lease, 'local'));
+      }
+      // 4 zones, 2 groups and 3 owners of this round are held now, none of earlier rounds.
+      expect(store.shared.stringEntries).toBe(4 + 2 + 3);
+      const zones = new Set(entries.map((entry) => entry.record.data.zone));
+      expect(zones).toEqual(new Set([0, 1, 2, 3].map((i) => `zone-${round}-${i}`)));
+      // Equal values are one string: the entries of a zone hold what the table holds.
+      expect(entries[4]!.record.data.zone).toBe(entries[0]!.record.data.zone);
+      // Cancelled (tombstones keep their data and holds), then purged.
+      for (const entry of entries) {
+        const tombstone = store.write({ ...entry.record, deleted: 'cancel', version: `${entry.record.version}x` }, lease, 'local');
+        expect(tombstone.record.data.zone).toBe(entry.record.data.zone);
+      }
+      expect(store.shared.stringEntries).toBe(4 + 2 + 3);
+      for (const entry of entries) store.purge(entry.record);
+      expect(store.shared.stringEntries).toBe(0);
+      expect(store.shared.metadataEntries).toBe(0);
+    }
+  });
+
+  it('moves the holds of a record written again with another zone, group or owner', () => {
+    const shared = new SharedValues();
+    const first = record({ peerId: 'peer-1', data: { ...record().data, zone: 'z1', group: 'g1' } });
+    const other = record({ instanceId: 'i-2', peerId: 'peer-1', data: { ...record().data, zone: 'z1' } });
+    shared.adopt(first, 0);
+    shared.adopt(other, 1);
+    // z1, g1, peer-1
+    expect(shared.stringEntries).toBe(3);
+    const second = record({ wallMs: 2_000, peerId: 'peer-2', data: { ...record().data, zone: 'z2' } });
+    shared.adopt(second, 2, first);
+    expect(second.data.group).toBeUndefined();
+    expect('group' in second.data).toBe(false);
+    // z1 and peer-1 still held by `other`; g1 gone; z2 and peer-2 added.
+    expect(shared.stringEntries).toBe(4);
+    shared.release(other);
+    expect(shared.stringEntries).toBe(2);
+    shared.release(second);
+    expect(shared.stringEntries).toBe(0);
+  });
 });

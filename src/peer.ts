@@ -57,7 +57,7 @@ function failStart(logger: ReturnType<typeof createPinoLogger> | null, line: str
 const loggedError = (error: unknown) => ({ code: codeOf(error), message: error instanceof Error ? error.message : String(error) });
 
 /** The protocol listener a listen error belongs to, by the port it names (null: none of them): each declares the ports it binds. */
-function protocolTarget(config: RegistryConfig, error: unknown): ListenTarget | null {
+export function protocolTarget(config: RegistryConfig, error: unknown): ListenTarget | null {
   const port = (error as { port?: unknown } | null)?.port;
   for (const adapter of LISTENER_ADAPTERS) {
     const declaration = adapter as ListenerDeclaration;

@@ -1,19 +1,20 @@
 import type { AdapterPorts } from './adapters/contract.js';
 import { LISTENER_ADAPTERS } from './adapters/listeners.js';
 import type { RegistryConfig } from './config/load.js';
-import type { ConsulNode } from './consul/app.js';
 import type { ServerTls } from './http/server.js';
 import type { Logger } from './log/logger.js';
-import type { RegistryNode } from './node.js';
+import type { NodeComponents, RegistryNode } from './node.js';
 
 /**
- * What the listeners read of the peer, never the whole node: the read layer (DNS, xDS), the
- * membership (DNS zones, Consul's datacenters and `status/peers`), the clock (xDS pushes, the
- * Consul TTL sweep), and what the Consul API reads besides (ConsulNode: its application layer's
- * sources, the start-up sync's readiness, chance and the logger), and the adapter metrics. A
- * peer's RegistryNode is one.
+ * What the listeners read of the peer, never the whole node: its application layer's sources
+ * (registry, durability, the read layer, the watch hub, zones), the membership (DNS zones,
+ * Consul's datacenters and `status/peers`), readiness (the start-up sync), the clock, chance
+ * and the logger, the contract's ports and the adapter metrics. A peer's RegistryNode is one.
  */
-export type ListenerNode = ConsulNode & Pick<RegistryNode, 'ports' | 'adapterMetrics'>;
+export type ListenerNode = Pick<RegistryNode, 'registry' | 'durability' | 'views' | 'watch' | 'regionOfZone' | 'membership' | 'ready' | 'ports' | 'adapterMetrics'> & {
+  readonly config: RegistryConfig;
+  readonly components: Pick<NodeComponents, 'clock' | 'rng' | 'logger'>;
+};
 
 /** What a protocol listener is started with. */
 export interface ListenerDeps {

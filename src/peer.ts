@@ -1,5 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { portSettingOf, type ListenerDeclaration } from './adapters/declaration.js';
+import { LISTENER_ADAPTERS, settingsOf } from './adapters/listeners.js';
 import { systemClock } from './clock/clock.js';
 import { seededRng } from './clock/rng.js';
 import { ConfigError, loadConfig, type ConfigFlags, type RegistryConfig } from './config/load.js';
@@ -35,16 +37,8 @@ async function readTlsFiles(config: RegistryConfig): Promise<{ server?: ServerTl
   };
 }
 
-/** The settings that choose each listener's port, for the messages of startup-failure.ts. */
-const PROTOCOL_NAMES = { dns: 'DNS', xds: 'xDS', consul: 'Consul', nacos: 'Nacos' } as const;
-
-const PORT_SETTINGS = {
-  http: '--port (REGISTRY_PORT, or `port` in the config file; a peer listed in the file takes its port from its `url`)',
-  dns: '--dns-port (REGISTRY_DNS_PORT, or `dns.port` in the config file)',
-  xds: '--xds-port (REGISTRY_XDS_PORT, or `xds.port` in the config file)',
-  consul: '--consul-port (REGISTRY_CONSUL_PORT, or `consul.port` in the config file)',
-  nacos: '--nacos-port (REGISTRY_NACOS_PORT, or `nacos.port` in the config file; gRPC: `nacos.grpcPort`, default port + 1000)',
-} as const;
+/** The setting that chooses the HTTP port, for the messages of startup-failure.ts (a listener's is its declaration's). */
+const HTTP_PORT_SETTING = '--port (REGISTRY_PORT, or `port` in the config file; a peer listed in the file takes its port from its `url`)';
 
 /**
  * Ends a start that failed: the fatal log line (with the error's code and message, no stack
@@ -62,17 +56,15 @@ function failStart(logger: ReturnType<typeof createPinoLogger> | null, line: str
 /** An error for the fatal log line: what pino would show of it, minus the stack. */
 const loggedError = (error: unknown) => ({ code: codeOf(error), message: error instanceof Error ? error.message : String(error) });
 
-/** The protocol listener a listen error belongs to, by the port it names (null: none of them). */
-function protocolTarget(config: RegistryConfig, error: unknown): ListenTarget | null {
+/** The protocol listener a listen error belongs to, by the port it names (null: none of them): each declares the ports it binds. */
+export function protocolTarget(config: RegistryConfig, error: unknown): ListenTarget | null {
   const port = (error as { port?: unknown } | null)?.port;
-  for (const name of ['dns', 'xds', 'consul', 'nacos'] as const) {
-    const listener = config.protocols[name];
-    if (listener.port !== null && listener.port === port) {
-      return { what: `the ${PROTOCOL_NAMES[name]} listener`, host: config.host, port: listener.port, portSetting: PORT_SETTINGS[name] };
+  for (const adapter of LISTENER_ADAPTERS) {
+    const declaration = adapter as ListenerDeclaration;
+    for (const listening of declaration.listens(settingsOf(config, adapter))) {
+      if (listening.port === port) return { what: listening.what, host: config.host, port: listening.port, portSetting: portSettingOf(declaration) };
     }
   }
-  const { grpcPort } = config.protocols.nacos;
-  if (grpcPort !== null && grpcPort === port) return { what: 'the Nacos gRPC listener', host: config.host, port: grpcPort, portSetting: PORT_SETTINGS.nacos };
   return null;
 }
 
@@ -121,7 +113,7 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
-    const target = { what: 'the HTTP API', host: config.host, port: config.port, portSetting: PORT_SETTINGS.http };
+    const target = { what: 'the HTTP API', host: config.host, port: config.port, portSetting: HTTP_PORT_SETTING };
     failStart(logger, listenFailure(error, target), 'cannot listen', { err: loggedError(error), host: config.host, port: config.port });
   }
   // Listen first (so peers and probes reach us while we sync), then sync; /readyz says when done.
@@ -133,7 +125,7 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
     }
     failStart(logger, otherFailure('the start-up sync', error), 'cannot start', { err: loggedError(error) });
   }
-  // DNS, xDS and Consul listeners (each off unless its port is set), after the start-up sync.
+  // The protocol listeners (src/adapters/listeners.ts; each off unless its port is set), after the start-up sync.
   let listeners: ProtocolListener[];
   try {
     listeners = await startProtocolListeners({ node, config, logger, ...(tls.server ? { tls: tls.server } : {}) });

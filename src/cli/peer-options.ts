@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
+import { LISTENER_ADAPTERS } from '../adapters/listeners.js';
 
 /**
  * The flags of a peer (docs/configuration.md, docs/cli.md), each with its environment twin; shared by `npm start`
  * (src/main.ts) and `registry start` so the two never drift apart.
  */
 export function addPeerOptions(command: Command): Command {
-  return command
+  command
     .option('--config <file>', 'cluster file (env REGISTRY_CONFIG)')
     .option('--id <id>', "this peer's id in the cluster file (env REGISTRY_ID)")
     .option('--host <address>', 'address to listen on (env REGISTRY_HOST)')
@@ -19,10 +20,9 @@ export function addPeerOptions(command: Command): Command {
     .option('--zone <name>', "this peer's zone (env REGISTRY_ZONE)")
     .option('--tls-cert <file>', "this peer's TLS certificate, PEM (env REGISTRY_TLS_CERT)")
     .option('--tls-key <file>', 'its private key, PEM (env REGISTRY_TLS_KEY)')
-    .option('--tls-ca <file>', "the CA of the peers' certificates, PEM (env REGISTRY_TLS_CA)")
-    .option('--dns-port <port>', 'serve DNS on this UDP and TCP port; off by default (env REGISTRY_DNS_PORT)')
-    .option('--xds-port <port>', 'serve gRPC xDS (ADS) on this port; off by default (env REGISTRY_XDS_PORT)')
-    .option('--consul-port <port>', 'serve the Consul-compatible HTTP API on this port; off by default (env REGISTRY_CONSUL_PORT)')
-    .option('--nacos-port <port>', 'serve the Nacos naming API (HTTP, UDP push; gRPC at port + 1000) on this port; off by default (env REGISTRY_NACOS_PORT)')
+    .option('--tls-ca <file>', "the CA of the peers' certificates, PEM (env REGISTRY_TLS_CA)");
+  // Each protocol listener's port, from its declaration (src/adapters/listeners.ts).
+  for (const { settings } of LISTENER_ADAPTERS) command.option(`${settings.flag} <port>`, `${settings.help} (env ${settings.env})`);
+  return command
     .option('--insecure', 'start on a non-loopback address even without authentication (env REGISTRY_INSECURE)');
 }

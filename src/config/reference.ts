@@ -1,3 +1,4 @@
+import { LISTENER_ADAPTERS } from '../adapters/listeners.js';
 import { envNames } from './load.js';
 import { profileNames, profiles } from './profiles.js';
 import { SECURITY_ENV } from './security.js';
@@ -29,6 +30,20 @@ function profileTable(): string {
   for (const name of names) {
     const cells = profileNames.map((profile) => String(profiles[profile].overrides[name] ?? clusterSettings[name].default));
     lines.push(`| \`${name}\` | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** `a, b, c and d`. */
+function listFormat(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
+
+/** Every protocol listener's rows, from its declaration (src/<protocol>/declaration.ts). */
+function listenerTable(): string {
+  const lines = ['| field | type | default | what it does |', '| --- | --- | --- | --- |'];
+  for (const adapter of LISTENER_ADAPTERS) {
+    for (const row of adapter.reference.rows) lines.push(`| \`${adapter.name}.${row.field}\` | ${row.type} | ${row.default} | ${row.doc} |`);
   }
   return lines.join('\n');
 }
@@ -144,42 +159,11 @@ ${table('security.', securitySettings)}
 
 ## Protocol listeners
 
-Beside the HTTP API a peer can serve DNS, gRPC xDS, a Consul-compatible HTTP API and the Nacos naming API, each on a
+Beside the HTTP API a peer can serve ${listFormat(LISTENER_ADAPTERS.map((adapter) => adapter.reference.intro))}, each on a
 port of its own, on the peer's host, and each off until its port is set. They serve the same
 records as \`/v1\` and the Eureka API.
 
-| field | type | default | what it does |
-| --- | --- | --- | --- |
-| \`dns.port\` | port | off | serve DNS over UDP and TCP on this port (docs/dns.md). Also \`--dns-port\`. |
-| \`dns.namespaces\` | array | \`["default"]\` | the namespaces DNS answers for (DNS carries no credentials; docs/security.md) |
-| \`dns.domain\` | name | \`registry.\` | the zone DNS answers for: \`<service>.service.<domain>\` and the other names of docs/dns.md; names outside it answer REFUSED |
-| \`dns.ttlSeconds\` | seconds | 5 | 0 to 86400: TTL of every record, and of negative answers (the SOA's minimum); short because the registry changes fast, longer saves queries but serves staler answers |
-| \`dns.allowFrom\` | array | \`["127.0.0.0/8", "::1/128"]\` | source networks (CIDR) that may query; other sources get REFUSED over UDP and a closed connection over TCP (docs/security.md) |
-| \`dns.maxUdpPayloadBytes\` | bytes | 1232 | 512 to 65535: largest UDP answer to a client whose EDNS0 buffer is larger (without EDNS0: 512); a bigger answer is truncated (TC) and the resolver retries over TCP |
-| \`dns.udpRateLimitPerSecond\` | count | 2000 | 0 to 1000000: UDP queries per second one source address may send (a token bucket \`dns.udpRateLimitBurst\` deep); past it a query is dropped, every other one answered with an empty truncated answer so that a resolver whose address a flood spoofs retries over TCP. A UDP source can be spoofed and an answer is up to 25 times its query, so this keeps the peer from being a traffic amplifier; far above what a caching resolver sends (docs/dns.md). Loopback sources are not counted. Every DNS query, UDP or TCP, also counts against \`limits.rateLimitPerSecond\` like any request. 0 switches it off |
-| \`dns.udpRateLimitBurst\` | count | 4000 | 1 to 1000000: UDP queries one source may send at once before \`dns.udpRateLimitPerSecond\` paces it |
-| \`xds.port\` | port | off | serve the xDS Aggregated Discovery Service (gRPC) on this port (docs/xds.md). Also \`--xds-port\`. |
-| \`xds.namespaces\` | array | \`["default"]\` | the namespaces xDS exposes (a service of namespace \`ns\` other than \`default\` is \`xds:///service.ns\`; docs/xds.md) |
-| \`xds.lbPolicy\` | string | \`auto\` | the balancing the Cluster asks of gRPC clients: \`auto\` (\`ring_hash\` for every client but gRPC C-core before 1.52, which crashes on it and gets \`round_robin\`; docs/xds.md), or \`ring_hash\` (calls in proportion to each endpoint's weight) or \`round_robin\` (endpoints of a zone take turns; weights only split calls between zones) for every client |
-| \`xds.pushCoalesceMs\` | ms | 50 | changes within this window reach each ADS stream as one push; longer means fewer pushes under churn but later news |
-| \`xds.allowAnonymous\` | boolean | \`false\` | with client tokens configured, serve \`xds.namespaces\` to ADS streams that present no token (most gRPC xDS clients cannot send one); off: a stream needs a token with the \`read\` scope in its gRPC metadata (\`authorization: Bearer <token>\`) and reads only its token's namespaces. An unknown token is always refused |
-| \`xds.streamsMax\` | count | 10000 | most ADS streams the listener holds at once; the next is refused with RESOURCE_EXHAUSTED. One principal holds at most \`limits.heldSharePerPrincipalRatio\` of them (a loopback caller without a token: the whole cap) |
-| \`xds.resourceNamesPerPrincipalMax\` | count | 100000 | most resource names one principal's streams subscribe to together (each stream at most 10,000); past it a request is refused with RESOURCE_EXHAUSTED |
-| \`consul.port\` | port | off | serve Consul's agent, catalog and health HTTP API on this port (docs/consul.md). Also \`--consul-port\`. |
-| \`consul.namespaces\` | array | \`["default"]\` | the namespaces the Consul API serves; the first is the one a request that names none (\`?ns=\`) reads and writes |
-| \`consul.defaultWaitMs\` | ms | \`300000\` | the \`wait\` of a blocking query that gives none (Consul's default: 5 minutes) |
-| \`consul.maxWaitMs\` | ms | \`600000\` | longest \`wait\` a blocking query may ask for; longer asks are cut to it (Consul's cap: 10 minutes) |
-| \`consul.blockingQueriesMax\` | count | \`10000\` | most blocking queries held at once; the next one is answered 429 |
-| \`consul.allowGetWrites\` | boolean | \`false\` | also take deregister and check pass/warn/fail as GET, as Consul before 1.0 and Debian's python3-consul 0.7 send them; off, a GET is answered 405 (Consul's rule since 1.0), so a web page cannot deregister through a link; on, a GET a browser made is still refused |
-| \`consul.ttlSweepIntervalMs\` | ms | \`1000\` | how often the TTL checks of the instances this peer owns are looked at: a check not renewed within its TTL turns critical at most this much later |
-| \`nacos.port\` | port | off | serve the Nacos naming API (v1 over HTTP, with UDP push) on this port (docs/nacos.md). Also \`--nacos-port\` (\`REGISTRY_NACOS_PORT\`). |
-| \`nacos.grpcPort\` | port | port + 1000 | the Nacos 2.x gRPC port; Nacos clients look for it 1000 above the HTTP port (9848 beside 8848), so set it only for clients told of another offset |
-| \`nacos.namespaces\` | array | \`["default"]\` | the namespaces the Nacos API serves; Nacos's \`public\` namespace (and none) is \`default\` |
-| \`nacos.pushTargetsMax\` | count | \`10000\` | most UDP push targets (a client's listed service) held at once, and most gRPC connections: each a pool of the peer with a share per principal (token, or address without one) of \`limits.heldSharePerPrincipalRatio\`; past either the target is not taken (that client then polls) or the connection is refused |
-| \`nacos.pushTargetsPerSourceMax\` | count | \`256\` | most instances and subscriptions per gRPC connection (push targets and connections per client are shares of \`nacos.pushTargetsMax\`: \`limits.heldSharePerPrincipalRatio\`) |
-| \`nacos.pushSubscriptionTtlMs\` | ms | \`30000\` | a client that has not listed a service for this long is no longer pushed it (clients list again every 10 s) |
-| \`nacos.pushRetryIntervalMs\` | ms | \`1000\` | how long a UDP push waits for its \`push-ack\` before it is sent again |
-| \`nacos.pushRetriesMax\` | count | \`3\` | how many times a push without an ack is sent again before it is given up (the client's next list catches up) |
+${listenerTable()}
 
 ## Profiles
 

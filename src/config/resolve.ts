@@ -1,3 +1,5 @@
+import { LISTENER_ADAPTERS } from '../adapters/listeners.js';
+import { portOption } from '../adapters/declaration.js';
 import { profileNames, profiles } from './profiles.js';
 import { ProtocolConfigError, readProtocols, type ProtocolConfigs } from './protocols.js';
 import { readSecurity, SecurityConfigError, type SecurityConfig, type TlsConfig } from './security.js';
@@ -22,10 +24,8 @@ const FILE_FIELDS = new Set([
   'services',
   'security',
   'tls',
-  'dns',
-  'xds',
-  'consul',
-  'nacos',
+  // Each protocol listener's section (src/adapters/listeners.ts).
+  ...LISTENER_ADAPTERS.map((adapter) => adapter.name),
 ]);
 const CLUSTER_FIELDS = new Set(['name', 'profile', ...Object.keys(clusterSettings)]);
 
@@ -122,15 +122,11 @@ export function resolveConfig(
   const logLevel =
     readEnum(...source('logLevel', doc.logLevel), logLevels) ?? 'info';
   const clusterName = readString('cluster.name', clusterDoc.name) ?? 'default';
-  const portOf = (name: 'dnsPort' | 'xdsPort' | 'consulPort' | 'nacosPort', section: unknown, field: string) =>
-    readPort(...source(name, isObject(section) ? section.port : undefined, field));
   let protocols: ProtocolConfigs;
   try {
-    protocols = readProtocols(doc, {
-      dns: portOf('dnsPort', doc.dns, 'dns.port'),
-      xds: portOf('xdsPort', doc.xds, 'xds.port'),
-      consul: portOf('consulPort', doc.consul, 'consul.port'),
-      nacos: portOf('nacosPort', doc.nacos, 'nacos.port'),
+    protocols = readProtocols(doc, (adapter) => {
+      const section = doc[adapter.name];
+      return readPort(...source(portOption(adapter) as keyof ConfigFlags, isObject(section) ? section.port : undefined, `${adapter.name}.port`));
     });
   } catch (error) {
     if (error instanceof ProtocolConfigError) throw new ConfigError(error.field, error.problem);

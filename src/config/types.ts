@@ -1,3 +1,5 @@
+import { portOption } from '../adapters/declaration.js';
+import { LISTENER_ADAPTERS, type ListenerPortFlags } from '../adapters/listeners.js';
 import type { ProfileName } from './profiles.js';
 import type { ProtocolConfigs } from './protocols.js';
 import type { SecurityConfig, TlsConfig } from './security.js';
@@ -42,7 +44,7 @@ export interface RegistryConfig {
   seeds: PeerConfig[];
   /** Per-service settings, keyed `namespace/service`. */
   services: Record<string, ServiceSettings>;
-  /** The DNS, xDS and Consul listeners (each off unless its port is set; see protocols.ts). */
+  /** The protocol listeners' settings, each under its name (each off unless its port is set; src/adapters/listeners.ts). */
   protocols: ProtocolConfigs;
 }
 
@@ -52,8 +54,11 @@ export interface ServiceSettings {
   protectThresholdRatio: number;
 }
 
-/** Command-line flags; each has an environment twin (see `envNames`). */
-export interface ConfigFlags {
+/**
+ * Command-line flags; each has an environment twin (see `envNames`). Each protocol listener
+ * adds its port's (`dnsPort`: `--dns-port`, `REGISTRY_DNS_PORT`), from its declaration.
+ */
+export interface ConfigFlags extends ListenerPortFlags {
   config?: string;
   id?: string;
   host?: string;
@@ -70,18 +75,10 @@ export interface ConfigFlags {
   tlsCert?: string;
   tlsKey?: string;
   tlsCa?: string;
-  /** Serve DNS (UDP and TCP) on this port (docs/dns.md). */
-  dnsPort?: string | number;
-  /** Serve xDS (gRPC ADS) on this port (docs/xds.md). */
-  xdsPort?: string | number;
-  /** Serve the Consul-compatible HTTP API on this port (docs/consul.md). */
-  consulPort?: string | number;
-  /** Serve the Nacos naming API on this port (HTTP and UDP push; gRPC at port + 1000; docs/nacos.md). */
-  nacosPort?: string | number;
 }
 
-/** The environment variable of each flag. */
-export const envNames: Record<keyof ConfigFlags, string> = {
+/** The environment variable of each of the peer's own flags. */
+const PEER_ENV_NAMES: Record<Exclude<keyof ConfigFlags, keyof ListenerPortFlags>, string> = {
   config: 'REGISTRY_CONFIG',
   id: 'REGISTRY_ID',
   host: 'REGISTRY_HOST',
@@ -97,10 +94,12 @@ export const envNames: Record<keyof ConfigFlags, string> = {
   tlsCert: 'REGISTRY_TLS_CERT',
   tlsKey: 'REGISTRY_TLS_KEY',
   tlsCa: 'REGISTRY_TLS_CA',
-  dnsPort: 'REGISTRY_DNS_PORT',
-  xdsPort: 'REGISTRY_XDS_PORT',
-  consulPort: 'REGISTRY_CONSUL_PORT',
-  nacosPort: 'REGISTRY_NACOS_PORT',
+};
+
+/** The environment variable of each flag: the peer's own, then each protocol listener's port (its declaration's). */
+export const envNames: Record<keyof ConfigFlags, string> = {
+  ...PEER_ENV_NAMES,
+  ...(Object.fromEntries(LISTENER_ADAPTERS.map((adapter) => [portOption(adapter), adapter.settings.env])) as Record<keyof ListenerPortFlags, string>),
 };
 
 export const DEFAULT_HOST = '127.0.0.1';

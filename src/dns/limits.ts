@@ -1,6 +1,6 @@
 import type { LimitsPort } from '../adapters/limits.js';
 import type { Clock } from '../clock/clock.js';
-import type { DnsConfig } from '../config/protocols.js';
+import type { DnsConfig } from './declaration.js';
 import type { HeldRefusal, HeldShares, HeldSlot } from '../security/held-shares.js';
 import { isLoopback, RateLimiter } from '../security/rate-limit.js';
 

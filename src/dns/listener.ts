@@ -2,7 +2,7 @@ import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dg
 import { BlockList, createServer, isIP, type Server, type Socket } from 'node:net';
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import type { Clock } from '../clock/clock.js';
-import type { DnsConfig } from '../config/protocols.js';
+import type { DnsConfig } from './declaration.js';
 import type { Logger } from '../log/logger.js';
 import type { ListenerDeps, ProtocolListener } from '../protocol-listeners.js';
 import { DnsLimits } from './limits.js';

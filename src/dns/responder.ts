@@ -1,5 +1,5 @@
 import dnsPacket, { type Answer, type DecodedPacket, type OptAnswer, type Question } from 'dns-packet';
-import type { DnsConfig } from '../config/protocols.js';
+import type { DnsConfig } from './declaration.js';
 import type { ServiceView, ServiceViews } from '../views/service-views.js';
 import { answerTo, MAX_MESSAGE_BYTES, optRecord, plainAnswer, PreparedAnswer, questionNameBytes, udpLimit } from './encoding.js';
 import { lowerAscii, nameParser, type Lookup, type NameParser, type ServiceLookup } from './names.js';

@@ -1,3 +1,5 @@
+import type { ListenerDeclaration } from '../adapters/declaration.js';
+import { LISTENER_ADAPTERS, settingsOf } from '../adapters/listeners.js';
 import type { RegistryConfig } from '../config/load.js';
 import type { InstanceData } from '../registry/types.js';
 import type { ServiceViews } from '../views/service-views.js';
@@ -12,22 +14,22 @@ import { outcomes, type AdapterMetrics, type Outcome } from './adapter-metrics.j
  * served changes, so a poll of a quiet registry costs one lookup per service).
  */
 
+/** The listeners' declarations, as the base type (each reads its own settings type). */
+const DECLARED = LISTENER_ADAPTERS as readonly ListenerDeclaration[];
+
 /**
- * Which protocol registered an instance, from its record's protocol data, first match wins;
- * any other instance was registered through the native API. One line per protocol.
+ * Which protocol registered an instance, from its record's protocol data, first match wins:
+ * the record extension of a listener that declares one (its declaration's `extension`), then
+ * Eureka's (served by the HTTP app), then what a listener recognises besides (its declaration's
+ * `registered`: Consul's metadata keys of records written before its extension). Any other
+ * instance was registered through the native API.
  */
 export const REGISTERED_THROUGH: ReadonlyArray<readonly [protocol: string, registered: (data: InstanceData) => boolean]> = [
-  ['nacos', (data) => data.extensions?.nacos !== undefined],
-  ['consul', (data) => data.extensions?.consul !== undefined || hasConsulMarker(data.metadata)],
+  ...DECLARED.flatMap(({ name, extension }) => (extension ? [[name, (data: InstanceData) => data.extensions?.[extension as keyof NonNullable<InstanceData['extensions']>] !== undefined] as const] : [])),
   ['eureka', (data) => data.extensions?.eureka !== undefined],
+  ...DECLARED.flatMap(({ name, registered }) => (registered ? [[name, registered] as const] : [])),
 ];
 export const NATIVE = 'native';
-
-/** The Consul API keeps its tags and checks in metadata keys under `consul.` (consul/fields.ts). */
-function hasConsulMarker(metadata: Readonly<Record<string, string>>): boolean {
-  for (const key in metadata) if (key.startsWith('consul.')) return true;
-  return false;
-}
 
 /** The protocol that registered an instance (`native` when none of the table's matches). */
 export function registeredThrough(data: InstanceData): string {
@@ -35,11 +37,10 @@ export function registeredThrough(data: InstanceData): string {
   return NATIVE;
 }
 
-/** How the listeners of the peer carry their protocol, for the panel. */
-const LISTENER_TRANSPORTS: Readonly<Record<string, string>> = { dns: 'UDP and TCP', xds: 'gRPC', consul: 'HTTP', nacos: 'HTTP, gRPC and UDP' };
-
 export interface ListenerEntry {
   protocol: string;
+  /** How the dashboard names it (a listener's declaration says; `Native /v1` for the main port's). */
+  label: string;
   on: boolean;
   /** `host:port` or the URL it is reached at; null when off. */
   address: string | null;
@@ -64,7 +65,16 @@ export interface ProtocolsView {
   nowMs: number;
   listeners: ListenerEntry[];
   protocols: ProtocolLoad[];
+  /** The protocols that register instances (the dashboard's "registered through" choices), as REGISTERED_THROUGH orders them, the native API last. */
+  registering: Array<{ protocol: string; label: string }>;
 }
+
+/** How the dashboard names each registering protocol: Eureka's and the native API's here, a listener's from its declaration. */
+const REGISTERING: ReadonlyArray<{ protocol: string; label: string }> = [
+  { protocol: 'eureka', label: 'Eureka' },
+  ...DECLARED.filter((adapter) => adapter.extension !== undefined || adapter.registered !== undefined).map((adapter) => ({ protocol: adapter.name, label: adapter.label })),
+  { protocol: NATIVE, label: 'the native API' },
+];
 
 export interface ProtocolsSources {
   readonly config: Pick<RegistryConfig, 'host' | 'self' | 'protocols'>;
@@ -78,13 +88,14 @@ export function protocolsView(sources: ProtocolsSources): ProtocolsView {
   const { config } = sources;
   const url = config.self.url;
   const listeners: ListenerEntry[] = [
-    { protocol: 'native', on: true, address: `${url}/v1`, transport: 'HTTP' },
-    { protocol: 'eureka', on: true, address: `${url}/eureka`, transport: 'HTTP' },
-    { protocol: 'prometheus', on: true, address: `${url}/v1/sd/prometheus`, transport: 'HTTP' },
+    { protocol: 'native', label: 'Native /v1', on: true, address: `${url}/v1`, transport: 'HTTP' },
+    { protocol: 'eureka', label: 'Eureka', on: true, address: `${url}/eureka`, transport: 'HTTP' },
+    { protocol: 'prometheus', label: 'Prometheus SD', on: true, address: `${url}/v1/sd/prometheus`, transport: 'HTTP' },
   ];
-  for (const [protocol, listener] of Object.entries(config.protocols) as Array<[string, { port: number | null }]>) {
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    listeners.push({ protocol, on: listener.port !== null, address: listener.port === null ? null : `${host}:${listener.port}`, transport: LISTENER_TRANSPORTS[protocol] ?? 'TCP' });
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  for (const adapter of LISTENER_ADAPTERS) {
+    const { port } = settingsOf(config, adapter);
+    listeners.push({ protocol: adapter.name, label: adapter.label, on: port !== null, address: port === null ? null : `${host}:${port}`, transport: adapter.transport });
   }
   const loads = new Map<string, ProtocolLoad>();
   const empty = (protocol: string): ProtocolLoad => ({
@@ -103,7 +114,7 @@ export function protocolsView(sources: ProtocolsSources): ProtocolsView {
     const stats = sources.watch.stats();
     native.held += stats.subscribers + stats.longPolls;
   }
-  return { nowMs: sources.clock.nowMs(), listeners, protocols: [...loads.values()] };
+  return { nowMs: sources.clock.nowMs(), listeners, protocols: [...loads.values()], registering: [...REGISTERING] };
 }
 
 /** Per service, how many of its served instances each protocol registered. */

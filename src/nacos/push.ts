@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import type { Clock, TimerHandle } from '../clock/clock.js';
-import type { NacosConfig } from '../config/protocols.js';
+import type { NacosConfig } from './declaration.js';
 import type { Logger } from '../log/logger.js';
 import type { HeldRefusal, HeldSlot } from '../security/held-shares.js';
 import type { ServiceChange, ServiceViews } from '../views/service-views.js';

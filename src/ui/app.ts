@@ -1,6 +1,6 @@
 import { getJson, storedToken, storeToken, watchNamespace } from './api.js';
 import { RegistryModel, type DeltaEvent, type Instance, type ServiceState, type SnapshotEvent } from './model.js';
-import { protocolRows, REGISTERING_PROTOCOLS, registeredThrough, registrationsByService, type ProtocolsView, type RegistrationsView } from './protocols.js';
+import { protocolLabel, protocolRows, registeredThrough, registrationsByService, type ProtocolsView, type RegistrationsView } from './protocols.js';
 import { banners, byId, h, instanceRow, peerRows, protocolRowElements, serviceRow } from './render.js';
 import { VirtualList } from './virtual-list.js';
 import { peerSummary, plural, type ClusterView } from './words.js';
@@ -59,7 +59,7 @@ const state: State = {
 
 const servicesList = new VirtualList<ServiceState>(byId('services'), (service) => serviceRow(service, service.name === state.selected));
 const instancesList = new VirtualList<ReturnType<RegistryModel['instancesOf']>[number]>(byId('instances'), (entry) =>
-  instanceRow(entry, Date.now(), state.instanceVia.get(entry.instance.instanceId)),
+  instanceRow(entry, Date.now(), state.instanceVia.get(entry.instance.instanceId), viaLabel(state.instanceVia.get(entry.instance.instanceId) ?? '')),
 );
 
 // --- rendering --------------------------------------------------------------------------------
@@ -159,7 +159,20 @@ async function pollCluster(): Promise<void> {
   scheduleRender();
 }
 
-const viaLabel = (protocol: string) => REGISTERING_PROTOCOLS.find(([name]) => name === protocol)?.[1] ?? protocol;
+const viaLabel = (protocol: string) => protocolLabel(protocol, state.protocols);
+
+/** The "registered through" filter's choices, from the peer's list of registering protocols (rebuilt when it changes). */
+function viaChoices(view: ProtocolsView): void {
+  const select = byId<HTMLSelectElement>('via');
+  const wanted = view.registering.map((entry) => entry.protocol).join(',');
+  if (select.dataset.choices === wanted) return;
+  select.dataset.choices = wanted;
+  select.replaceChildren(
+    h('option', { value: '' }, 'Registered through any protocol'),
+    ...view.registering.map((entry) => h('option', { value: entry.protocol }, `Registered through ${entry.label}`)),
+  );
+  select.value = state.via;
+}
 
 async function pollProtocols(): Promise<void> {
   try {
@@ -167,6 +180,7 @@ async function pollProtocols(): Promise<void> {
     state.previousProtocols = state.protocols;
     state.protocols = view;
     state.protocolsError = null;
+    viaChoices(view);
   } catch (error) {
     state.protocolsError = error instanceof Error ? error.message : String(error);
   }
@@ -290,8 +304,8 @@ function setUp(): void {
     void refreshRegistrations();
   });
 
+  // The choices come with the protocols view (viaChoices): the page names no protocol itself.
   const via = byId<HTMLSelectElement>('via');
-  via.append(...REGISTERING_PROTOCOLS.map(([protocol, label]) => h('option', { value: protocol }, `Registered through ${label}`)));
   via.value = state.via;
   via.addEventListener('change', () => {
     state.via = via.value;

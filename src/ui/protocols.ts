@@ -6,6 +6,8 @@
 
 export interface ListenerView {
   protocol: string;
+  /** How the page names it (the peer sends it: a listener's declaration says). */
+  label: string;
   on: boolean;
   address: string | null;
   transport: string;
@@ -24,6 +26,14 @@ export interface ProtocolsView {
   nowMs: number;
   listeners: ListenerView[];
   protocols: ProtocolLoadView[];
+  /** The filter's choices: the protocols that register instances, in the order the page lists them. */
+  registering: RegisteringProtocol[];
+}
+
+/** A protocol that registers instances, and how the page names it. */
+export interface RegisteringProtocol {
+  protocol: string;
+  label: string;
 }
 
 export interface RegistrationsView {
@@ -32,18 +42,13 @@ export interface RegistrationsView {
   instances?: Array<{ instanceId: string; protocol: string }>;
 }
 
-/** The filter's choices: the protocols that register instances, in the order the page lists them. */
-export const REGISTERING_PROTOCOLS: ReadonlyArray<readonly [protocol: string, label: string]> = [
-  ['eureka', 'Eureka'],
-  ['consul', 'Consul'],
-  ['nacos', 'Nacos'],
-  ['native', 'the native API'],
-];
-
-/** How a protocol is named on the page. */
-export function protocolLabel(protocol: string): string {
-  const known: Record<string, string> = { native: 'Native /v1', eureka: 'Eureka', prometheus: 'Prometheus SD', dns: 'DNS', xds: 'xDS (gRPC)', consul: 'Consul', nacos: 'Nacos' };
-  return known[protocol] ?? protocol;
+/**
+ * How a protocol is named on the page: as the peer names it (its entry among the registering
+ * protocols, or its listener's label), else its own name. The page holds no table of
+ * protocols: a new one shows with the label its declaration gives.
+ */
+export function protocolLabel(protocol: string, view: Pick<ProtocolsView, 'listeners' | 'registering'> | null): string {
+  return view?.registering.find((entry) => entry.protocol === protocol)?.label ?? view?.listeners.find((listener) => listener.protocol === protocol)?.label ?? protocol;
 }
 
 /** One row of the panel: the listener and the load, with rates per second since the previous reading. */

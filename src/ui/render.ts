@@ -1,5 +1,5 @@
 import { leaseLeft, type InstanceEntry, type ServiceState } from './model.js';
-import { protocolLabel, rateText, type ProtocolRow } from './protocols.js';
+import { rateText, type ProtocolRow } from './protocols.js';
 import { ago, duration, guardNotices, metadataText, type ClusterView, type Notice, type PeerView } from './words.js';
 
 /**
@@ -138,7 +138,7 @@ export function protocolRowElements(rows: readonly ProtocolRow[]): HTMLElement[]
     return h(
       'tr',
       { 'data-protocol': row.protocol, class: listener && !listener.on ? 'off' : '' },
-      h('td', {}, h('strong', {}, protocolLabel(row.protocol))),
+      h('td', {}, h('strong', {}, row.listener?.label ?? row.protocol)),
       h('td', { class: listener?.on ? 'listener' : 'listener muted' }, where),
       cell(row.held.toLocaleString('en'), 'num held'),
       cell(rateText(row.requestsPerSecond), 'num rps'),
@@ -154,8 +154,11 @@ export function protocolRowElements(rows: readonly ProtocolRow[]): HTMLElement[]
   });
 }
 
-/** One row of the instances table; the lease counts down from when its figure was read. `via`: the protocol that registered it, when known. */
-export function instanceRow(entry: InstanceEntry, nowMs: number, via?: string): HTMLElement {
+/**
+ * One row of the instances table; the lease counts down from when its figure was read. `via`:
+ * the protocol that registered it, when known, and its label (protocols.ts, `protocolLabel`).
+ */
+export function instanceRow(entry: InstanceEntry, nowMs: number, via?: string, viaLabel: string = via ?? ''): HTMLElement {
   const { instance } = entry;
   const lease = leaseLeft(entry, nowMs);
   const host = instance.host.includes(':') ? `[${instance.host}]` : instance.host;
@@ -167,7 +170,7 @@ export function instanceRow(entry: InstanceEntry, nowMs: number, via?: string): 
       'span',
       { class: 'name', title: instance.instanceId },
       instance.instanceId,
-      via ? h('span', { class: `badge via via-${via}`, 'data-via': via, title: `registered through ${protocolLabel(via)}` }, via) : null,
+      via ? h('span', { class: `badge via via-${via}`, 'data-via': via, title: `registered through ${viaLabel}` }, via) : null,
     ),
     h('span', { title: 'address' }, `${host}:${instance.port}${instance.securePort === null ? '' : ` · tls ${instance.securePort}`}`),
     h('span', {}, h('span', { class: `badge status-${instance.status}` }, instance.status)),

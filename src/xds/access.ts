@@ -2,7 +2,7 @@ import { status, type Metadata } from '@grpc/grpc-js';
 import type { AccessDecision, AccessPort } from '../adapters/access.js';
 import type { CredentialCarrier } from '../adapters/contract.js';
 import type { LimitsPort, LimitSubject } from '../adapters/limits.js';
-import type { XdsConfig } from '../config/protocols.js';
+import type { XdsConfig } from './declaration.js';
 import type { HeldShares } from '../security/held-shares.js';
 import type { AdapterMetrics } from '../metrics/adapter-metrics.js';
 import { hasNamespace, type Principal } from '../security/tokens.js';

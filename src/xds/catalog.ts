@@ -1,4 +1,4 @@
-import type { XdsLbPolicy } from '../config/protocols.js';
+import type { XdsLbPolicy } from './declaration.js';
 import type { ServiceViews } from '../views/service-views.js';
 import { parseResourceName, resourceNameOf, type ServiceRef } from './names.js';
 import type { AnyMessage, XdsProtos } from './protos.js';

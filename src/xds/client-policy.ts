@@ -1,4 +1,4 @@
-import type { XdsLbPolicy, XdsLbPolicySetting } from '../config/protocols.js';
+import type { XdsLbPolicy, XdsLbPolicySetting } from './declaration.js';
 
 /**
  * Which balancing policy a client is sent. Each ADS request names its client in

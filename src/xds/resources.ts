@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { XdsLbPolicy } from '../config/protocols.js';
+import type { XdsLbPolicy } from './declaration.js';
 import type { InstanceView } from '../registry/view.js';
 import type { ServiceView } from '../views/service-views.js';
 import { resourceNameOf } from './names.js';

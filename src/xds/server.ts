@@ -2,7 +2,7 @@ import { Server, ServerCredentials, status, type ServerDuplexStream } from '@grp
 import type { Clock, TimerHandle } from '../clock/clock.js';
 import { AccessPort } from '../adapters/access.js';
 import { LimitsPort } from '../adapters/limits.js';
-import { XDS_DEFAULTS, type XdsConfig } from '../config/protocols.js';
+import { XDS_DEFAULTS, type XdsConfig } from './declaration.js';
 import type { Logger } from '../log/logger.js';
 import type { ServiceViews } from '../views/service-views.js';
 import { XdsAccess, type CallIdentity, type XdsAccessPorts } from './access.js';

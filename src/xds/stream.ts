@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import type { XdsLbPolicy, XdsLbPolicySetting } from '../config/protocols.js';
+import type { XdsLbPolicy, XdsLbPolicySetting } from './declaration.js';
 import type { Logger } from '../log/logger.js';
 import type { ResourceKind, VersionedResource, XdsCatalog } from './catalog.js';
 import { policyFor, type ClientNode } from './client-policy.js';

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../../src/config/load.js';
-import { CONSUL_DEFAULTS, NACOS_DEFAULTS, XDS_DEFAULTS } from '../../../src/config/protocols.js';
+import { CONSUL_DEFAULTS } from '../../../src/consul/declaration.js';
+import { NACOS_DEFAULTS } from '../../../src/nacos/declaration.js';
+import { XDS_DEFAULTS } from '../../../src/xds/declaration.js';
 import { configError } from '../../support/errors.js';
 import exampleCluster from '../../../cluster.example.json' with { type: 'json' };
 

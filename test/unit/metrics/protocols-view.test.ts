@@ -22,7 +22,9 @@ describe('which protocol registered an instance', () => {
     expect(registeredThrough(data({ metadata: { 'consul.tags': '["v1"]' } }))).toBe('consul');
     expect(registeredThrough(data({ extensions: { consul: {} } }))).toBe('consul');
     expect(registeredThrough(data({ extensions: { nacos: { cluster: 'DEFAULT' } } }))).toBe('nacos');
-    expect(REGISTERED_THROUGH.map(([protocol]) => protocol)).toEqual(['nacos', 'consul', 'eureka']);
+    // A record extension is matched before Consul's metadata keys (records written before its extension).
+    expect(registeredThrough(data({ extensions: { nacos: { cluster: 'DEFAULT' } }, metadata: { 'consul.tags': 'x' } }))).toBe('nacos');
+    expect(REGISTERED_THROUGH.map(([protocol]) => protocol)).toEqual(['consul', 'nacos', 'eureka', 'consul']);
   });
 });
 

@@ -5,8 +5,9 @@ import { HTTP_ROUTES } from '../../../src/http/route-catalogue.js';
 import type { AccessClass, RouteDefinition } from '../../../src/http/route-definition.js';
 import { createTestConsul, type TestConsul } from '../../support/consul.js';
 import { createTestServer, type TestServer } from '../../support/server.js';
-import { basic, bearer, securedFile, TOKENS } from '../../support/security.js';
-import type { Credential, Need, Outcome, ParityAdapter, ParityOperation } from './matrix.js';
+import { basic, bearer, securedFile } from '../../support/security.js';
+import type { CredentialCarrier } from '../../../src/adapters/contract.js';
+import { outcomeOfStatus, TOKEN_OF, type Credential, type Need, type Outcome, type ParityAdapter, type ParityOperation } from './matrix.js';
 
 /**
  * The HTTP protocols' declarations for the parity matrix, generated from the route
@@ -14,8 +15,6 @@ import type { Credential, Need, Outcome, ParityAdapter, ParityOperation } from '
  * is in the matrix without a line here.
  */
 
-/** The token each credential presents (test/support/security.ts): reader and writer hold team-a, other-team only team-b. */
-const TOKEN_OF: Record<Exclude<Credential, 'none'>, string> = { read: TOKENS.reader, 'other-namespace': TOKENS.otherTeam, write: TOKENS.writer };
 
 /** The need of an access class (the scope it takes); undefined for peer routes (peer authentication is not a client credential). */
 export function needOf(access: AccessClass): Need | undefined {
@@ -27,10 +26,6 @@ function pathOf(url: string, values: Record<string, string>): string {
   return url.replace(/:(\w+)/g, (_match, name: string) => values[name] ?? 'x').replace(/\*$/, 'x');
 }
 
-/** 401 is "who are you", 403 "not you"; anything else was served (a 400 or 404 means the request got through). */
-function outcomeOfStatus(status: number): Outcome {
-  return status === 401 ? 'unauthenticated' : status === 403 ? 'forbidden' : 'served';
-}
 
 /** The operations of a list of route definitions, called with `inject` as `present` carries a credential. */
 function routeOperations<P>(
@@ -118,6 +113,7 @@ export const opsParity = httpAdapter('operations (admin and public routes)', (ur
  * none; `Permission denied` for a scope or namespace.
  */
 function consulOutcome(status: number, body: string): Outcome {
+  if (status >= 500) return outcomeOfStatus(status, body);
   if (status === 401 || (status === 403 && /^ACL not found|needs a token/.test(body))) return 'unauthenticated';
   return status === 403 ? 'forbidden' : 'served';
 }
@@ -138,7 +134,26 @@ function consulAdapter(name: string, present: (credential: Credential) => { head
   };
 }
 
-export const consulHeaderParity = consulAdapter('Consul (X-Consul-Token)', (credential) =>
-  credential === 'none' ? {} : { headers: { 'x-consul-token': TOKEN_OF[credential] } },
-);
-export const consulQueryParity = consulAdapter('Consul (?token=)', (credential) => (credential === 'none' ? {} : { query: `token=${TOKEN_OF[credential]}` }));
+/**
+ * How an HTTP request presents a token the way a carrier says (src/adapters/contract.ts), for
+ * the adapters whose matrix is generated per declared carrier; undefined for a carrier HTTP
+ * does not have.
+ */
+export function presentOverHttp(carrier: CredentialCarrier): ((credential: Credential) => { headers?: Record<string, string>; query?: string }) | undefined {
+  const by: Partial<Record<CredentialCarrier, (token: string) => { headers?: Record<string, string>; query?: string }>> = {
+    bearer: (token) => ({ headers: bearer(token) }),
+    basic: (token) => ({ headers: basic(token) }),
+    'x-consul-token': (token) => ({ headers: { 'x-consul-token': token } }),
+    'query-token': (token) => ({ query: `token=${encodeURIComponent(token)}` }),
+    'nacos-access-token': (token) => ({ query: `accessToken=${encodeURIComponent(token)}` }),
+  };
+  const present = by[carrier];
+  return present && ((credential) => (credential === 'none' ? {} : present(TOKEN_OF[credential])));
+}
+
+/** Consul's matrix, one per carrier its declaration lists (src/consul/declaration.ts). */
+export function consulParity(carrier: CredentialCarrier): ParityAdapter<TestConsul>[] {
+  const present = presentOverHttp(carrier);
+  if (!present) throw new Error(`Consul declares ${carrier}, which the parity matrix cannot present over HTTP`);
+  return [consulAdapter(`Consul (${carrier})`, present)];
+}

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOKENS } from '../../support/security.js';
 
 /**
  * The parity matrix of the adapter contract (src/adapters/contract.ts; issue 33): every
@@ -31,6 +32,19 @@ export function expectedOutcome(need: Need, credential: Credential): Outcome {
   if (credential === 'other-namespace') return 'forbidden';
   if (need === 'write' && credential === 'read') return 'forbidden';
   return 'served';
+}
+
+/** The token each credential presents (test/support/security.ts): reader and writer hold team-a, other-team only team-b. */
+export const TOKEN_OF: Record<Exclude<Credential, 'none'>, string> = { read: TOKENS.reader, 'other-namespace': TOKENS.otherTeam, write: TOKENS.writer };
+
+/**
+ * An HTTP answer as the contract sees it: 401 is "who are you", 403 "not you"; a 5xx fails the
+ * matrix (the operation broke: it is neither served nor refused, and must not pass as either);
+ * any other answer (200, 400, 404) got through the access checks.
+ */
+export function outcomeOfStatus(status: number, body = ''): Outcome {
+  if (status >= 500) throw new Error(`answered ${status}, neither served nor refused: ${body.slice(0, 300)}`);
+  return status === 401 ? 'unauthenticated' : status === 403 ? 'forbidden' : 'served';
 }
 
 /** One operation a protocol serves, on a started peer `P`. */

@@ -1,8 +1,9 @@
 import type { GrpcConnections } from '../../../src/nacos/grpc/connections.js';
 import { messageOf, payloadOf } from '../../../src/nacos/grpc/protocol.js';
 import { createTestNacos, form, testGrpcConnections, type TestNacos } from '../../support/nacos.js';
-import { securedFile, TOKENS } from '../../support/security.js';
-import type { Credential, Need, Outcome, ParityAdapter, ParityOperation } from './matrix.js';
+import { bearer, securedFile } from '../../support/security.js';
+import type { CredentialCarrier } from '../../../src/adapters/contract.js';
+import { outcomeOfStatus, TOKEN_OF, type Need, type ParityAdapter, type ParityOperation } from './matrix.js';
 
 /**
  * The Nacos adapter in the parity matrix (matrix.ts): its v1 routes over HTTP, the token sent
@@ -12,8 +13,6 @@ import type { Credential, Need, Outcome, ParityAdapter, ParityOperation } from '
  * matrix: the login (`POST /nacos/v1/auth/login`), which takes the token as its password and
  * checks no namespace (its own test: test/unit/nacos/routes.test.ts).
  */
-
-const TOKEN_OF: Record<Exclude<Credential, 'none'>, string> = { read: TOKENS.reader, 'other-namespace': TOKENS.otherTeam, write: TOKENS.writer };
 
 /** A peer with the secured tokens, its Nacos app serving team-a and team-b, and a gRPC connection table. */
 interface NacosPeer {
@@ -32,9 +31,6 @@ async function stopNacosPeer(peer: NacosPeer): Promise<void> {
   await peer.t.close();
 }
 
-/** 401 is "who are you", 403 "not you"; anything else (200, 400, 404) got through. */
-const outcomeOf = (status: number): Outcome => (status === 401 ? 'unauthenticated' : status === 403 ? 'forbidden' : 'served');
-
 const INSTANCE = { namespaceId: 'team-a', serviceName: 'DEFAULT_GROUP@@web', ip: '10.0.0.1', port: '8080' };
 
 /** The v1 routes: method, path, need, and the fields each is called with. */
@@ -49,17 +45,20 @@ const HTTP_OPERATIONS: ReadonlyArray<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'
   { method: 'GET', path: '/nacos/v1/ns/operator/metrics', need: 'public', fields: {} },
 ];
 
-function httpOperations(present: 'accessToken' | 'password'): ParityOperation<NacosPeer>[] {
+function httpOperations(present: 'accessToken' | 'password' | 'bearer'): ParityOperation<NacosPeer>[] {
   return HTTP_OPERATIONS.map(({ method, path, need, fields }) => ({
     name: `${method} ${path}`,
     need,
     call: async (peer, credential) => {
-      const all = credential === 'none' ? fields : { ...fields, ...(present === 'accessToken' ? { accessToken: TOKEN_OF[credential] } : { username: 'nacos', password: TOKEN_OF[credential] }) };
+      const token = credential === 'none' ? undefined : TOKEN_OF[credential];
+      const inFields: Record<string, string> = token === undefined || present === 'bearer' ? {} : present === 'accessToken' ? { accessToken: token } : { username: 'nacos', password: token };
+      const all: Record<string, string> = { ...fields, ...inFields };
       // npm nacos sends a write's fields as a form; reads in the query string.
       const asForm = method !== 'GET' && present === 'password';
       const url = asForm ? path : `${path}?${new URLSearchParams(all).toString()}`;
-      const answer = await peer.t.app.inject({ method, url, ...(asForm ? form(all) : {}), remoteAddress: '10.0.0.1' });
-      return outcomeOf(answer.statusCode);
+      const headers = token !== undefined && present === 'bearer' ? bearer(token) : {};
+      const answer = await peer.t.app.inject({ method, url, ...(asForm ? form(all) : {}), headers: { ...(asForm ? form(all).headers : {}), ...headers }, remoteAddress: '10.0.0.1' });
+      return outcomeOfStatus(answer.statusCode, answer.body);
     },
   }));
 }
@@ -84,12 +83,25 @@ const grpcOperations: ParityOperation<NacosPeer>[] = GRPC_OPERATIONS.map(({ type
     const headers = credential === 'none' ? {} : { accessToken: TOKEN_OF[credential] };
     const answer = messageOf(await peer.grpc.request('10.0.0.1:40000', payloadOf(type, { ...body, headers, requestId: 'parity' })))!;
     const errorCode = answer.body.errorCode;
-    return outcomeOf(typeof errorCode === 'number' && errorCode !== 0 ? errorCode : 200);
+    return outcomeOfStatus(typeof errorCode === 'number' && errorCode !== 0 ? errorCode : 200, JSON.stringify(answer.body));
   },
 }));
 
 const nacosAdapter = (name: string, operations: ParityOperation<NacosPeer>[]): ParityAdapter<NacosPeer> => ({ name, start: startNacosPeer, stop: stopNacosPeer, operations });
 
-export const nacosAccessTokenParity = nacosAdapter('Nacos v1 (?accessToken=)', httpOperations('accessToken'));
-export const nacosPasswordParity = nacosAdapter('Nacos v1 (password field, npm nacos)', httpOperations('password'));
-export const nacosGrpcParity = nacosAdapter('Nacos v2 gRPC (headers.accessToken)', grpcOperations);
+/**
+ * Nacos's matrix, per carrier its declaration lists (src/nacos/declaration.ts): its own token
+ * (`?accessToken=`, the password field of npm nacos 1.x, and the gRPC requests' headers), and
+ * `Authorization: Bearer` on its v1 routes.
+ */
+export function nacosParity(carrier: CredentialCarrier): ParityAdapter<NacosPeer>[] {
+  if (carrier === 'nacos-access-token') {
+    return [
+      nacosAdapter('Nacos v1 (?accessToken=)', httpOperations('accessToken')),
+      nacosAdapter('Nacos v1 (password field, npm nacos)', httpOperations('password')),
+      nacosAdapter('Nacos v2 gRPC (headers.accessToken)', grpcOperations),
+    ];
+  }
+  if (carrier === 'bearer') return [nacosAdapter('Nacos v1 (Authorization: Bearer)', httpOperations('bearer'))];
+  throw new Error(`Nacos declares ${carrier}, which its parity declaration cannot present`);
+}

@@ -1,14 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { protocolRows, rateText, registeredThrough, registrationsByService, type ProtocolsView } from '../../../src/ui/protocols.js';
+import { protocolLabel, protocolRows, rateText, registeredThrough, registrationsByService, type ProtocolsView } from '../../../src/ui/protocols.js';
 
 const outcomes = { ok: 0, bad_input: 0, unauthenticated: 0, forbidden: 0, limited: 0, error: 0 };
 const reading = (nowMs: number, loads: Record<string, [requests: number, refused: number, held: number]>): ProtocolsView => ({
   nowMs,
   listeners: [
-    { protocol: 'native', on: true, address: 'http://127.0.0.1:8761/v1', transport: 'HTTP' },
-    { protocol: 'dns', on: false, address: null, transport: 'UDP and TCP' },
+    { protocol: 'native', label: 'Native /v1', on: true, address: 'http://127.0.0.1:8761/v1', transport: 'HTTP' },
+    { protocol: 'dns', label: 'DNS', on: false, address: null, transport: 'UDP and TCP' },
   ],
   protocols: Object.entries(loads).map(([protocol, [requests, refused, held]]) => ({ protocol, requests, refused, refusedAtCap: 0, held, byOutcome: outcomes })),
+  registering: [
+    { protocol: 'consul', label: 'Consul' },
+    { protocol: 'native', label: 'the native API' },
+  ],
 });
 
 describe('the Protocols panel’s arithmetic', () => {
@@ -29,6 +33,12 @@ describe('the Protocols panel’s arithmetic', () => {
     expect(protocolRows({ ...before, protocols: [{ ...before.protocols[0]!, refusedAtCap: 4 }] }, null)[0]).toMatchObject({ refused: 9, refusedAtCap: 4 });
     const after = reading(11_000, { native: [20, 0, 0] });
     expect(protocolRows(after, before)[0]).toMatchObject({ requestsPerSecond: 0, refusedPerSecond: 0 });
+  });
+
+  it('names a protocol as the peer does (no table of protocols in the page), its own name when the peer names it nowhere', () => {
+    const view = reading(10_000, {});
+    expect(['native', 'dns', 'consul', 'carrier-pigeon'].map((protocol) => protocolLabel(protocol, view))).toEqual(['the native API', 'DNS', 'Consul', 'carrier-pigeon']);
+    expect(protocolLabel('dns', null)).toBe('dns');
   });
 
   it('writes rates briefly', () => {

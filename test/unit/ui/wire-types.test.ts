@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterStatus } from '../../../src/cluster-status.js';
+import type { ProtocolsView as ServerProtocols } from '../../../src/metrics/protocols-view.js';
+import type { ProtocolsView } from '../../../src/ui/protocols.js';
 import type { InstanceView } from '../../../src/registry/view.js';
 import type { DeltaEvent as ServerDelta, SnapshotEvent as ServerSnapshot } from '../../../src/watch/hub.js';
 import type { DeltaEvent, Instance, SnapshotEvent } from '../../../src/ui/model.js';
@@ -15,9 +17,10 @@ const instanceFits = (view: InstanceView): Instance => view;
 const snapshotFits = (event: Omit<ServerSnapshot, 'type'>): SnapshotEvent => event;
 const deltaFits = (event: Omit<ServerDelta, 'type'>): DeltaEvent => event;
 const clusterFits = (status: ClusterStatus): ClusterView => status;
+const protocolsFit = (view: ServerProtocols): ProtocolsView => view;
 
 describe("the dashboard's view of the API", () => {
   it('is kept in step with the server types by the type check', () => {
-    expect([instanceFits, snapshotFits, deltaFits, clusterFits].every((fits) => typeof fits === 'function')).toBe(true);
+    expect([instanceFits, snapshotFits, deltaFits, clusterFits, protocolsFit].every((fits) => typeof fits === 'function')).toBe(true);
   });
 });

@@ -7,19 +7,23 @@
  *   round trip;
  * - the cost of holding the watchers: the peer's RSS with them held minus before, and its CPU
  *   over an idle window with them held (a blocking query costs no CPU while it waits);
- * - per-service wake-ups: writes to another service must wake none of them (consul#3890).
+ * - per-service wake-ups: writes to another service must wake none of them (consul#3890);
+ * - the floor, right after the peer under the same watchers and writes: a bare node:http server
+ *   that holds the long polls and writes one body per change to all of them
+ *   (bench/consul-reference-server.ts), its CPU per waking write and its wake-up latency.
  * `npx tsx bench/consul.ts [--quick] [--main PATH/dist/main.js]` runs it alone (after `npm run
  * build`); `--main` runs another build's peer (a checkout of an older commit) to compare.
  */
 import { setMaxListeners } from 'node:events';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { freePort } from '../test/support/fault-proxy.js';
 import { percentile, progress, quick, round, sleep, writeResult } from './lib.js';
-import { startPeer, totalCpuMsOf as cpuMs } from './processes.js';
+import { startPeer, startServer, totalCpuMsOf as cpuMs } from './processes.js';
 
-export interface ConsulResult {
-  watchers: number;
-  writes: number;
+/** What one server's wakes cost: the same watchers and writes, against the peer or the reference. */
+export interface WakeFigures {
   /** Register sent to a watcher's answer, over every (write, watcher) pair. */
   wakeP50Ms: number;
   wakeP99Ms: number;
@@ -29,24 +33,42 @@ export interface ConsulResult {
   expected: number;
   /** Answers to the watchers while only another service changed (0 expected). */
   spuriousWakeups: number;
-  /** The reference: the register's own round trip. */
+  /** The register's own round trip. */
   writeAckP50Ms: number;
   writeAckP99Ms: number;
   rssBeforeMb: number;
   rssWithWatchersMb: number;
-  /** RSS per held watcher, in KB. */
-  rssPerWatcherKb: number;
-  /** The peer's CPU (user + system) over an idle window with the watchers held, in percent of one core. */
+  /** The server's CPU (user + system) over an idle window with the watchers held, in percent of one core. */
   idleCpuPercentWithWatchers: number;
   idleCpuPercentBefore: number;
-  /** The peer's CPU per write that wakes every watcher (and their re-arm), in ms. */
+  /** The server's CPU per write that wakes every watcher (and their re-arm), in ms. */
   cpuMsPerWakeAll: number;
+  /** The bytes of one woken watcher's answer (its body), at the last write. */
+  answerBytes: number;
+}
+
+export interface ConsulResult extends Omit<WakeFigures, 'answerBytes'> {
+  watchers: number;
+  writes: number;
+  /** RSS per held watcher, in KB. */
+  rssPerWatcherKb: number;
+  /** Absent in runs from before the reference. */
+  answerBytes?: number;
+  /**
+   * The same watchers and writes against bench/consul-reference-server.ts (bare node:http, one
+   * body per change written to every held response), right after the peer: the floor. Absent
+   * in runs from before it.
+   */
+  reference?: Pick<WakeFigures, 'wakeP50Ms' | 'wakeP99Ms' | 'allWokenP99Ms' | 'woken' | 'cpuMsPerWakeAll' | 'answerBytes'>;
+  /** The peer's CPU per waking write over the reference's. */
+  cpuRatio?: number;
 }
 
 const WATCHED = 'consul-bench';
 const OTHER = 'consul-other';
 const WRITE_SPACING_MS = 300;
 const IDLE_WINDOW_MS = 3_000;
+const outDir = fileURLToPath(new URL('./out/', import.meta.url));
 
 async function idleCpuPercent(pid: number): Promise<number> {
   const before = cpuMs(pid);
@@ -54,13 +76,20 @@ async function idleCpuPercent(pid: number): Promise<number> {
   return round(((cpuMs(pid) - before) / IDLE_WINDOW_MS) * 100, 2);
 }
 
-/** Starts a peer with its Consul API and measures its blocking queries. */
-export async function benchConsul(options: { quick: boolean; watchers?: number; main?: string }): Promise<ConsulResult> {
-  const consulPort = await freePort();
-  const peer = await startPeer('consul-peer', { pinned: false, logLevel: 'warn', extraArgs: ['--consul-port', String(consulPort)], ...(options.main ? { main: options.main } : {}) });
-  const watchers = options.watchers ?? 1_000;
-  const writes = options.quick ? 10 : 30;
-  const base = `http://127.0.0.1:${consulPort}`;
+interface WakeTarget {
+  base: string;
+  pid: number;
+  rssMb(): number;
+}
+
+/**
+ * Holds `watchers` blocking queries on WATCHED at `target`, writes to OTHER (no watcher may
+ * wake) and then `writes` registers to WATCHED, and measures each watcher's wake and the
+ * server's CPU per write. Each watcher reads its whole answer (`body.json()`, not `dump()`,
+ * which gives up on a body over 128 KB) and re-arms on the index it got, as a Consul client does.
+ */
+async function measureWakes(target: WakeTarget, watchers: number, writes: number, label: string): Promise<WakeFigures> {
+  const { base } = target;
   const agent = new Agent({ keepAliveTimeout: 60_000, connections: watchers + 10 });
   const aborter = new AbortController();
   // Every watcher's request listens on this one signal (and undici adds its own listener).
@@ -72,6 +101,7 @@ export async function benchConsul(options: { quick: boolean; watchers?: number; 
       dispatcher: agent,
       body: JSON.stringify({ Name: service, ID: id, Address: '10.0.0.9', Port: port, Check: { TTL: '10m', Status: 'passing' } }),
     });
+    // The answer to a register is empty: dump() reads it whole.
     await response.body.dump();
     if (response.statusCode !== 200) throw new Error(`register answered ${response.statusCode}`);
     return performance.now() - t0;
@@ -80,15 +110,16 @@ export async function benchConsul(options: { quick: boolean; watchers?: number; 
     await register(WATCHED, 'seed', 1);
     await register(OTHER, 'other-seed', 1);
     await sleep(500);
-    const rssBeforeMb = peer.rssMb();
-    const idleCpuPercentBefore = await idleCpuPercent(peer.pid);
-    progress(`consul: ${watchers} blocking queries on ${WATCHED}, ${writes} registers ${WRITE_SPACING_MS} ms apart`);
+    const rssBeforeMb = target.rssMb();
+    const idleCpuPercentBefore = await idleCpuPercent(target.pid);
+    progress(`consul (${label}): ${watchers} blocking queries on ${WATCHED}, ${writes} registers ${WRITE_SPACING_MS} ms apart`);
 
     /** When the write that produced each index was sent (by the id it registered). */
     let writeSentMs = 0;
     let writeId = '';
     let measuring = false;
     let spurious = 0;
+    let answerBytes = 0;
     const arrivals = new Map<string, number[]>();
     let armed = 0;
     const watch = async () => {
@@ -96,12 +127,16 @@ export async function benchConsul(options: { quick: boolean; watchers?: number; 
       let counted = false;
       while (!aborter.signal.aborted) {
         const response = await request(`${base}/v1/health/service/${WATCHED}?passing&index=${index}&wait=5m`, { dispatcher: agent, signal: aborter.signal });
-        const body = (await response.body.json()) as { Service: { ID: string } }[];
+        const text = await response.body.text();
+        const body = JSON.parse(text) as { Service: { ID: string } }[];
         const now = performance.now();
         const next = String(response.headers['x-consul-index']);
         if (index !== '0') {
           if (!measuring) spurious += 1;
-          else if (body.some((entry) => entry.Service.ID === writeId)) arrivals.get(writeId)?.push(now - writeSentMs);
+          else if (body.some((entry) => entry.Service.ID === writeId)) {
+            arrivals.get(writeId)?.push(now - writeSentMs);
+            answerBytes = Buffer.byteLength(text);
+          }
         }
         index = next;
         if (!counted) {
@@ -115,8 +150,8 @@ export async function benchConsul(options: { quick: boolean; watchers?: number; 
     while (armed < watchers && performance.now() < armDeadline) await sleep(50);
     if (armed < watchers) throw new Error(`only ${armed} of ${watchers} watchers got their first answer within 30 s`);
     await sleep(500);
-    const rssWithWatchersMb = peer.rssMb();
-    const idleCpuPercentWithWatchers = await idleCpuPercent(peer.pid);
+    const rssWithWatchersMb = target.rssMb();
+    const idleCpuPercentWithWatchers = await idleCpuPercent(target.pid);
 
     // Writes to another service: no watcher of this one may wake.
     for (let w = 0; w < 5; w++) {
@@ -128,7 +163,7 @@ export async function benchConsul(options: { quick: boolean; watchers?: number; 
 
     measuring = true;
     const acks: number[] = [];
-    const cpuBefore = cpuMs(peer.pid);
+    const cpuBefore = cpuMs(target.pid);
     for (let w = 0; w < writes; w++) {
       writeId = `w-${w}`;
       arrivals.set(writeId, []);
@@ -138,12 +173,10 @@ export async function benchConsul(options: { quick: boolean; watchers?: number; 
       while (arrivals.get(writeId)!.length < watchers && performance.now() < deadline) await sleep(10);
       await sleep(WRITE_SPACING_MS);
     }
-    const cpuMsPerWakeAll = round((cpuMs(peer.pid) - cpuBefore - (writes * WRITE_SPACING_MS * idleCpuPercentWithWatchers) / 100) / writes, 2);
+    const cpuMsPerWakeAll = round((cpuMs(target.pid) - cpuBefore - (writes * WRITE_SPACING_MS * idleCpuPercentWithWatchers) / 100) / writes, 2);
     const all = [...arrivals.values()].flat();
     const lastPerWrite = [...arrivals.values()].filter((list) => list.length === watchers).map((list) => Math.max(...list));
-    const result: ConsulResult = {
-      watchers,
-      writes,
+    const figures: WakeFigures = {
       wakeP50Ms: round(percentile(all, 0.5), 1),
       wakeP99Ms: round(percentile(all, 0.99), 1),
       allWokenP99Ms: round(percentile(lastPerWrite, 0.99), 1),
@@ -154,20 +187,83 @@ export async function benchConsul(options: { quick: boolean; watchers?: number; 
       writeAckP99Ms: round(percentile(acks, 0.99), 2),
       rssBeforeMb: round(rssBeforeMb, 1),
       rssWithWatchersMb: round(rssWithWatchersMb, 1),
-      rssPerWatcherKb: round(((rssWithWatchersMb - rssBeforeMb) * 1024) / watchers, 2),
       idleCpuPercentWithWatchers,
       idleCpuPercentBefore,
       cpuMsPerWakeAll,
+      answerBytes,
     };
-    progress(`consul: ${JSON.stringify(result)}`);
+    progress(`consul (${label}): ${JSON.stringify(figures)}`);
     aborter.abort();
     await Promise.all(loops);
-    return result;
+    return figures;
   } finally {
     aborter.abort();
     await agent.close().catch(() => undefined);
+  }
+}
+
+/** One health entry as the peer answers it (the seed's), for the reference server to copy. */
+async function captureTemplate(base: string): Promise<string> {
+  const response = await request(`${base}/v1/health/service/${WATCHED}?passing`);
+  const entries = (await response.body.json()) as { Service: { ID: string } }[];
+  const seed = entries.find((entry) => entry.Service.ID === 'seed');
+  if (response.statusCode !== 200 || !seed) throw new Error(`no seed entry in the peer's answer (${response.statusCode})`);
+  mkdirSync(outDir, { recursive: true });
+  const file = `${outDir}consul-template.json`;
+  writeFileSync(file, JSON.stringify(seed));
+  return file;
+}
+
+/**
+ * Starts a peer with its Consul API and measures its blocking queries, then the bare reference
+ * server (bench/consul-reference-server.ts) under the same watchers and writes, back to back.
+ */
+export async function benchConsul(options: { quick: boolean; watchers?: number; main?: string }): Promise<ConsulResult> {
+  const watchers = options.watchers ?? 1_000;
+  const writes = options.quick ? 10 : 30;
+  const consulPort = await freePort();
+  const peer = await startPeer('consul-peer', { pinned: false, logLevel: 'warn', extraArgs: ['--consul-port', String(consulPort)], ...(options.main ? { main: options.main } : {}) });
+  const base = `http://127.0.0.1:${consulPort}`;
+  let figures: WakeFigures;
+  let templateFile: string;
+  try {
+    figures = await measureWakes({ base, pid: peer.pid, rssMb: () => peer.rssMb() }, watchers, writes, 'peer');
+    templateFile = await captureTemplate(base);
+  } finally {
     await peer.stop();
   }
+  const referencePort = await freePort();
+  const server = await startServer({
+    name: 'consul-reference',
+    command: process.execPath,
+    args: ['--import', 'tsx', 'bench/consul-reference-server.ts', String(referencePort), templateFile],
+    pinned: false,
+    healthPath: '/healthz',
+    port: referencePort,
+  });
+  let reference: WakeFigures;
+  try {
+    reference = await measureWakes({ base: server.url, pid: server.pid, rssMb: () => server.rssMb() }, watchers, writes, 'bare node:http reference');
+  } finally {
+    await server.stop();
+  }
+  const { answerBytes: _answerBytes, ...peerFigures } = figures;
+  return {
+    watchers,
+    writes,
+    ...peerFigures,
+    rssPerWatcherKb: round(((figures.rssWithWatchersMb - figures.rssBeforeMb) * 1024) / watchers, 2),
+    answerBytes: figures.answerBytes,
+    reference: {
+      wakeP50Ms: reference.wakeP50Ms,
+      wakeP99Ms: reference.wakeP99Ms,
+      allWokenP99Ms: reference.allWokenP99Ms,
+      woken: reference.woken,
+      cpuMsPerWakeAll: reference.cpuMsPerWakeAll,
+      answerBytes: reference.answerBytes,
+    },
+    cpuRatio: reference.cpuMsPerWakeAll > 0 ? round(figures.cpuMsPerWakeAll / reference.cpuMsPerWakeAll, 2) : 0,
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

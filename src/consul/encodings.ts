@@ -36,7 +36,52 @@ export interface ServiceEncoding {
   healthPassingJson: Buffer;
   catalogJson: Buffer;
   checksJson: Buffer;
+  /** The answers made from this encoding, by route and filter (answerOf). */
+  answers: Map<string, ConsulAnswer>;
+  /** How many answers were made from this encoding (a shared one counts once, whoever reads it). */
+  answersMade: number;
 }
+
+/**
+ * One catalog or health answer as every reader of a (service, route, filter, index) gets it:
+ * the body's bytes and the headers that go with them, made once and shared (never changed
+ * after they are made), so that a write waking 1,000 blocking queries makes one answer for
+ * them, not one per query.
+ */
+export interface ConsulAnswer {
+  index: number;
+  body: Buffer;
+  headers: Readonly<Record<string, string | number>>;
+}
+
+/**
+ * The headers of every catalog and health answer. This registry has no leader: each peer
+ * answers from its own replica, which is what Consul calls a stale read with a known leader
+ * and no lag, so clients that insist on a leader (consul-template, Spring Cloud Consul's
+ * health indicator) stay content.
+ */
+export function consulAnswer(index: number, body: Buffer): ConsulAnswer {
+  return {
+    index,
+    body,
+    headers: {
+      'x-consul-index': String(index),
+      'x-consul-knownleader': 'true',
+      'x-consul-lastcontact': '0',
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': body.length,
+    },
+  };
+}
+
+/**
+ * Filtered answers kept per encoding, at most: a client varying its tags cannot grow the peer's
+ * memory past it (a read past it gets an answer made for it alone, as before sharing).
+ */
+export const ANSWERS_PER_ENCODING_MAX = 64;
+
+/** The catalog and health reads of one service. */
+export type ServiceRead = 'health' | 'catalog' | 'checks';
 
 const ENCODING = 'consul';
 
@@ -67,6 +112,8 @@ async function build(view: ServiceView, localDatacenter: string): Promise<Servic
     healthPassingJson: bytes(instances.filter((item) => item.instance.passing).map((item) => item.healthJson)),
     catalogJson: bytes(instances.map((item) => item.catalogJson)),
     checksJson: bytes(instances.flatMap((item) => item.checksJson)),
+    answers: new Map(),
+    answersMade: 0,
   };
 }
 
@@ -128,4 +175,39 @@ export function catalogBody(encoding: ServiceEncoding, filter: InstanceFilter, r
 export function checksBody(encoding: ServiceEncoding, filter: InstanceFilter, regionOfZone: (zone: string) => string | undefined): Buffer | string {
   if (filter.tags.length === 0 && filter.datacenter === null && filter.nearZone === null && !filter.passing) return encoding.checksJson;
   return joined(selectInstances(encoding, filter, regionOfZone).flatMap((item) => item.checksJson));
+}
+
+const BODIES: Record<ServiceRead, typeof healthBody> = { health: healthBody, catalog: catalogBody, checks: checksBody };
+
+/** A filter as a key: equal filters ask for the same answer. */
+function filterKey(read: ServiceRead, filter: InstanceFilter): string {
+  return `${read}|${filter.passing ? 1 : 0}|${filter.datacenter ?? ''}|${filter.nearZone ?? ''}|${filter.tags.join('\0')}`;
+}
+
+/**
+ * The answer of `read` with `filter` at `index`, made on the first read of this encoding that
+ * asks for it and shared by every later one (each blocking query a change wakes, each reader
+ * of the same view): the body is encoded once, its headers made once. A key lookup per read.
+ */
+export function answerOf(
+  encoding: ServiceEncoding,
+  read: ServiceRead,
+  filter: InstanceFilter,
+  index: number,
+  regionOfZone: (zone: string) => string | undefined,
+): ConsulAnswer {
+  const key = filterKey(read, filter);
+  const kept = encoding.answers.get(key);
+  if (kept?.index === index) return kept;
+  // The same view under a newer index (a change that left this service's answer as it was)
+  // keeps its body; only the headers are made again.
+  const body = kept?.body ?? asBytes(BODIES[read](encoding, filter, regionOfZone));
+  const answer = consulAnswer(index, body);
+  encoding.answersMade += 1;
+  if (kept || encoding.answers.size < ANSWERS_PER_ENCODING_MAX) encoding.answers.set(key, answer);
+  return answer;
+}
+
+function asBytes(body: Buffer | string): Buffer {
+  return typeof body === 'string' ? Buffer.from(body) : body;
 }

@@ -6,7 +6,7 @@ import type { LimitSubject } from '../adapters/limits.js';
 import type { BlockingQueries } from './blocking.js';
 import { goDurationMs } from './duration.js';
 import { badRequest, ConsulError } from './errors.js';
-import type { InstanceFilter } from './encodings.js';
+import type { ConsulAnswer, InstanceFilter } from './encodings.js';
 
 type Query = Record<string, unknown>;
 
@@ -46,7 +46,9 @@ export function knownDatacenters(node: ConsulPeer): string[] {
 /** `tag` (repeatable), `dc` and `near` as an instance filter; `passing` when the route takes it. */
 export function instanceFilter(node: ConsulPeer, query: Query, withPassing: boolean): InstanceFilter {
   refuseFilterExpression(query);
-  const tags = [query.tag ?? []].flat().filter((tag): tag is string => typeof tag === 'string');
+  const tag = query.tag;
+  // One `tag` is a string, several an array (no flat(): this runs for every blocking query's re-arm).
+  const tags = typeof tag === 'string' ? [tag] : Array.isArray(tag) ? tag.filter((item): item is string => typeof item === 'string') : [];
   const dcValue = query.dc;
   let datacenter: string | null = null;
   if (typeof dcValue === 'string' && dcValue !== '') {
@@ -124,36 +126,18 @@ export async function holdBlockingQuery(
 }
 
 /**
- * The headers of every catalog and health answer. This registry has no leader: each peer
- * answers from its own replica, which is what Consul calls a stale read with a known leader
- * and no lag, so clients that insist on a leader (consul-template, Spring Cloud Consul's
- * health indicator) stay content.
+ * Sends a catalog or health answer (encodings.ts, `answerOf`: body and headers made once and
+ * shared). With `direct` (the peer does not log at debug, so no per-request line is owed), the
+ * answer is written to the socket as it is, its shared headers and bytes, past fastify's reply
+ * hooks: a write that wakes 1,000 blocking queries sends 1,000 answers, and fastify's reply
+ * path was a third of the CPU each cost (bench/consul.ts). What must still run does: access
+ * and readiness were checked by the route's `onRequest`/`preHandler` hooks before the handler,
+ * and the request metrics' `onResponse` hook runs for a hijacked reply too (metrics.ts).
  */
-/**
- * Sends a catalog or health answer. With `direct` (the peer does not log at debug, so no
- * per-request line is owed), the answer is written to the socket as it is, headers and
- * bytes, past fastify's reply hooks: a write that wakes 1,000 blocking queries sends 1,000
- * answers, and fastify's reply path was a third of the CPU each cost (bench/consul.ts).
- */
-export function sendConsulAnswer(reply: FastifyReply, index: number, body: Buffer | string, direct: boolean): FastifyReply | undefined {
-  if (!direct) return consulHeaders(reply, index).send(body);
-  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+export function sendConsulAnswer(reply: FastifyReply, answer: ConsulAnswer, direct: boolean): FastifyReply | undefined {
+  if (!direct) return reply.headers(answer.headers).send(answer.body);
   reply.hijack();
-  reply.raw.writeHead(200, {
-    'x-consul-index': String(index),
-    'x-consul-knownleader': 'true',
-    'x-consul-lastcontact': '0',
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': bytes.length,
-  });
-  reply.raw.end(bytes);
+  reply.raw.writeHead(200, answer.headers);
+  reply.raw.end(answer.body);
   return undefined;
-}
-
-export function consulHeaders(reply: FastifyReply, index: number): FastifyReply {
-  return reply
-    .header('X-Consul-Index', String(index))
-    .header('X-Consul-KnownLeader', 'true')
-    .header('X-Consul-LastContact', '0')
-    .type('application/json; charset=utf-8');
 }

@@ -5,7 +5,7 @@ import type { BlockingQueries } from './blocking.js';
 import { namespaceOf, limitSubjectOf } from './guard.js';
 import { CONSUL_ROUTES } from './route-definitions.js';
 import { readsBudget, yieldToLoop } from '../http/loop-budget.js';
-import { catalogBody, checksBody, healthBody, serviceEncoding, type ServiceEncoding } from './encodings.js';
+import { answerOf, consulAnswer, serviceEncoding, type ConsulAnswer, type ServiceRead } from './encodings.js';
 import { serviceTags } from './service-tags.js';
 import {
   holdBlockingQuery,
@@ -41,8 +41,8 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
   const localDatacenter = peer.config.self.region;
   const regionOfZone = (zone: string) => reads.regionOfZone(zone);
 
-  /** A service read: authorize, block if asked, then answer the body `encode` makes from the encoding. */
-  const serviceRead = (definition: RouteDefinition, withPassing: boolean, encode: typeof healthBody) =>
+  /** A service read: authorize, block if asked, then send the answer shared by every reader of the view, filter and index. */
+  const serviceRead = (definition: RouteDefinition, withPassing: boolean, read: ServiceRead) =>
     serve(app, definition, async (request, reply) => {
       const namespace = namespaceOf(request);
       const service = serviceName((request.params as { name: string }).name);
@@ -50,13 +50,30 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
       await holdBlockingQuery(request, reply, context, { namespace, service, subject: limitSubjectOf(request) }, () => indexes.service(namespace, service));
       // The index is read with the view the encoding is taken from (serviceEncoding takes it at once).
       const index = indexes.service(namespace, service);
-      const encoding: ServiceEncoding = await serviceEncoding(views, namespace, service, localDatacenter);
-      return sendConsulAnswer(reply, index, encode(encoding, filter, regionOfZone), directAnswers);
+      const encoding = await serviceEncoding(views, namespace, service, localDatacenter);
+      return sendConsulAnswer(reply, answerOf(encoding, read, filter, index, regionOfZone), directAnswers);
     });
 
-  serviceRead(CONSUL_ROUTES.catalogService, false, catalogBody);
-  serviceRead(CONSUL_ROUTES.healthService, true, healthBody);
-  serviceRead(CONSUL_ROUTES.healthChecks, false, checksBody);
+  serviceRead(CONSUL_ROUTES.catalogService, false, 'catalog');
+  serviceRead(CONSUL_ROUTES.healthService, true, 'health');
+  serviceRead(CONSUL_ROUTES.healthChecks, false, 'checks');
+
+  /**
+   * The service list of a namespace (and `dc`) at the index it was gathered under, shared by
+   * every reader that comes while that index is current (each query a change wakes): gathered
+   * once per change, not once per woken query. One entry per namespace and datacenter.
+   */
+  const catalogs = new Map<string, { index: number; answer: Promise<ConsulAnswer> }>();
+  const gatherCatalog = async (namespace: string, datacenter: string | null, index: number): Promise<ConsulAnswer> => {
+    const services: Record<string, readonly string[]> = {};
+    for (const service of views.servicesOf(namespace)) {
+      if (readsBudget.spent()) await yieldToLoop();
+      const tags = serviceTags(views, regionOfZone, localDatacenter, namespace, service);
+      const kept = datacenter === null ? (tags.instances > 0 ? tags.all : undefined) : tags.byDatacenter.get(datacenter);
+      if (kept) services[tags.service] = kept;
+    }
+    return consulAnswer(index, Buffer.from(JSON.stringify(services)));
+  };
 
   serve(app, CONSUL_ROUTES.catalogServices, async (request, reply) => {
     const namespace = namespaceOf(request);
@@ -65,14 +82,15 @@ export async function readRoutes(app: FastifyInstance, options: ReadRouteOptions
     // The index is read before gathering, which yields: a change made meanwhile is past it, so
     // a blocking query made with this index wakes for it.
     const index = indexes.catalog(namespace);
-    const services: Record<string, readonly string[]> = {};
-    for (const service of views.servicesOf(namespace)) {
-      if (readsBudget.spent()) await yieldToLoop();
-      const tags = serviceTags(views, regionOfZone, localDatacenter, namespace, service);
-      const kept = filter.datacenter === null ? (tags.instances > 0 ? tags.all : undefined) : tags.byDatacenter.get(filter.datacenter);
-      if (kept) services[tags.service] = kept;
+    const key = `${namespace}/${filter.datacenter ?? ''}`;
+    let kept = catalogs.get(key);
+    if (kept?.index !== index) {
+      kept = { index, answer: gatherCatalog(namespace, filter.datacenter, index) };
+      catalogs.set(key, kept);
+      // A failed gathering is not kept: the next read gathers again.
+      kept.answer.catch(() => catalogs.get(key) === kept && catalogs.delete(key));
     }
-    return sendConsulAnswer(reply, index, JSON.stringify(services), directAnswers);
+    return sendConsulAnswer(reply, await kept.answer, directAnswers);
   });
 
   serve(app, CONSUL_ROUTES.catalogDatacenters, async (_request, reply) => {

@@ -83,6 +83,26 @@ const chaos: ChaosRunSummary[] = [
   },
 ];
 
+/** A Consul benchmark result from a run before the bare node:http reference. */
+const consulFigures = {
+  watchers: 1_000,
+  writes: 30,
+  wakeP50Ms: 20,
+  wakeP99Ms: 45,
+  allWokenP99Ms: 50,
+  woken: 30_000,
+  expected: 30_000,
+  spuriousWakeups: 0,
+  writeAckP50Ms: 1.5,
+  writeAckP99Ms: 4,
+  rssBeforeMb: 70,
+  rssWithWatchersMb: 80,
+  rssPerWatcherKb: 10.24,
+  idleCpuPercentWithWatchers: 0.3,
+  idleCpuPercentBefore: 0.3,
+  cpuMsPerWakeAll: 90,
+};
+
 describe('the results page', () => {
   const { markdown, svg } = renderResultsPage(results(), chaos, '## Findings\n\nhand-written', 'scaling.svg');
   const row = (start: string) => markdown.split('\n').find((line) => line.startsWith(`| ${start}`)) ?? '';
@@ -137,29 +157,34 @@ describe('the results page', () => {
   });
 
   it('shows the Consul wake-up latency and the cost of its watchers next to their references', () => {
-    const consul = {
-      watchers: 1_000,
-      writes: 30,
-      wakeP50Ms: 20,
-      wakeP99Ms: 45,
-      allWokenP99Ms: 50,
-      woken: 30_000,
-      expected: 30_000,
-      spuriousWakeups: 0,
-      writeAckP50Ms: 1.5,
-      writeAckP99Ms: 4,
-      rssBeforeMb: 70,
-      rssWithWatchersMb: 80,
-      rssPerWatcherKb: 10.24,
-      idleCpuPercentWithWatchers: 0.3,
-      idleCpuPercentBefore: 0.3,
-      cpuMsPerWakeAll: 90,
-    };
+    const consul = consulFigures;
     const page = renderResultsPage({ ...results(), consul }, chaos, '', 'scaling.svg').markdown;
     const line = (start: string) => page.split('\n').find((l) => l.startsWith(`| ${start}`)) ?? '';
     expect(line('Consul blocking query wake-up')).toContain('p50 20 ms, p99 45 ms (all woken: p99 50 ms); 0 woken by another service');
     expect(line('Consul blocking query wake-up')).toContain("the register's own round trip p50 1.5 ms");
     expect(line('cost of 1,000 held Consul')).toContain('RSS +10 MB (10.24 KB each)');
+    expect(line('cost of 1,000 held Consul')).toContain('| **NO** |');
+  });
+
+  it('sets the Consul wake-up figures beside the bare node:http reference of the same run, with their targets', () => {
+    const consul = {
+      ...consulFigures,
+      wakeP99Ms: 90,
+      allWokenP99Ms: 95,
+      cpuMsPerWakeAll: 60,
+      answerBytes: 32_400,
+      reference: { wakeP50Ms: 15, wakeP99Ms: 60, allWokenP99Ms: 70, woken: 30_000, cpuMsPerWakeAll: 30, answerBytes: 32_700 },
+      cpuRatio: 2,
+    };
+    const page = renderResultsPage({ ...results(), consul }, chaos, '', 'scaling.svg').markdown;
+    const line = (start: string) => page.split('\n').find((l) => l.startsWith(`| ${start}`)) ?? '';
+    const wake = line('Consul blocking query wake-up, 1,000 watchers on one service (32 KB answers)');
+    expect(wake).toContain('bare node:http holding as many long polls, one body per change: p50 15 ms, p99 60 ms (all woken: p99 70 ms)');
+    expect(wake).toContain('| 1.5x (p99) | p99 <= 100 ms | yes |');
+    const cost = line('cost of 1,000 held Consul');
+    expect(cost).toContain('60 ms CPU per write that wakes all');
+    expect(cost).toContain('bare node:http holding as many long polls, one body per change: 30 ms CPU per write');
+    expect(cost).toContain('| 2x CPU | <= 20 ms CPU per write | **NO** |');
   });
 
   it('records the chaos runs with their seeds and commands, and the hand-written findings', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BlockingQueries, WAKE_SLICE } from '../../../src/consul/blocking.js';
+import { BlockingQueries, WAKE_SLICE, type BlockingMetrics } from '../../../src/consul/blocking.js';
 import { seededRng } from '../../../src/clock/rng.js';
 import type { ServiceChange, ServiceViews } from '../../../src/views/service-views.js';
 import { LimitsPort } from '../../../src/adapters/limits.js';
@@ -10,7 +10,7 @@ import { FakeClock } from '../../support/fake-clock.js';
 function feed() {
   let listener: ((change: ServiceChange) => void) | undefined;
   const views = { onChange: (fn: (change: ServiceChange) => void) => ((listener = fn), () => (listener = undefined)) } as unknown as ServiceViews;
-  return { views, change: (service: string) => listener?.({ namespace: 'default', service, revision: 0 }) };
+  return { views, change: (service: string, namespace = 'default') => listener?.({ namespace, service, revision: 0 }) };
 }
 
 /** The peer's limits port with the rate limit off and /v1's default share. */
@@ -55,6 +55,50 @@ describe('BlockingQueries', () => {
     gone.isGone = true;
     gone.onGone?.();
     await held;
+    expect(blocking.size).toBe(0);
+    blocking.close();
+  });
+
+  it('wakes only the group of the change: its namespace and service, and its namespace catalog', async () => {
+    const { views, change } = feed();
+    const clock = new FakeClock();
+    const blocking = new BlockingQueries({ views, clock, rng: seededRng(1), limits: limitsPort(clock) }, { maxWaiters: 100 });
+    const woken: string[] = [];
+    const hold = (namespace: string, service: string | null) =>
+      blocking
+        .wait(namespace, service, service === null ? blocking.indexes.catalog(namespace) : blocking.indexes.service(namespace, service), 60_000, { address: '10.0.0.1' }, { isGone: false })
+        .then(() => woken.push(`${namespace}/${service ?? '*'}`));
+    const held = [hold('default', 'web'), hold('default', 'api'), hold('team-a', 'web'), hold('default', null), hold('team-a', null)];
+    change('WEB', 'team-a');
+    await flushMicrotasks();
+    expect(woken.sort()).toEqual(['team-a/*', 'team-a/web']);
+    expect(blocking.size).toBe(3);
+    change('web');
+    await flushMicrotasks();
+    expect(woken.sort()).toEqual(['default/*', 'default/web', 'team-a/*', 'team-a/web']);
+    blocking.close();
+    await Promise.all(held);
+  });
+
+  it('drops a waiter whose client went away: a later change answers it no second time and counts no push for it', async () => {
+    const { views, change } = feed();
+    const clock = new FakeClock();
+    const pushedAt: number[] = [];
+    const metrics = { pool: () => ({ refused: () => undefined }), pushes: { pushed: (changedAtMs: number) => pushedAt.push(changedAtMs) } } as unknown as BlockingMetrics;
+    const blocking = new BlockingQueries({ views, clock, rng: seededRng(1), limits: limitsPort(clock), metrics }, { maxWaiters: 10 });
+    const index = blocking.indexes.service('default', 'web');
+    let answers = 0;
+    const gone: { onGone?: () => void; isGone: boolean } = { isGone: false };
+    const left = blocking.wait('default', 'web', index, 60_000, { address: '10.0.0.1' }, gone).then(() => (answers += 1));
+    const stays = blocking.wait('default', 'web', index, 60_000, { address: '10.0.0.2' }, { isGone: false });
+    gone.isGone = true;
+    gone.onGone?.();
+    await left;
+    expect(blocking.size).toBe(1);
+    change('web');
+    await stays;
+    expect(answers).toBe(1);
+    expect(pushedAt).toHaveLength(1);
     expect(blocking.size).toBe(0);
     blocking.close();
   });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ServiceEncoding } from '../../../src/consul/encodings.js';
+import { ANSWERS_PER_ENCODING_MAX, type ServiceEncoding } from '../../../src/consul/encodings.js';
 import { readsBudget } from '../../../src/http/loop-budget.js';
 import { createTestConsul, type TestConsul } from '../../support/consul.js';
 
@@ -36,6 +36,15 @@ describe('Consul encodings', () => {
     expect(kept()).toBe(encoding);
     expect(JSON.parse(encoding.healthPassingJson.toString()).map((entry: { Service: { ID: string } }) => entry.Service.ID)).toEqual(['a']);
     expect(health.headers['content-length']).toBe(String(encoding.healthJson.length));
+  });
+
+  it('keep at most ANSWERS_PER_ENCODING_MAX filtered answers, and answer the reads past it all the same', async () => {
+    t = await createTestConsul();
+    await nativeRegister({ service: 'web', instanceId: 'a' });
+    for (let i = 0; i < ANSWERS_PER_ENCODING_MAX + 6; i++) expect(await ids(`/v1/health/service/web?tag=t-${i}`)).toEqual([]);
+    expect(kept().answers.size).toBe(ANSWERS_PER_ENCODING_MAX);
+    expect(kept().answersMade).toBe(ANSWERS_PER_ENCODING_MAX + 6);
+    expect(await ids('/v1/health/service/web')).toEqual(['a']);
   });
 
   it('are built in slices that yield, once for all the reads that arrive while it runs', async () => {

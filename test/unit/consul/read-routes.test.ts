@@ -1,4 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ServiceEncoding } from '../../../src/consul/encodings.js';
 import { settle } from '../../support/fake-clock.js';
 import { createTestConsul, type TestConsul } from '../../support/consul.js';
 
@@ -198,6 +200,34 @@ describe('blocking queries', () => {
     ]);
   });
 
+  it('makes one answer per filter for every query a change wakes, and gathers the service list once for all', async () => {
+    t = await createTestConsul();
+    await register('web-1');
+    const index = (await get('/v1/health/service/web')).headers['x-consul-index'];
+    const catalogIndex = (await get('/v1/catalog/services')).headers['x-consul-index'];
+    const waiters = 25;
+    const tagged = Array.from({ length: waiters }, () => pending(`/v1/health/service/web?tag=v1&passing&index=${index}&wait=1m`));
+    const plain = Array.from({ length: waiters }, () => pending(`/v1/health/service/web?index=${index}&wait=1m`));
+    const lists = Array.from({ length: waiters }, () => pending(`/v1/catalog/services?index=${catalogIndex}&wait=1m`));
+    await settle();
+    expect(t.blocking.size).toBe(waiters * 3);
+    const servicesOf = vi.spyOn(t.node.views, 'servicesOf');
+    await register('web-2');
+    const answers = await Promise.all([...tagged, ...plain, ...lists].map((query) => query.promise));
+    const encoding = t.node.views.encoded<{ built?: ServiceEncoding }>('default', 'web', 'consul', () => ({})).built!;
+    // One answer for the 25 `?tag=v1&passing` queries, one for the 25 unfiltered: not one each.
+    expect(encoding.answersMade).toBe(2);
+    expect(servicesOf).toHaveBeenCalledTimes(1);
+    for (const group of [answers.slice(0, waiters), answers.slice(waiters, waiters * 2), answers.slice(waiters * 2)]) {
+      for (const answer of group) {
+        expect(answer.rawPayload.equals(group[0]!.rawPayload)).toBe(true);
+        expect(answer.headers['x-consul-index']).toBe(group[0]!.headers['x-consul-index']);
+      }
+    }
+    expect(ids(answers[0]!.json())).toEqual(['web-1', 'web-2']);
+    expect(answers[waiters * 2]!.json()).toEqual({ web: ['v1'] });
+  });
+
   it('answers 429 past consul.blockingQueriesMax', async () => {
     t = await createTestConsul({ file: { consul: { blockingQueriesMax: 1 } } });
     await register('web-1');
@@ -211,6 +241,41 @@ describe('blocking queries', () => {
     await register('web-2');
     await held.promise;
     expect(t.blocking.size).toBe(0);
+  });
+});
+
+describe('shared answers', () => {
+  // Taken from the answers of e7ac54f's peer (each filtered body encoded per read, the headers
+  // set per answer), before answers were shared per (view, filter, index) with their headers:
+  // status, Content-Length and the body's SHA-256 (first 16 hex digits).
+  it('are byte for byte what they were before they were shared, headers and body', async () => {
+    t = await createTestConsul();
+    await register('web-1', { Tags: ['v1', 'a'] });
+    await register('web-2', { Address: '10.0.0.2', Port: 8081, Check: { TTL: '30s', Status: 'warning' } });
+    await register('web-3', { Address: '10.0.0.3', Port: 8082, Tags: ['v2'] });
+    const before: Record<string, string> = {
+      '/v1/catalog/service/web': '200 1457 220222a6d43b02b7',
+      '/v1/catalog/service/web?tag=v1&tag=a': '200 489 53669a95017e7e99',
+      '/v1/catalog/services': '200 23 89105684f1fef598',
+      '/v1/health/checks/web': '200 851 4702c110c85eb0a2',
+      '/v1/health/checks/web?tag=v2': '200 283 8c0ba4b607294813',
+      '/v1/health/service/web': '200 3078 44fb82542ac82045',
+      '/v1/health/service/web?near=_agent': '200 3078 44fb82542ac82045',
+      '/v1/health/service/web?passing': '200 2055 9d2c353dc64fa3d9',
+      '/v1/health/service/web?tag=v1': '200 2055 f30182d879ea77f4',
+      '/v1/health/service/web?tag=v1&passing': '200 1032 5935d693d2c74150',
+    };
+    for (const [url, expected] of Object.entries(before)) {
+      const response = await get(url);
+      const digest = createHash('sha256').update(response.rawPayload).digest('hex').slice(0, 16);
+      expect(`${response.statusCode} ${response.headers['content-length']} ${digest}`, url).toBe(expected);
+      expect(response.headers, url).toMatchObject({
+        'x-consul-index': '1767225600000003',
+        'x-consul-knownleader': 'true',
+        'x-consul-lastcontact': '0',
+        'content-type': 'application/json; charset=utf-8',
+      });
+    }
   });
 });
 

@@ -38,6 +38,8 @@ interface Phase {
   p99Ms: number;
   maxMs: number;
   bytes: number;
+  /** What the operation failed with, if it did (a build that ran out of string length or memory). */
+  error?: string;
 }
 
 function flag(name: string): string | undefined {
@@ -70,7 +72,13 @@ async function measure(peer: ServerProcess, label: string, name: string, heartbe
     }
   })();
   const t0 = performance.now();
-  const bytes = await operation();
+  let bytes = 0;
+  let error: string | undefined;
+  try {
+    bytes = await operation();
+  } catch (failure) {
+    error = failure instanceof Error ? failure.message : String(failure);
+  }
   const seconds = (performance.now() - t0) / 1_000;
   await sleep(300);
   running = false;
@@ -86,6 +94,7 @@ async function measure(peer: ServerProcess, label: string, name: string, heartbe
     p99Ms: round(percentile(beats, 0.99), 1),
     maxMs: round(Math.max(0, ...beats), 1),
     bytes,
+    ...(error === undefined ? {} : { error }),
   };
   progress(`${label} ${name}: ${JSON.stringify(phase)}`);
   return phase;
@@ -97,7 +106,10 @@ async function measurePeer(label: string, main: string | undefined, instances: n
   try {
     const services = Math.max(1, Math.ceil(instances / PER_SERVICE));
     progress(`${label}: registering ${services * PER_SERVICE} instances in ${services} services`);
-    await registerMany(peer.url, Array.from({ length: services }, (_, i) => `loop-${i}`), PER_SERVICE, 'i');
+    // 100 services at a time: each call has its own time bound (300 s), enough for 100,000.
+    for (let from = 0; from < services; from += 100) {
+      await registerMany(peer.url, Array.from({ length: Math.min(100, services - from) }, (_, i) => `loop-${from + i}`), PER_SERVICE, 'i');
+    }
     const heartbeatUrl = `${peer.url}/v1/services/loop-0/instances/i-0000/heartbeat`;
     const run = (name: string, operation: () => Promise<number>) => measure(peer, label, name, heartbeatUrl, operation).then((phase) => phases.push(phase));
     await run('idle', async () => (await sleep(2_000), 0));
@@ -123,7 +135,7 @@ async function main(): Promise<void> {
   if (before) phases.push(...(await measurePeer('before', before, instances)));
   phases.push(...(await measurePeer('after', undefined, instances)));
   const file = writeResult('loop-stalls', { instances, before: before ?? null, phases });
-  console.log(table(phases.map((p) => ({ peer: p.peer, operation: p.operation, 's': p.seconds, 'RSS +MB': p.peakRssGrowthMb, 'hb p50': p.p50Ms, 'hb p99': p.p99Ms, 'hb max': p.maxMs, beats: p.heartbeats, bytes: p.bytes }))));
+  console.log(table(phases.map((p) => ({ peer: p.peer, operation: p.operation, 's': p.seconds, 'RSS +MB': p.peakRssGrowthMb, 'hb p50': p.p50Ms, 'hb p99': p.p99Ms, 'hb max': p.maxMs, beats: p.heartbeats, bytes: p.error ?? p.bytes }))));
   progress(`written to ${file}`);
 }
 

@@ -19,8 +19,13 @@ import type { RecentChange } from './recent-changes.js';
  * routes answer. Eureka apps are the services of one namespace (`security.eurekaNamespace`,
  * `default` unless configured), upper-cased, so `orders` and `ORDERS` (registered through
  * `/v1` and through Eureka) are one app. Reads see
- * live instances of every status (clients filter UP themselves), as Eureka's do. Each
- * document is built in one pass over the store: no response cache, no quadratic step.
+ * live instances of every status (clients filter UP themselves), as Eureka's do.
+ *
+ * The document functions here (`registryDocument`, `appDocument`, `vipDocument`,
+ * `deltaDocument`) build each answer in one synchronous pass over the store: they are the
+ * reference the tests hold the served forms to. The routes serve the same bytes built in slices
+ * that yield to the event loop (shared-documents.ts, delta-document.ts, vip-document.ts), since
+ * one pass over 1,000,000 instances holds every heartbeat for seconds.
  */
 
 export interface ReadContext {

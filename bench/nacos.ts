@@ -15,7 +15,7 @@
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { freePort } from '../test/support/fault-proxy.js';
@@ -25,12 +25,18 @@ import { percentile, pool, progress, quick, round, runBounded, send, sleep, writ
 import { startBare, startPeer, totalCpuMsOf } from './processes.js';
 
 export interface NacosResult {
+  /** When this section ran, and the machine's 1-minute load average then (the figures are noisy on a shared machine). */
+  measuredAt: string;
+  loadAverage: number;
   listInstances: number;
   listBodyBytes: number;
   listRounds: number;
   peerListPerSecond: number;
   bareListPerSecond: number;
   listRatio: number;
+  /** The lowest and highest ratio of one round (peer then bare, one second each): the noise. */
+  listRatioMin: number;
+  listRatioMax: number;
   /** The peer's and the bare server's CPU per list answered, in µs (from /proc, 10 ms ticks: a mean over the rounds). */
   peerListCpuUs: number;
   bareListCpuUs: number;
@@ -183,6 +189,8 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
   const subscribers = options.quick ? 200 : 1_000;
   const changes = options.quick ? 5 : 20;
   const rounds = options.quick ? 2 : 6;
+  const startedAt = new Date().toISOString();
+  const startLoad = loadavg()[0]!;
   const nacosPort = await freePort();
   const grpcPort = await freePort();
   const peer = await startPeer('nacos-peer', { pinned: false, logLevel: 'warn', unlimited: false, extraArgs: ['--config', configFile(subscribers, grpcPort), '--nacos-port', String(nacosPort)] });
@@ -202,7 +210,11 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
     let bareTotal = 0;
     let peerCpuUs = 0;
     let bareCpuUs = 0;
+    const roundRatios: number[] = [];
     try {
+      // A warm-up round each, not counted: the JIT, and the peer's own work after 1,000 registrations.
+      await rate(nacos, listPath, 1_000, peer.pid, body.length);
+      await rate(bare.url, '/', 1_000, bare.pid, body.length);
       for (let round = 0; round < rounds; round++) {
         const peerRound = await rate(nacos, listPath, 1_000, peer.pid, body.length);
         const bareRound = await rate(bare.url, '/', 1_000, bare.pid, body.length);
@@ -210,6 +222,7 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
         bareTotal += bareRound.perSecond;
         peerCpuUs += peerRound.cpuUsPerRequest;
         bareCpuUs += bareRound.cpuUsPerRequest;
+        roundRatios.push(peerRound.perSecond / bareRound.perSecond);
       }
     } finally {
       await bare.stop();
@@ -283,12 +296,16 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
       await grpcFloor.stop();
     }
     const result: NacosResult = {
+      measuredAt: startedAt,
+      loadAverage: round(startLoad, 1),
       listInstances,
       listBodyBytes: body.length,
       listRounds: rounds,
       peerListPerSecond: round(peerListPerSecond),
       bareListPerSecond: round(bareListPerSecond),
       listRatio: round(peerListPerSecond / bareListPerSecond, 2),
+      listRatioMin: round(Math.min(...roundRatios), 2),
+      listRatioMax: round(Math.max(...roundRatios), 2),
       peerListCpuUs: round(peerCpuUs / rounds, 1),
       bareListCpuUs: round(bareCpuUs / rounds, 1),
       subscribers,

@@ -170,10 +170,10 @@ function nacosRows(nacos: BenchResults['nacos']): Record<string, string>[] {
   if (skipped(nacos)) return [{ figure: 'Nacos v1 lists and UDP push', value: `not measured: ${nacos.skipped}`, reference: '', ratio: '', target: '>= 0.9x; p99 <= 200 ms, <= 3x CPU', met: 'not measured' }];
   return [
     {
-      figure: `Nacos v1 instance/list of a ${num(nacos.listInstances)}-instance service (${num(nacos.listBodyBytes)} B), ${nacos.listRounds} rounds`,
+      figure: `Nacos v1 instance/list of a ${num(nacos.listInstances)}-instance service (${num(nacos.listBodyBytes)} B), ${nacos.listRounds} rounds (bench/nacos.ts at ${nacos.measuredAt}, load ${nacos.loadAverage})`,
       value: `${num(nacos.peerListPerSecond)}/s, ${nacos.peerListCpuUs} µs CPU per list`,
       reference: `bare node:http sending the same bytes ${num(nacos.bareListPerSecond)}/s, ${nacos.bareListCpuUs} µs CPU per list`,
-      ratio: `${nacos.listRatio}x`,
+      ratio: `${nacos.listRatio}x (rounds ${nacos.listRatioMin}-${nacos.listRatioMax})`,
       target: '>= 0.9x',
       met: met(nacos.listRatio >= 0.9),
     },

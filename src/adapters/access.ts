@@ -34,28 +34,78 @@ export interface HttpRequestFacts {
 
 /**
  * The credentials an HTTP request presents the ways `carriers` declares: `x-consul-token` (the
- * header), `query-token` (`?token=`, once), and `bearer`/`basic`/`grpc-authorization` (the
- * `Authorization` header). What a protocol does not carry is not read, so a `?token=` sent to
- * an API that takes none never authenticates.
+ * header), `query-token` (`?token=`, once), `nacos-access-token` (`?accessToken=`, else
+ * `?password=`), and `bearer`/`basic`/`grpc-authorization` (the `Authorization` header). What
+ * a protocol does not carry is not read, so a `?token=` sent to an API that takes none never
+ * authenticates. A request that presents none of them answers the shared `{address}` of its
+ * address (HttpCredentialReader keeps them): no allocation on the requests that carry no
+ * credential, the most frequent ones on a dev peer and on open routes.
+ */
+export class HttpCredentialReader {
+  private readonly consulHeader: boolean;
+  private readonly queryToken: boolean;
+  private readonly nacosToken: boolean;
+  private readonly authorization: boolean;
+  /** The credentials of an address that presents none, frozen and shared; emptied when it grows past ANONYMOUS_MEMO_MAX. */
+  private readonly anonymous = new Map<string, PresentedCredentials>();
+
+  constructor(readonly carriers: readonly CredentialCarrier[]) {
+    this.consulHeader = carriers.includes('x-consul-token');
+    this.queryToken = carriers.includes('query-token');
+    this.nacosToken = carriers.includes('nacos-access-token');
+    this.authorization = carriers.includes('bearer') || carriers.includes('basic') || carriers.includes('grpc-authorization');
+  }
+
+  /** What `request` presents; the same object for every request of an address that presents nothing. */
+  of(request: HttpRequestFacts): PresentedCredentials {
+    let token = this.consulHeader ? nonEmpty(request.headers['x-consul-token']) : undefined;
+    if (token === undefined && (this.queryToken || this.nacosToken) && typeof request.query === 'object' && request.query !== null) {
+      const query = request.query as Record<string, unknown>;
+      if (this.queryToken) token = nonEmpty(query.token);
+      // Nacos clients send the login's accessToken on each call; npm nacos 1.x sends its password.
+      if (token === undefined && this.nacosToken) token = nonEmpty(query.accessToken) ?? nonEmpty(query.password);
+    }
+    const authorization = this.authorization ? nonEmpty(request.headers.authorization) : undefined;
+    if (token === undefined && authorization === undefined) return this.anonymousOf(request.ip);
+    return { address: request.ip, token, authorization };
+  }
+
+  private anonymousOf(address: string): PresentedCredentials {
+    const known = this.anonymous.get(address);
+    if (known !== undefined) return known;
+    if (this.anonymous.size >= ANONYMOUS_MEMO_MAX) this.anonymous.clear();
+    const credentials: PresentedCredentials = Object.freeze({ address, token: undefined, authorization: undefined });
+    this.anonymous.set(address, credentials);
+    return credentials;
+  }
+}
+
+/** Addresses whose credential-less `{address}` a reader keeps (clients are few; a scan of many addresses empties it). */
+const ANONYMOUS_MEMO_MAX = 4_096;
+
+/** A header or query value as a credential: a non-empty string, once (a repeated one is none). */
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/**
+ * One reader per list of carriers: adapters pass their constant list (CONSUL_CREDENTIALS,
+ * NACOS_CARRIERS), so this holds a handful. It holds nothing of a peer's (the shared
+ * `{address}` objects are frozen), so peers of one process may share it.
+ */
+const readers = new WeakMap<readonly CredentialCarrier[], HttpCredentialReader>();
+
+/**
+ * The credentials an HTTP request presents the ways `carriers` declares, read by the reader of
+ * that list (HttpCredentialReader): no allocation when the request presents no credential.
  */
 export function httpCredentials(request: HttpRequestFacts, carriers: readonly CredentialCarrier[]): PresentedCredentials {
-  const header = (name: string): string | undefined => {
-    const value = request.headers[name];
-    return typeof value === 'string' && value.length > 0 ? value : undefined;
-  };
-  let token = carriers.includes('x-consul-token') ? header('x-consul-token') : undefined;
-  if (token === undefined && carriers.includes('query-token')) {
-    const value = ((request.query ?? {}) as Record<string, unknown>).token;
-    if (typeof value === 'string' && value.length > 0) token = value;
+  let reader = readers.get(carriers);
+  if (reader === undefined) {
+    reader = new HttpCredentialReader(carriers);
+    readers.set(carriers, reader);
   }
-  if (token === undefined && carriers.includes('nacos-access-token')) {
-    // Nacos clients send the login's accessToken on each call; npm nacos 1.x sends its password.
-    const query = (request.query ?? {}) as Record<string, unknown>;
-    const value = typeof query.accessToken === 'string' && query.accessToken.length > 0 ? query.accessToken : query.password;
-    if (typeof value === 'string' && value.length > 0) token = value;
-  }
-  const carriesAuthorization = carriers.some((carrier) => carrier === 'bearer' || carrier === 'basic' || carrier === 'grpc-authorization');
-  return { address: request.ip, token, authorization: carriesAuthorization ? header('authorization') : undefined };
+  return reader.of(request);
 }
 
 /** What an operation needs: a scope (null: open to anyone, only rate limited) on these namespaces. */

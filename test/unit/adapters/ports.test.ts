@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AccessPort, httpCredentials, unauthenticatedMessage, type AccessNeed, type PresentedCredentials } from '../../../src/adapters/access.js';
+import { AccessPort, HttpCredentialReader, httpCredentials, unauthenticatedMessage, type AccessNeed, type PresentedCredentials } from '../../../src/adapters/access.js';
 import { LimitsPort } from '../../../src/adapters/limits.js';
 import { testConfig } from '../../support/node.js';
 import { FakeClock } from '../../support/fake-clock.js';
@@ -81,8 +81,32 @@ describe('httpCredentials: what an HTTP request presents, as its protocol carrie
     ['then ?token=', request({ authorization: 'Bearer b' }, { token: 'c' }), ['x-consul-token', 'query-token', 'bearer'], { token: 'c', authorization: 'Bearer b' }],
     ['a repeated ?token= is none', request({}, { token: ['c', 'd'] }), ['query-token'], { token: undefined, authorization: undefined }],
     ['nothing a protocol does not carry', request({ 'x-consul-token': 'a', authorization: 'Bearer b' }, { token: 'c' }), ['dns-source'], { token: undefined, authorization: undefined }],
+    ["Nacos's ?accessToken= before its password", request({}, { accessToken: 'n', password: 'p' }), ['nacos-access-token', 'bearer'], { token: 'n', authorization: undefined }],
+    ["then Nacos's password", request({ authorization: 'Bearer b' }, { accessToken: '', password: 'p' }), ['nacos-access-token', 'bearer'], { token: 'p', authorization: 'Bearer b' }],
+    ['no query at all', { ip: '10.0.0.1', headers: {}, query: undefined }, ['query-token', 'nacos-access-token'], { token: undefined, authorization: undefined }],
   ] as const)('%s', (_what, facts, carriers, expected) => {
     expect(httpCredentials(facts, carriers)).toEqual({ address: '10.0.0.1', ...expected });
+  });
+
+  it('answers one shared, frozen object per address for the requests that present no credential (no allocation), a new one for each that does', () => {
+    const reader = new HttpCredentialReader(['x-consul-token', 'query-token', 'bearer']);
+    const first = reader.of(request({}));
+    expect(reader.of(request({ 'x-consul-token': '' }, { token: '' }))).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(reader.of({ ip: '10.0.0.2', headers: {}, query: {} })).toEqual({ address: '10.0.0.2', token: undefined, authorization: undefined });
+    expect(reader.of({ ip: '10.0.0.2', headers: {}, query: {} })).not.toBe(first);
+    const presented = reader.of(request({ authorization: 'Bearer b' }));
+    expect(presented).toEqual({ address: '10.0.0.1', token: undefined, authorization: 'Bearer b' });
+    expect(reader.of(request({ authorization: 'Bearer b' }))).not.toBe(presented);
+  });
+
+  it('keeps a bounded number of addresses, and still answers each right past the bound', () => {
+    const reader = new HttpCredentialReader(['bearer']);
+    for (let i = 0; i < 5_000; i++) {
+      const ip = `10.${(i >> 8) & 255}.${i & 255}.1`;
+      expect(reader.of({ ip, headers: {}, query: {} }).address).toBe(ip);
+    }
+    expect((reader as unknown as { anonymous: Map<string, unknown> }).anonymous.size).toBeLessThanOrEqual(4_096);
   });
 });
 

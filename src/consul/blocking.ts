@@ -35,6 +35,20 @@ export const BLOCKING_POOL = 'consul blocking queries';
 /** Queries woken per turn of the event loop. */
 export const WAKE_SLICE = 100;
 
+/**
+ * The step of a wait's jitter, in ms: the random extra is a whole number of steps. Node keeps
+ * one timer list per distinct duration, so a jitter to the ms gave nearly every held query a
+ * list of its own (a priority-queue insert and a list object per query, re-made at each
+ * re-arm: bench/consul.ts, CPU profile); in steps, 1,000 queries of `wait=5m` share at most
+ * 188 lists. A wait shorter than 16 steps gets no jitter.
+ */
+export const JITTER_STEP_MS = 100;
+
+/** The random extra of a wait: up to 1/16 of it (Consul's), in whole `JITTER_STEP_MS` steps. */
+export function waitJitterMs(rng: Rng, waitMs: number): number {
+  return JITTER_STEP_MS * randomInt(rng, Math.floor(waitMs / 16 / JITTER_STEP_MS) + 1);
+}
+
 /** Where blocking queries are counted (the adapter's metrics): refusals at a cap, and wakes by a change. */
 export interface BlockingMetrics {
   pool(shares: HeldShares): HeldPoolRecorder;
@@ -99,7 +113,7 @@ export class BlockingQueries {
   /**
    * Resolves once the index of `service` (or of the namespace when `service` is null) passes
    * `afterIndex`, or after `waitMs` plus up to 1/16 more (Consul's jitter, so that watchers do
-   * not all come back at once), or when `gone` is called (the client went away). Throws a 429
+   * not all come back at once; in steps: `waitJitterMs`), or when `gone` is called (the client went away). Throws a 429
    * when the peer's cap or `owner`'s share of it is held already. `gone` is a plain callback
    * slot rather than an AbortSignal: aborting a signal builds a DOMException with a stack,
    * which cost more than the rest of a woken query (bench/consul.ts, CPU profile).
@@ -129,8 +143,7 @@ export class BlockingQueries {
       let set = this.waiters.get(key);
       if (!set) this.waiters.set(key, (set = new Set()));
       set.add(waiter);
-      const jitterMs = randomInt(this.components.rng, Math.floor(waitMs / 16) + 1);
-      timer = this.components.clock.setTimeout(waiter.wake, waitMs + jitterMs);
+      timer = this.components.clock.setTimeout(waiter.wake, waitMs + waitJitterMs(this.components.rng, waitMs));
       gone.onGone = waiter.wake;
     });
   }

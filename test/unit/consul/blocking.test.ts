@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BlockingQueries, WAKE_SLICE, type BlockingMetrics } from '../../../src/consul/blocking.js';
+import { BlockingQueries, JITTER_STEP_MS, WAKE_SLICE, waitJitterMs, type BlockingMetrics } from '../../../src/consul/blocking.js';
 import { seededRng } from '../../../src/clock/rng.js';
 import type { ServiceChange, ServiceViews } from '../../../src/views/service-views.js';
 import { LimitsPort } from '../../../src/adapters/limits.js';
@@ -101,5 +101,13 @@ describe('BlockingQueries', () => {
     expect(pushedAt).toHaveLength(1);
     expect(blocking.size).toBe(0);
     blocking.close();
+  });
+
+  it('adds up to 1/16 of a wait as jitter, in whole steps, and none to a wait under 16 steps', () => {
+    const rng = seededRng(7);
+    const jitters = Array.from({ length: 2_000 }, () => waitJitterMs(rng, 300_000));
+    expect(jitters.every((ms) => ms % JITTER_STEP_MS === 0 && ms >= 0 && ms <= 300_000 / 16)).toBe(true);
+    expect(new Set(jitters).size).toBe(Math.floor(300_000 / 16 / JITTER_STEP_MS) + 1);
+    expect(Array.from({ length: 100 }, () => waitJitterMs(rng, 16 * JITTER_STEP_MS - 1)).every((ms) => ms === 0)).toBe(true);
   });
 });

@@ -6,12 +6,19 @@ import type { RecentChange } from './recent-changes.js';
 import { toXml } from './xml.js';
 
 /**
- * Changes written per slice of a delta document before the build yields to the event loop
- * (2,000 instances take a few ms). Right after a million registrations the window holds a
+ * Most changes written per slice of a delta document before the build yields to the event
+ * loop (see also `DELTA_SLICE_MAX_MS`). Right after a million registrations the window holds a
  * million changes: built in one piece, the delta held the event loop for seconds and was one
  * string past V8's longest (about 800 MB of JSON).
  */
 export const DELTA_SLICE_CHANGES = 2_000;
+/**
+ * Longest a slice may hold the event loop, whatever its count: 2,000 changes took 7.6 ms of CPU
+ * at the median and, on the shared 2-core box under load, 18 ms of wall time (bench/loop-stalls.ts
+ * at 200,000, timed per slice). Looked at every `TIME_CHECK_CHANGES` changes.
+ */
+export const DELTA_SLICE_MAX_MS = 4;
+const TIME_CHECK_CHANGES = 25;
 
 export interface DeltaBuild {
   store: StoreReader;
@@ -60,12 +67,14 @@ export async function buildDeltaDocument(build: DeltaBuild): Promise<Buffer[]> {
   };
   let context = { store: build.store, view: build.leaseView(), defaults: build.defaults };
   let inSlice = 0;
+  let sliceStartMs = performance.now();
   for (const change of build.changes) {
-    if (inSlice === sliceChanges) {
+    if (inSlice === sliceChanges || (inSlice % TIME_CHECK_CHANGES === 0 && inSlice > 0 && performance.now() - sliceStartMs >= DELTA_SLICE_MAX_MS)) {
       endSlice();
       await build.yieldTurn();
       context = { ...context, view: build.leaseView() };
       inSlice = 0;
+      sliceStartMs = performance.now();
     }
     inSlice += 1;
     const instance = deltaInstance(context, change);

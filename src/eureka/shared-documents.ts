@@ -330,22 +330,22 @@ export class SharedEurekaDocuments {
   /**
    * A delta document's bytes, shared by every client asking within the same change window:
    * keyed by `key` (the store revision and format), rebuilt when older than `maxAgeMs` (the
-   * window moves with time). The gzipped form is the plain one compressed piece by piece.
+   * window moves with time). The gzipped form is the plain one compressed piece by piece; only
+   * the encodings clients asked for are kept.
    */
   delta(key: string, maxAgeMs: number, gzipped: boolean, build: () => Promise<Chunks>): Promise<DocumentBody> {
     const nowMs = this.components.leaseView().nowMs;
     const fresh = (cached: { atMs: number } | undefined) => cached !== undefined && nowMs - cached.atMs < maxAgeMs && nowMs >= cached.atMs;
     // At most one entry per format and encoding: a new window replaces the old one.
     for (const [cachedKey, cached] of this.deltas) if (!fresh(cached) || !cachedKey.startsWith(`${key}|`)) this.deltas.delete(cachedKey);
+    // Only the encoding asked for is kept: a gzip client's build lets its plain bytes go once
+    // compressed (at 1,000,000 changes they are some 800 MB), unless a plain client kept them.
     const plainKey = `${key}|plain`;
-    let plain = this.deltas.get(plainKey);
-    if (!plain) this.deltas.set(plainKey, (plain = { atMs: nowMs, body: build() }));
-    let chosen = plain;
-    if (gzipped) {
-      const gzipKey = `${key}|gzip`;
-      let packed = this.deltas.get(gzipKey);
-      if (!packed) this.deltas.set(gzipKey, (packed = { atMs: plain.atMs, body: plain.body.then((chunks) => this.gzip.gzipAll(chunks)) }));
-      chosen = packed;
+    let chosen = this.deltas.get(gzipped ? `${key}|gzip` : plainKey);
+    if (!chosen) {
+      const plain = this.deltas.get(plainKey) ?? { atMs: nowMs, body: build() };
+      chosen = gzipped ? { atMs: plain.atMs, body: plain.body.then((chunks) => this.gzip.gzipAll(chunks)) } : plain;
+      this.deltas.set(gzipped ? `${key}|gzip` : plainKey, chosen);
     }
     return chosen.body.then((chunks) => ({ chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0), gzipped }));
   }

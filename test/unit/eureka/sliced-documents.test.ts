@@ -120,6 +120,23 @@ describe('Eureka documents built in slices', () => {
     expect(orders.applications.application.map((app) => [app.name, app.instance.length])).toEqual([['ORDERS', 15]]);
   });
 
+  it('keep only the delta encodings asked for: a gzip client keeps no plain copy, and each is built once per window', async () => {
+    const { shared } = await setup();
+    let builds = 0;
+    const build = async () => ((builds += 1), [Buffer.from('{"applications":'), Buffer.from('{}}')]);
+    const zipped = await shared.delta('7|json', 1_000, true, build);
+    expect(gunzipSync(Buffer.concat(zipped.chunks)).toString()).toBe('{"applications":{}}');
+    await shared.delta('7|json', 1_000, true, build);
+    expect(builds).toBe(1);
+    // The plain bytes were let go once compressed: a plain client builds them again, once.
+    const plain = await shared.delta('7|json', 1_000, false, build);
+    await shared.delta('7|json', 1_000, false, build);
+    await shared.delta('7|json', 1_000, true, build);
+    expect(builds).toBe(2);
+    expect(Buffer.concat(plain.chunks).toString()).toBe('{"applications":{}}');
+    expect(plain.bytes).toBe(19);
+  });
+
   it('give a gzip client the gzipped parts only: no plain copy is built for it', async () => {
     const { node, shared, read } = await setup();
     for (let i = 0; i < 40; i++) node.registry.register(reg('orders', `i-${String(i).padStart(2, '0')}`));

@@ -34,7 +34,7 @@ export interface NacosResult {
   peerListPerSecond: number;
   bareListPerSecond: number;
   listRatio: number;
-  /** The lowest and highest ratio of one round (peer then bare, one second each): the noise. */
+  /** The lowest and highest ratio of one round (one second each, the order alternating): the noise. */
   listRatioMin: number;
   listRatioMax: number;
   /** The peer's and the bare server's CPU per list answered, in µs (from /proc, 10 ms ticks: a mean over the rounds). */
@@ -49,6 +49,8 @@ export interface NacosResult {
   cpuMsPerChangeWithSubscribers: number;
   cpuMsPerChangeWithout: number;
   cpuRatio: number;
+  /** The bench process's CPU per change with its 1,000 UDP subscribers (they share the machine with the peer: the push delays include their wait for a core). */
+  udpLoadGeneratorCpuMsPerChange?: number;
   /** A bare dgram process sending the same datagram to the same subscribers (and taking their acks): CPU per round. */
   udpFloorCpuMsPerChange: number;
   grpcSubscribers: number;
@@ -58,6 +60,8 @@ export interface NacosResult {
   grpcPushP99Ms: number;
   grpcCpuMsPerChange: number;
   grpcCpuRatio: number;
+  /** The bench process's CPU per change with its gRPC subscribers. */
+  grpcLoadGeneratorCpuMsPerChange?: number;
   /** A bare grpc-js server writing the same push to as many streams: CPU per round. */
   grpcFloorCpuMsPerChange: number;
 }
@@ -140,6 +144,8 @@ interface ChangesMeasured {
   latencies: number[];
   pushed: number;
   cpuMsPerChange: number;
+  /** The bench process's own CPU per change: its subscribers receiving, decoding and answering each push. */
+  loadGeneratorCpuMsPerChange: number;
 }
 
 /**
@@ -151,6 +157,7 @@ async function measureChanges(url: string, pid: number, service: string, hostsBe
   const latencies: number[] = [];
   let pushed = 0;
   const cpuBefore = totalCpuMsOf(pid);
+  const ownBefore = process.cpuUsage();
   for (let change = 0; change < changes; change++) {
     const hosts = hostsBefore + 1 + change;
     const sentAt = performance.now();
@@ -168,7 +175,8 @@ async function measureChanges(url: string, pid: number, service: string, hostsBe
   }
   // Includes the retries a lost ack would cause; with every ack sent, none.
   await sleep(500);
-  return { latencies, pushed, cpuMsPerChange: (totalCpuMsOf(pid) - cpuBefore) / changes };
+  const own = process.cpuUsage(ownBefore);
+  return { latencies, pushed, cpuMsPerChange: (totalCpuMsOf(pid) - cpuBefore) / changes, loadGeneratorCpuMsPerChange: (own.user + own.system) / 1_000 / changes };
 }
 
 /** `rounds` rounds of a floor process, each waited for until every subscriber has it (5 s at most), given the same settling time as a change: CPU per round. */
@@ -216,8 +224,11 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
       await rate(nacos, listPath, 1_000, peer.pid, body.length);
       await rate(bare.url, '/', 1_000, bare.pid, body.length);
       for (let round = 0; round < rounds; round++) {
-        const peerRound = await rate(nacos, listPath, 1_000, peer.pid, body.length);
-        const bareRound = await rate(bare.url, '/', 1_000, bare.pid, body.length);
+        // The order alternates, so that neither server always runs right after the other.
+        const peerFirst = round % 2 === 0;
+        const first = peerFirst ? await rate(nacos, listPath, 1_000, peer.pid, body.length) : await rate(bare.url, '/', 1_000, bare.pid, body.length);
+        const second = peerFirst ? await rate(bare.url, '/', 1_000, bare.pid, body.length) : await rate(nacos, listPath, 1_000, peer.pid, body.length);
+        const [peerRound, bareRound] = peerFirst ? [first, second] : [second, first];
         peerTotal += peerRound.perSecond;
         bareTotal += bareRound.perSecond;
         peerCpuUs += peerRound.cpuUsPerRequest;
@@ -317,6 +328,7 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
       cpuMsPerChangeWithSubscribers: round(udp.cpuMsPerChange),
       cpuMsPerChangeWithout: round(cpuMsPerChangeWithout),
       cpuRatio: round(udp.cpuMsPerChange / Math.max(cpuMsPerChangeWithout, 0.1), 1),
+      udpLoadGeneratorCpuMsPerChange: round(udp.loadGeneratorCpuMsPerChange),
       udpFloorCpuMsPerChange: round(udpFloorCpuMsPerChange),
       grpcSubscribers: subscribers,
       grpcPushed: grpc.pushed,
@@ -325,6 +337,7 @@ export async function benchNacos(options: { quick: boolean }): Promise<NacosResu
       grpcPushP99Ms: round(percentile(grpc.latencies, 0.99)),
       grpcCpuMsPerChange: round(grpc.cpuMsPerChange),
       grpcCpuRatio: round(grpc.cpuMsPerChange / Math.max(cpuMsPerChangeWithout, 0.1), 1),
+      grpcLoadGeneratorCpuMsPerChange: round(grpc.loadGeneratorCpuMsPerChange),
       grpcFloorCpuMsPerChange: round(grpcFloorCpuMsPerChange),
     };
     return result;

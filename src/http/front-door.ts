@@ -37,6 +37,7 @@ export interface FrontDoorTimeouts {
  * pipeline: bench/findings.md, 2026-12-03), a tenth of a discover whose bytes are shared and
  * more of a small one, so the hottest read gets a shortcut that reuses the route's own
  * listing and the server's guard, readiness gate and histogram (native/discover-shortcut.ts).
+ * The Nacos port has a front door of its own for its list (nacos/list-shortcut.ts).
  * No shortcut is taken while the server closes: fastify answers those with its 503.
  */
 export class FrontDoor {

@@ -50,6 +50,8 @@ interface Target extends PushRequest {
   serviceKey: string;
   /** What it asked of the service (`name`, `group`, `clusters`): its targets share a payload. */
   variant: string;
+  /** `address|port`: where its acks come from (made once, not per push). */
+  endpoint: string;
   expiresAtMs: number;
   /** The push waiting for this target's ack, if any. */
   pending: PendingPush | null;
@@ -133,7 +135,8 @@ export class NacosPush {
   private readonly targets = new Map<string, Target>();
   /** The targets of each service (the read layer's key), by variant asked. */
   private readonly byService = new Map<string, Map<string, Set<Target>>>();
-  private readonly pendingByAck = new Map<string, PendingPush>();
+  /** The pushes waiting for their ack, by the `lastRefTime` an ack names (one per push of a change), then by target endpoint. */
+  private readonly pendingByRefTime = new Map<number, Map<string, PendingPush>>();
   /** Services changed since the last flush, with when the first of those changes was seen (the push delay's start). */
   private readonly dirty = new Map<string, number>();
   private flushTimer: TimerHandle | null = null;
@@ -177,7 +180,7 @@ export class NacosPush {
     const slot = hold();
     if (!slot.held) return slot;
     const variant = `${request.name}\n${request.group}\n${request.clusters}`;
-    const target: Target = { ...request, key, slot, serviceKey, variant, expiresAtMs, pending: null };
+    const target: Target = { ...request, key, slot, serviceKey, variant, endpoint: endpointOf(request.address, request.port), expiresAtMs, pending: null };
     this.targets.set(key, target);
     let variants = this.byService.get(serviceKey);
     if (!variants) this.byService.set(serviceKey, (variants = new Map()));
@@ -191,7 +194,7 @@ export class NacosPush {
   receive(message: Buffer, address: string, port: number): void {
     const lastRefTimeMs = ackRefTimeOf(message);
     if (lastRefTimeMs === null) return;
-    const pending = this.pendingByAck.get(ackKey(address, port, lastRefTimeMs));
+    const pending = this.pendingByRefTime.get(lastRefTimeMs)?.get(endpointOf(address, port));
     if (!pending) return;
     this.settle(pending);
     this.counts.acked += 1;
@@ -203,7 +206,7 @@ export class NacosPush {
     this.sweepTimer.cancel();
     this.flushTimer?.cancel();
     this.retryTimer?.cancel();
-    this.pendingByAck.clear();
+    this.pendingByRefTime.clear();
     for (const target of this.targets.values()) target.slot.release();
     this.targets.clear();
     this.byService.clear();
@@ -245,6 +248,8 @@ export class NacosPush {
     const lastRefTimeMs = this.nextRefTimeMs(hosts.builtAtMs);
     let written = 0;
     const expired: Target[] = [];
+    let waiting = this.pendingByRefTime.get(lastRefTimeMs);
+    if (!waiting) this.pendingByRefTime.set(lastRefTimeMs, (waiting = new Map()));
     for (const targets of variants.values()) {
       let bytes: Buffer | null = null;
       for (const target of targets) {
@@ -262,12 +267,13 @@ export class NacosPush {
         }
         const pending: PendingPush = { target, bytes, lastRefTimeMs, attempts: 0 };
         target.pending = pending;
-        this.pendingByAck.set(ackKey(target.address, target.port, lastRefTimeMs), pending);
+        waiting.set(target.endpoint, pending);
         this.send(pending);
         written += 1;
       }
     }
     for (const target of expired) this.drop(target);
+    if (waiting.size === 0) this.pendingByRefTime.delete(lastRefTimeMs);
     // The delay of a first send from the change it carries (retries are not counted again).
     if (written > 0) this.components.pushed?.(changedAtMs, written);
     this.retryTimer ??= this.components.clock.setTimeout(() => this.retry(), this.settings.pushRetryIntervalMs);
@@ -299,7 +305,9 @@ export class NacosPush {
   /** Sends every push still without an ack again, or gives it up after `pushRetriesMax` retries. */
   private retry(): void {
     this.retryTimer = null;
-    for (const pending of [...this.pendingByAck.values()]) {
+    const all: PendingPush[] = [];
+    for (const waiting of this.pendingByRefTime.values()) for (const pending of waiting.values()) all.push(pending);
+    for (const pending of all) {
       if (pending.attempts > this.settings.pushRetriesMax) {
         this.settle(pending);
         this.counts.givenUp += 1;
@@ -307,11 +315,15 @@ export class NacosPush {
         this.send(pending);
       }
     }
-    if (this.pendingByAck.size > 0) this.retryTimer = this.components.clock.setTimeout(() => this.retry(), this.settings.pushRetryIntervalMs);
+    if (this.pendingByRefTime.size > 0) this.retryTimer = this.components.clock.setTimeout(() => this.retry(), this.settings.pushRetryIntervalMs);
   }
 
   private settle(pending: PendingPush): void {
-    this.pendingByAck.delete(ackKey(pending.target.address, pending.target.port, pending.lastRefTimeMs));
+    const waiting = this.pendingByRefTime.get(pending.lastRefTimeMs);
+    if (waiting?.get(pending.target.endpoint) === pending) {
+      waiting.delete(pending.target.endpoint);
+      if (waiting.size === 0) this.pendingByRefTime.delete(pending.lastRefTimeMs);
+    }
     if (pending.target.pending === pending) pending.target.pending = null;
   }
 
@@ -333,6 +345,7 @@ export class NacosPush {
   }
 }
 
-function ackKey(address: string, port: number, lastRefTimeMs: number): string {
-  return `${address}|${port}|${lastRefTimeMs}`;
+/** Where a target's acks come from, as a key. */
+function endpointOf(address: string, port: number): string {
+  return `${address}|${port}`;
 }

@@ -11,6 +11,7 @@ import { HttpTransport } from '../../src/transport/http-transport.js';
 import { PeerCallError, type PeerDescriptor } from '../../src/transport/transport.js';
 import { instance } from '../support/cluster.js';
 import { waitFor } from '../support/process.js';
+import { CLUSTER_SECRET, securedFile } from '../support/security.js';
 
 /**
  * The snapshot stream over real sockets, in one process: a serving peer listening on
@@ -21,20 +22,27 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-function configOf(selfId: string, peers: PeerDescriptor[]) {
-  return resolveConfig({ cluster: { name: 'e2e' }, peers }, {}, { id: selfId });
+function configOf(selfId: string, peers: PeerDescriptor[], secured = false) {
+  return resolveConfig({ ...(secured ? securedFile() : {}), cluster: { name: 'e2e' }, peers }, {}, { id: selfId });
 }
 
-function transportOf(selfId: string): HttpTransport {
-  const transport = new HttpTransport({ connectionsPerPeer: 8, connectTimeoutMs: 2_000, selfRegion: 'local', compressMinBytes: 1_024, selfId });
+function transportOf(selfId: string, secured = false): HttpTransport {
+  const transport = new HttpTransport({
+    connectionsPerPeer: 8,
+    connectTimeoutMs: 2_000,
+    selfRegion: 'local',
+    compressMinBytes: 1_024,
+    selfId,
+    ...(secured ? { clusterSecret: CLUSTER_SECRET } : {}),
+  });
   closers.push(() => transport.close());
   return transport;
 }
 
 /** A peer with `count` instances, its peer API listening on a free port of 127.0.0.1 (not started: it only serves). */
-async function servingPeer(count: number): Promise<{ node: RegistryNode; descriptor: PeerDescriptor }> {
-  const config = configOf('peer-a', [{ id: 'peer-a', url: 'http://127.0.0.1:1', region: 'local', zone: 'a' }]);
-  const node = new RegistryNode({ clock: systemClock, rng: seededRng(1), logger: silentLogger, transport: transportOf('peer-a') }, config);
+async function servingPeer(count: number, secured = false): Promise<{ node: RegistryNode; descriptor: PeerDescriptor }> {
+  const config = configOf('peer-a', [{ id: 'peer-a', url: 'http://127.0.0.1:1', region: 'local', zone: 'a' }], secured);
+  const node = new RegistryNode({ clock: systemClock, rng: seededRng(1), logger: silentLogger, transport: transportOf('peer-a', secured) }, config);
   for (let i = 0; i < count; i++) node.registry.register(instance(`i-${i}`, { service: `svc-${i % 20}`, leaseDurationMs: 600_000 }));
   const app = await buildServer({ node });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -82,5 +90,25 @@ describe('the snapshot stream over HTTP', () => {
     await waitFor(() => serving.node.peerApi.snapshotStreams.active === SNAPSHOT_STREAMS_MAX - 1, 10_000, 'the serving peer to free the abandoned stream');
     for (const reader of readers.slice(1)) await reader.return(undefined);
     await waitFor(() => serving.node.peerApi.snapshotStreams.active === 0, 10_000, 'every stream to be freed');
+  }, 60_000);
+
+  it('is signed with the cluster secret like every peer call, and refused unsigned', async () => {
+    const serving = await servingPeer(3_000, true);
+    const signed = transportOf('peer-b', true);
+    let records = 0;
+    for await (const line of signed.streamSnapshot(serving.descriptor, { from: 'peer-b' }, streamOptions)) {
+      const frame = JSON.parse(line) as { t: string; records?: unknown[] };
+      records += frame.records?.length ?? 0;
+    }
+    expect(records).toBe(3_000);
+    const unsigned = transportOf('peer-b');
+    const refusal = await unsigned
+      .streamSnapshot(serving.descriptor, { from: 'peer-b' }, streamOptions)
+      .next()
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    expect(refusal).toMatchObject({ status: 401, errorCode: 'REG_ERR_UNAUTHORIZED', kind: 'permanent' });
   }, 60_000);
 });

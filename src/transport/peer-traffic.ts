@@ -1,4 +1,4 @@
-import { peerMethods, type PeerMethod } from './peer-calls.js';
+import { peerMethods } from './peer-calls.js';
 
 export type TrafficDirection = 'sent' | 'received';
 
@@ -6,8 +6,12 @@ export type TrafficDirection = 'sent' | 'received';
 export const TRAFFIC_PEERS_MAX = 256;
 export const OTHER_PEER = 'other';
 
-const CALL_INDEX = new Map<string, number>(peerMethods.map((method, index) => [method, index]));
-const WIDTH = peerMethods.length * 2;
+/** The calls counted apart: every method of `/v1/peer/{method}`, and the snapshot stream. */
+export const trafficCalls = [...peerMethods, 'snapshot-stream'] as const;
+export type TrafficCall = (typeof trafficCalls)[number];
+
+const CALL_INDEX = new Map<string, number>(trafficCalls.map((call, index) => [call, index]));
+const WIDTH = trafficCalls.length * 2;
 
 /**
  * Bytes on the wire between this peer and each other one, by peer-API call and direction, as
@@ -20,7 +24,7 @@ export class PeerTrafficCounts {
   private readonly byPeer = new Map<string, Float64Array>();
 
   /** Counts `bytes` exchanged with `peerId` for `call` (an unknown call name is not counted). */
-  count(peerId: string, call: PeerMethod | string, direction: TrafficDirection, bytes: number): void {
+  count(peerId: string, call: TrafficCall | string, direction: TrafficDirection, bytes: number): void {
     const callIndex = CALL_INDEX.get(call);
     if (callIndex === undefined || !(bytes > 0)) return;
     let counts = this.byPeer.get(peerId);
@@ -33,10 +37,10 @@ export class PeerTrafficCounts {
   }
 
   /** Every non-zero count (scrape time). */
-  *entries(): Generator<{ peer: string; call: PeerMethod; direction: TrafficDirection; bytes: number }> {
+  *entries(): Generator<{ peer: string; call: TrafficCall; direction: TrafficDirection; bytes: number }> {
     for (const [peer, counts] of this.byPeer) {
       for (let i = 0; i < WIDTH; i++) {
-        if (counts[i]! > 0) yield { peer, call: peerMethods[i >> 1]!, direction: i % 2 === 0 ? 'sent' : 'received', bytes: counts[i]! };
+        if (counts[i]! > 0) yield { peer, call: trafficCalls[i >> 1]!, direction: i % 2 === 0 ? 'sent' : 'received', bytes: counts[i]! };
       }
     }
   }

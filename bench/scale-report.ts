@@ -18,7 +18,7 @@ export function renderScaleMarkdown(result: ScaleResult): string {
     row('one peer: RSS idle', `${p.idleRssMb} MB`);
     row('one peer: RSS by instances (heap in use)', p.points.map((point) => `${n(point.instances)}: ${point.rssMb} MB (${point.heapUsedMb} MB)`).join('; '));
     row('one peer: bytes per instance (slope of RSS, least squares)', `${n(p.slopeBytesPerInstance)} B (R² ${p.rSquared}); above idle at ${n(o.instances)}: ${n(p.aboveIdleBytesPerInstance)} B; heap in use ${n(p.heapSlopeBytesPerInstance)} B`);
-    row('one peer: RSS at the end after 20 s idle', `${p.settledRssMb} MB: ${n(p.settledAboveIdleBytesPerInstance)} B per instance above idle`);
+    row(`one peer: RSS at the end after ${o.idleSeconds} s idle`, `${p.settledRssMb} MB: ${n(p.settledAboveIdleBytesPerInstance)} B per instance above idle`);
     row('one peer: register rate (cold: the first 10,000)', `${n(p.registerPerSecond)}/s (cold ${p.coldRegisterPerSecond === null ? '-' : n(p.coldRegisterPerSecond)}/s), ${p.errors} errors`);
   }
   const j = result.join;

@@ -17,7 +17,7 @@ describe('scale benchmark: core layout', () => {
 describe('scale benchmark: markdown', () => {
   it('shows each phase measured, and why one was skipped', () => {
     const result: ScaleResult = {
-      options: { instances: 1_000_000, cores: 16, services: 1_000, peers: 5, heartbeatSeconds: 30, budgetMs: 400_000, nodeFlags: ['--max-semi-space-size=4'] },
+      options: { instances: 1_000_000, cores: 16, services: 1_000, peers: 5, heartbeatSeconds: 30, budgetMs: 400_000, idleSeconds: 20, nodeFlags: ['--max-semi-space-size=4'] },
       machine: { cpus: 16, model: 'test cpu', node: 'v20.0.0' },
       layout: { peerCores: ['0-1'], loaderCores: '10-15', loaders: 6 },
       startedAt: '2026-12-04T00:00:00.000Z',

@@ -57,7 +57,8 @@ export interface ScaleOptions {
 }
 
 export interface ScaleResult {
-  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'withJoin' | 'main'>;
+  /** `idleSeconds` and `nodeFlags` are absent from results recorded before 2026-12-05 (20 s; `PEER_NODE_FLAGS` then). */
+  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'withJoin' | 'main' | 'idleSeconds' | 'nodeFlags'> & Partial<Pick<ScaleOptions, 'idleSeconds' | 'nodeFlags'>>;
   machine: { cpus: number; model: string; node: string };
   layout: { peerCores: string[]; loaderCores: string; loaders: number };
   startedAt: string;
@@ -71,12 +72,13 @@ interface OnePeer {
   idleRssMb: number;
   /**
    * RSS and the V8 heap in use (`nodejs_heap_size_used_bytes` on the peer's /metrics: no
-   * collection forced, so it holds some garbage too) at each step.
+   * collection forced, so it holds some garbage too) at each step; the heap is absent from
+   * results recorded before 2026-12-05, as is its slope.
    */
-  points: { instances: number; rssMb: number; heapUsedMb: number }[];
+  points: { instances: number; rssMb: number; heapUsedMb?: number }[];
   slopeBytesPerInstance: number;
   /** The slope of the heap in use through the same points. */
-  heapSlopeBytesPerInstance: number;
+  heapSlopeBytesPerInstance?: number;
   aboveIdleBytesPerInstance: number;
   rSquared: number;
   /**

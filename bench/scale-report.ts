@@ -6,7 +6,7 @@ const n = (value: number) => value.toLocaleString('en-US');
 export function renderScaleMarkdown(result: ScaleResult): string {
   const o = result.options;
   const out: string[] = [
-    `Scale run ${result.startedAt}, ${result.durationSeconds} s: ${n(o.instances)} instances in ${n(o.services)} services (five metadata keys each), ${o.cores} of ${result.machine.cpus} CPUs (${result.machine.model}), Node ${result.machine.node}, peer Node flags: ${o.nodeFlags.length > 0 ? o.nodeFlags.join(' ') : 'none'}; peers on CPUs ${result.layout.peerCores.join(' / ')}, ${result.layout.loaders} load generators on ${result.layout.loaderCores}.`,
+    `Scale run ${result.startedAt}, ${result.durationSeconds} s: ${n(o.instances)} instances in ${n(o.services)} services (five metadata keys each), ${o.cores} of ${result.machine.cpus} CPUs (${result.machine.model}), Node ${result.machine.node}, peer Node flags: ${o.nodeFlags === undefined ? 'not recorded' : o.nodeFlags.length > 0 ? o.nodeFlags.join(' ') : 'none'}; peers on CPUs ${result.layout.peerCores.join(' / ')}, ${result.layout.loaders} load generators on ${result.layout.loaderCores}.`,
     '',
     '| figure | value |',
     '| --- | --- |',
@@ -16,9 +16,9 @@ export function renderScaleMarkdown(result: ScaleResult): string {
   if ('skipped' in p) row('one peer', `skipped: ${p.skipped}`);
   else {
     row('one peer: RSS idle', `${p.idleRssMb} MB`);
-    row('one peer: RSS by instances (heap in use)', p.points.map((point) => `${n(point.instances)}: ${point.rssMb} MB (${point.heapUsedMb} MB)`).join('; '));
-    row('one peer: bytes per instance (slope of RSS, least squares)', `${n(p.slopeBytesPerInstance)} B (R² ${p.rSquared}); above idle at ${n(o.instances)}: ${n(p.aboveIdleBytesPerInstance)} B; heap in use ${n(p.heapSlopeBytesPerInstance)} B`);
-    row('one peer: RSS at the end after 20 s idle', `${p.settledRssMb} MB: ${n(p.settledAboveIdleBytesPerInstance)} B per instance above idle`);
+    row('one peer: RSS by instances (heap in use)', p.points.map((point) => `${n(point.instances)}: ${point.rssMb} MB${point.heapUsedMb === undefined ? '' : ` (${point.heapUsedMb} MB)`}`).join('; '));
+    row('one peer: bytes per instance (slope of RSS, least squares)', `${n(p.slopeBytesPerInstance)} B (R² ${p.rSquared}); above idle at ${n(o.instances)}: ${n(p.aboveIdleBytesPerInstance)} B${p.heapSlopeBytesPerInstance === undefined ? '' : `; heap in use ${n(p.heapSlopeBytesPerInstance)} B`}`);
+    row(`one peer: RSS at the end after ${o.idleSeconds ?? 20} s idle`, `${p.settledRssMb} MB: ${n(p.settledAboveIdleBytesPerInstance)} B per instance above idle`);
     row('one peer: register rate (cold: the first 10,000)', `${n(p.registerPerSecond)}/s (cold ${p.coldRegisterPerSecond === null ? '-' : n(p.coldRegisterPerSecond)}/s), ${p.errors} errors`);
   }
   const j = result.join;

@@ -6,9 +6,9 @@
  * most 8, 64 requests in flight each) on the other cores. Three phases, each skipped with a
  * reason when the time left (`--budget-s`) would not fit it:
  *   1. one peer: RSS idle and at N/10, N/2 and N instances (five metadata keys), 2 s after each
- *      step, the slope in bytes per instance, RSS again after 20 s idle at N, the register rate
+ *      step, the slope in bytes per instance, RSS again after `--idle-s` (20) idle at N, the register rate
  *      (the first 10,000 apart: a cold peer);
- *   2. a new peer joins it: time until it is ready and until it lists every instance, its RSS,
+ *   2. a new peer joins it (`--no-join` leaves it out): time until it is ready and until it lists every instance, its RSS,
  *      and the serving peer's CPU seconds meanwhile;
  *   3. five peers (fresh), the instances registered over all of them, then every instance
  *      heartbeating on its own peer once per `--heartbeat-s`: heartbeat latency p50 / p99 / max
@@ -43,13 +43,22 @@ export interface ScaleOptions {
   main: string;
   /** Run the heartbeating cluster phase (`--no-cluster` leaves it out). */
   withCluster: boolean;
+  /** Run the join phase (`--no-join` leaves it out). */
+  withJoin: boolean;
+  /**
+   * Seconds the loaded peer stays idle before its settled RSS (`--idle-s`, default 20). Past
+   * the Eureka delta window (3 minutes) the peer holds what a peer whose instances have not
+   * changed lately holds.
+   */
+  idleSeconds: number;
   /** The peers' Node flags (`--node-flags`, default `PEER_NODE_FLAGS`). */
   nodeFlags: readonly string[];
   outDir?: string;
 }
 
 export interface ScaleResult {
-  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'main'>;
+  /** `idleSeconds` and `nodeFlags` are absent from results recorded before 2026-12-05 (20 s; `PEER_NODE_FLAGS` then). */
+  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'withJoin' | 'main' | 'idleSeconds' | 'nodeFlags'> & Partial<Pick<ScaleOptions, 'idleSeconds' | 'nodeFlags'>>;
   machine: { cpus: number; model: string; node: string };
   layout: { peerCores: string[]; loaderCores: string; loaders: number };
   startedAt: string;
@@ -63,16 +72,17 @@ interface OnePeer {
   idleRssMb: number;
   /**
    * RSS and the V8 heap in use (`nodejs_heap_size_used_bytes` on the peer's /metrics: no
-   * collection forced, so it holds some garbage too) at each step.
+   * collection forced, so it holds some garbage too) at each step; the heap is absent from
+   * results recorded before 2026-12-05, as is its slope.
    */
-  points: { instances: number; rssMb: number; heapUsedMb: number }[];
+  points: { instances: number; rssMb: number; heapUsedMb?: number }[];
   slopeBytesPerInstance: number;
   /** The slope of the heap in use through the same points. */
-  heapSlopeBytesPerInstance: number;
+  heapSlopeBytesPerInstance?: number;
   aboveIdleBytesPerInstance: number;
   rSquared: number;
   /**
-   * RSS at N once the peer has been idle `IDLE_SETTLE_MS` (V8's memory reducer gives back heap
+   * RSS at N once the peer has been idle `idleSeconds` (V8's memory reducer gives back heap
    * it grew for the load after some seconds without allocation): what a peer holding N needs.
    */
   settledRssMb: number;
@@ -107,7 +117,6 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 /** Every process this script started and has not stopped yet: killed if the script is told to stop (scale-device.sh's time limit). */
 const children = new Set<{ kill(signal: NodeJS.Signals): boolean }>();
 const SETTLE_MS = 2_000;
-const IDLE_SETTLE_MS = 20_000;
 const COLD_COUNT = 10_000;
 const IN_FLIGHT_PER_LOADER = 64;
 const MAX_LOADERS = 8;
@@ -279,7 +288,7 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
     }
     const fit = linearFit(points.map((point) => [point.instances / 10_000, point.rssMb]));
     const heapFit = linearFit(points.map((point) => [point.instances / 10_000, point.heapUsedMb]));
-    await sleep(IDLE_SETTLE_MS);
+    await sleep(options.idleSeconds * 1_000);
     const settledRssMb = round(peer.rssMb(), 1);
     onePeer = {
       idleRssMb,
@@ -298,7 +307,8 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
 
     // 2. A new peer joins.
     const joinEstimateMs = (options.instances / 20_000) * 1_000 + 15_000;
-    if (joinEstimateMs > left()) joined = { skipped: `needs about ${Math.round(joinEstimateMs / 1_000)} s, ${Math.round(left() / 1_000)} s left` };
+    if (!options.withJoin) joined = { skipped: '--no-join' };
+    else if (joinEstimateMs > left()) joined = { skipped: `needs about ${Math.round(joinEstimateMs / 1_000)} s, ${Math.round(left() / 1_000)} s left` };
     else {
       const cpuBeforeMs = totalCpuMsOf(peer.pid);
       const joinStartedMs = performance.now();
@@ -334,6 +344,7 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
       peers: options.peers,
       heartbeatSeconds: options.heartbeatSeconds,
       budgetMs: options.budgetMs,
+      idleSeconds: options.idleSeconds,
       nodeFlags: options.nodeFlags,
     },
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
@@ -435,6 +446,8 @@ export function scaleOptionsFromArgs(): ScaleOptions {
     heartbeatSeconds: number('heartbeat-s', 30),
     budgetMs: number('budget-s', 600) * 1_000,
     withCluster: !process.argv.includes('--no-cluster'),
+    withJoin: !process.argv.includes('--no-join'),
+    idleSeconds: number('idle-s', 20),
     main: argument('main') ?? 'dist/main.js',
     nodeFlags: nodeFlagsOf(argument('node-flags')),
     outDir: argument('out'),

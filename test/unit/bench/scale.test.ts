@@ -17,7 +17,7 @@ describe('scale benchmark: core layout', () => {
 describe('scale benchmark: markdown', () => {
   it('shows each phase measured, and why one was skipped', () => {
     const result: ScaleResult = {
-      options: { instances: 1_000_000, cores: 16, services: 1_000, peers: 5, heartbeatSeconds: 30, budgetMs: 400_000, nodeFlags: ['--max-semi-space-size=4'] },
+      options: { instances: 1_000_000, cores: 16, services: 1_000, peers: 5, heartbeatSeconds: 30, budgetMs: 400_000, idleSeconds: 20, nodeFlags: ['--max-semi-space-size=4'] },
       machine: { cpus: 16, model: 'test cpu', node: 'v20.0.0' },
       layout: { peerCores: ['0-1'], loaderCores: '10-15', loaders: 6 },
       startedAt: '2026-12-04T00:00:00.000Z',
@@ -33,6 +33,26 @@ describe('scale benchmark: markdown', () => {
     expect(page).toContain('| one peer: RSS at the end after 20 s idle | 140 MB: 42 B per instance above idle |');
     expect(page).toContain('| a new peer joins: ready / lists every instance | 9,000 ms / 9,500 ms |');
     expect(page).toContain('| peers with heartbeats | skipped: needs about 260 s, 100 s left |');
+  });
+});
+
+describe('scale benchmark: markdown of a result recorded before the heap and the flags were', () => {
+  it('leaves out what it does not hold, and says the flags were not recorded', () => {
+    const result: ScaleResult = {
+      options: { instances: 100_000, cores: 2, services: 1_000, peers: 5, heartbeatSeconds: 30, budgetMs: 600_000 },
+      machine: { cpus: 2, model: 'test cpu', node: 'v20.0.0' },
+      layout: { peerCores: ['0-1'], loaderCores: '0-1', loaders: 2 },
+      startedAt: '2026-12-04T00:00:00.000Z',
+      durationSeconds: 37,
+      onePeer: { idleRssMb: 104.7, points: [{ instances: 100_000, rssMb: 183.4 }], slopeBytesPerInstance: 772, aboveIdleBytesPerInstance: 825, rSquared: 0.999, settledRssMb: 168.4, settledAboveIdleBytesPerInstance: 668, registerPerSecond: 20_370, coldRegisterPerSecond: 8_596, errors: 0 },
+      join: { skipped: '--no-join' },
+      cluster: { skipped: '--no-cluster' },
+    };
+    const page = renderScaleMarkdown(result);
+    expect(page).toContain('peer Node flags: not recorded;');
+    expect(page).toContain('| one peer: RSS by instances (heap in use) | 100,000: 183.4 MB |');
+    expect(page).toContain('| one peer: bytes per instance (slope of RSS, least squares) | 772 B (R² 0.999); above idle at 100,000: 825 B |');
+    expect(page).toContain('| one peer: RSS at the end after 20 s idle | 168.4 MB: 668 B per instance above idle |');
   });
 });
 

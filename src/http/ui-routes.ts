@@ -3,9 +3,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { RegistryError } from '../errors.js';
-import { protocolsView, registrationsView, type ProtocolsSources } from '../metrics/protocols-view.js';
+import type { RegistryReads } from '../app/reads.js';
+import { protocolsView, type ProtocolsSources } from '../metrics/protocols-view.js';
+import { RegistrationsViews } from '../metrics/registrations-view.js';
 import { parseName, parseNamespace } from '../registry/validate.js';
-import type { ServiceViews } from '../views/service-views.js';
 import { responses, text } from './openapi/schemas.js';
 import { serve, type RouteGroup } from './route-definition.js';
 
@@ -111,7 +112,7 @@ export function loadAssets(dir: URL | undefined = findAssetsDir()): Map<string, 
  */
 export async function uiRoutes(
   app: FastifyInstance,
-  options: { assets?: Map<string, Asset>; node?: ProtocolsSources & { readonly views: ServiceViews } } = {},
+  options: { assets?: Map<string, Asset>; node?: ProtocolsSources & { readonly ports: { readonly reads: Pick<RegistryReads, 'views' | 'leaseView'> } } } = {},
 ): Promise<void> {
   const assets = options.assets ?? loadAssets();
 
@@ -139,9 +140,12 @@ export async function uiRoutes(
   const { node } = options;
   if (!node) return;
   serve(app, UI_ROUTES.protocols, async () => protocolsView(node));
-  serve(app, UI_ROUTES.registrations, async (request) => {
+  // Built once per change of a namespace and shared by every dashboard polling it (registrations-view.ts).
+  const registrations = new RegistrationsViews(node.ports.reads);
+  serve(app, UI_ROUTES.registrations, async (request, reply) => {
     const query = request.query as { namespace?: unknown; service?: unknown };
     const service = query.service === undefined ? null : parseName('service', query.service);
-    return registrationsView(node.views, parseNamespace(query.namespace), service);
+    const body = await registrations.body(parseNamespace(query.namespace), service);
+    return reply.type('application/json; charset=utf-8').send(body);
   });
 }

@@ -2,7 +2,6 @@ import type { ListenerDeclaration } from '../adapters/declaration.js';
 import { LISTENER_ADAPTERS, settingsOf } from '../adapters/listeners.js';
 import type { RegistryConfig } from '../config/load.js';
 import type { InstanceData } from '../registry/types.js';
-import type { ServiceViews } from '../views/service-views.js';
 import type { WatchHub } from '../watch/hub.js';
 import { outcomes, type AdapterMetrics, type Outcome } from './adapter-metrics.js';
 
@@ -115,46 +114,4 @@ export function protocolsView(sources: ProtocolsSources): ProtocolsView {
     native.held += stats.subscribers + stats.longPolls;
   }
   return { nowMs: sources.clock.nowMs(), listeners, protocols: [...loads.values()], registering: [...REGISTERING] };
-}
-
-/** Per service, how many of its served instances each protocol registered. */
-export interface ServiceRegistrations {
-  service: string;
-  protocols: Record<string, number>;
-}
-
-/** What a view's instances were registered through: kept with the view (one pass per change). */
-interface ViewRegistrations {
-  protocols: Record<string, number>;
-  byInstance: Array<{ instanceId: string; protocol: string }>;
-}
-
-const ENCODING = 'dashboard-registered-through';
-
-function registrationsOf(views: ServiceViews, namespace: string, service: string): ViewRegistrations & { service: string } {
-  // The stable view: kept until what is served changes, so a quiet registry is counted once.
-  const view = views.stable(namespace, service);
-  const counted = views.stableEncoding(view, ENCODING, (built): ViewRegistrations => {
-    const protocols: Record<string, number> = {};
-    const byInstance = built.served.map((entry) => {
-      const protocol = registeredThrough(entry.record.data);
-      protocols[protocol] = (protocols[protocol] ?? 0) + 1;
-      return { instanceId: entry.record.instanceId, protocol };
-    });
-    return { protocols, byInstance };
-  });
-  return { service: view.service, ...counted };
-}
-
-/** The body of `GET /v1/dashboard/registrations`: every service's counts, and the instances of one service when asked. */
-export function registrationsView(
-  views: ServiceViews,
-  namespace: string,
-  service: string | null,
-): { namespace: string; services: ServiceRegistrations[]; instances?: Array<{ instanceId: string; protocol: string }> } {
-  const services = views.servicesOf(namespace).map((name) => {
-    const { service: shown, protocols } = registrationsOf(views, namespace, name);
-    return { service: shown, protocols };
-  });
-  return { namespace, services, ...(service === null ? {} : { instances: registrationsOf(views, namespace, service).byInstance }) };
 }

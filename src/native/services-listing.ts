@@ -1,11 +1,11 @@
 import type { RegistryReads } from '../app/reads.js';
-import { readsBudget, sharedBuild, yieldToLoop, type SharedBuild } from '../http/loop-budget.js';
+import { KeptBuilds, sliceServices, type SlicedBuild } from '../http/namespace-slices.js';
 import type { ChunkedBody } from '../http/send-chunks.js';
-import { combinedStamp, stampHolds, type Stamp } from '../views/service-views.js';
 
 /**
  * `GET /v1/services`, every service of a namespace with its counts, built once per change and
- * shared by every reader (docs/api.md), as the Eureka full fetch is (src/eureka/shared-documents.ts).
+ * shared by every reader (docs/api.md), as the Eureka full fetch is (src/eureka/shared-documents.ts),
+ * in slices (src/http/namespace-slices.ts, shared with the dashboard's registrations).
  *
  * Built per request, a listing of 5,015 services held the event loop for every reader: with 4
  * readers fetching back to back, `/healthz` waited 108 ms at p50 (issue 33.15; measured with
@@ -22,75 +22,47 @@ import { combinedStamp, stampHolds, type Stamp } from '../views/service-views.js
 export const KEPT_LISTINGS_MAX = 32;
 
 /** One listing's bytes, the revision they show, and what they were built from. */
-export interface ServicesListing extends ChunkedBody {
-  revision: number;
-  /** Undefined when the build saw a change (it yields): such a listing is answered once, never kept. */
-  stamp: Stamp | undefined;
-}
+export interface ServicesListing extends ChunkedBody, SlicedBuild {}
 
 type Reads = Pick<RegistryReads, 'views' | 'leaseView' | 'countsOf'>;
 
 export class ServicesListings {
-  private readonly holders = new Map<string, SharedBuild<ServicesListing>>();
+  private readonly kept: KeptBuilds<ServicesListing>;
 
-  constructor(private readonly reads: Reads) {}
+  constructor(private readonly reads: Reads) {
+    this.kept = new KeptBuilds(reads, KEPT_LISTINGS_MAX);
+  }
 
   /** How many listings are kept (for tests of the bound). */
   get keptCount(): number {
-    return this.holders.size;
+    return this.kept.keptCount;
   }
 
   /** The listing of `namespace` (one group's counts, given one): kept, or built once for every reader waiting. */
   listing(namespace: string, group: string | null): Promise<ServicesListing> {
-    const key = `${namespace}\n${group ?? ''}`;
-    let holder = this.holders.get(key);
-    if (!holder) {
-      // A client chooses the namespace and group: the number kept is bounded, oldest out first.
-      if (this.holders.size >= KEPT_LISTINGS_MAX) this.forgetOldestIdle();
-      this.holders.set(key, (holder = {}));
-    }
-    return sharedBuild(holder, () => this.build(namespace, group), (built) => this.holds(built));
-  }
-
-  /** Whether a kept listing is what a fresh build would give now. */
-  private holds(built: ServicesListing): boolean {
-    return built.stamp !== undefined && built.revision === this.reads.views.revision && stampHolds(built.stamp, this.reads.leaseView());
-  }
-
-  private forgetOldestIdle(): void {
-    for (const [key, holder] of this.holders) {
-      if (holder.building) continue;
-      this.holders.delete(key);
-      return;
-    }
+    return this.kept.get(`${namespace}\n${group ?? ''}`, () => this.build(namespace, group));
   }
 
   /** `{"namespace":..,"revision":..,"services":[{"service":..,"instances":..,"up":..},..]}`, in slices. */
   private async build(namespace: string, group: string | null): Promise<ServicesListing> {
-    const { views } = this.reads;
-    const revision = views.revision;
-    let leases = this.reads.leaseView();
     const chunks: Buffer[] = [];
-    const stamps: (Stamp | undefined)[] = [];
-    let text = `{"namespace":${JSON.stringify(namespace)},"revision":${revision},"services":[`;
+    let text = `{"namespace":${JSON.stringify(namespace)},"revision":${this.reads.views.revision},"services":[`;
     let listed = 0;
-    for (const service of views.servicesOf(namespace)) {
-      if (readsBudget.spent()) {
+    const walked = await sliceServices(
+      this.reads,
+      namespace,
+      (service, view) => {
+        const counts = this.reads.countsOf(view, group);
+        if (!counts || counts.instances === 0) return;
+        text += `${listed > 0 ? ',' : ''}{"service":${JSON.stringify(service)},"instances":${counts.instances},"up":${counts.up}}`;
+        listed += 1;
+      },
+      () => {
         chunks.push(Buffer.from(text));
         text = '';
-        await yieldToLoop();
-        leases = this.reads.leaseView();
-      }
-      const view = views.stable(namespace, service, leases);
-      stamps.push(views.stableStamp(view));
-      const counts = this.reads.countsOf(view, group);
-      if (!counts || counts.instances === 0) continue;
-      text += `${listed > 0 ? ',' : ''}{"service":${JSON.stringify(service)},"instances":${counts.instances},"up":${counts.up}}`;
-      listed += 1;
-    }
+      },
+    );
     chunks.push(Buffer.from(`${text}]}`));
-    // Kept only when nothing changed while it was put together (a build that yields).
-    const stamp = views.revision === revision ? combinedStamp(stamps) : undefined;
-    return { revision, stamp, chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0) };
+    return { ...walked, chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0) };
   }
 }

@@ -1,0 +1,77 @@
+import type { RegistryReads } from '../app/reads.js';
+import { KeptBuilds, sliceServices, type SlicedBuild } from '../http/namespace-slices.js';
+import type { ServiceViews } from '../views/service-views.js';
+import type { StableView } from '../views/stable-views.js';
+import { registeredThrough } from './protocols-view.js';
+
+/**
+ * `GET /v1/dashboard/registrations` (docs/dashboard.md, "Registered through"): per service of a
+ * namespace, how many of its served instances each protocol registered, and the instances of one
+ * service. Each service's counts are kept with its stable view (one pass per change of the
+ * service); the namespace's list of them is built once per change, in slices that yield to the
+ * loop (src/http/namespace-slices.ts, as `GET /v1/services` is), kept as JSON and shared by every
+ * dashboard that polls it, rather than put together again, in one piece, for each request.
+ */
+
+/** What a view's instances were registered through: kept with the view (one pass per change). */
+interface ViewRegistrations {
+  protocols: Record<string, number>;
+  byInstance: Array<{ instanceId: string; protocol: string }>;
+}
+
+const ENCODING = 'dashboard-registered-through';
+
+/** Namespaces whose list is kept at most (a dashboard polls one at a time): the oldest go first. */
+export const KEPT_REGISTRATIONS_MAX = 16;
+
+/** The counts of one service's stable view, built once per change of the view. */
+function registrationsOf(views: ServiceViews, view: StableView): ViewRegistrations {
+  return views.stableEncoding(view, ENCODING, (built): ViewRegistrations => {
+    const protocols: Record<string, number> = {};
+    const byInstance = built.served.map((entry) => {
+      const protocol = registeredThrough(entry.record.data);
+      protocols[protocol] = (protocols[protocol] ?? 0) + 1;
+      return { instanceId: entry.record.instanceId, protocol };
+    });
+    return { protocols, byInstance };
+  });
+}
+
+/** A namespace's list, as the JSON of its `services` array. */
+interface RegistrationsList extends SlicedBuild {
+  servicesJson: string;
+}
+
+type Reads = Pick<RegistryReads, 'views' | 'leaseView'>;
+
+export class RegistrationsViews {
+  private readonly kept: KeptBuilds<RegistrationsList>;
+
+  constructor(private readonly reads: Reads) {
+    this.kept = new KeptBuilds(reads, KEPT_REGISTRATIONS_MAX);
+  }
+
+  /** How many namespaces' lists are kept (for tests of the bound). */
+  get keptCount(): number {
+    return this.kept.keptCount;
+  }
+
+  /**
+   * The body, as JSON: `{namespace, services: [{service, protocols}], instances?: [{instanceId, protocol}]}`;
+   * `instances` when `service` is given (read from that service's kept counts).
+   */
+  async body(namespace: string, service: string | null): Promise<string> {
+    const list = await this.kept.get(namespace, () => this.build(namespace));
+    const instances = service === null ? '' : `,"instances":${JSON.stringify(registrationsOf(this.reads.views, this.reads.views.stable(namespace, service, this.reads.leaseView())).byInstance)}`;
+    return `{"namespace":${JSON.stringify(namespace)},"services":${list.servicesJson}${instances}}`;
+  }
+
+  private async build(namespace: string): Promise<RegistrationsList> {
+    const parts: string[] = [];
+    const walked = await sliceServices(this.reads, namespace, (_service, view) => {
+      // The view's own spelling of the name (as first registered), as every listing shows it.
+      parts.push(`{"service":${JSON.stringify(view.service)},"protocols":${JSON.stringify(registrationsOf(this.reads.views, view).protocols)}}`);
+    });
+    return { ...walked, servicesJson: `[${parts.join(',')}]` };
+  }
+}

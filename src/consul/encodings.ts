@@ -181,13 +181,14 @@ const BODIES: Record<ServiceRead, typeof healthBody> = { health: healthBody, cat
 
 /** A filter as a key: equal filters ask for the same answer. */
 function filterKey(read: ServiceRead, filter: InstanceFilter): string {
-  return `${read}|${filter.passing ? 1 : 0}|${filter.datacenter ?? ''}|${filter.nearZone ?? ''}|${filter.tags.join('\0')}`;
+  return `${read}|${filter.passing ? 1 : 0}|${filter.datacenter ?? ''}|${filter.tags.join('\0')}`;
 }
 
 /**
  * The answer of `read` with `filter` at `index`, made on the first read of this encoding that
  * asks for it and shared by every later one (each blocking query a change wakes, each reader
  * of the same view): the body is encoded once, its headers made once. A key lookup per read.
+ * A `near` read is the exception (made per read, as its order follows the membership).
  */
 export function answerOf(
   encoding: ServiceEncoding,
@@ -196,6 +197,12 @@ export function answerOf(
   index: number,
   regionOfZone: (zone: string) => string | undefined,
 ): ConsulAnswer {
+  // `near` orders by the zones' regions, which follow the membership rather than the view: such
+  // an answer is made for its read alone, never kept.
+  if (filter.nearZone !== null) {
+    encoding.answersMade += 1;
+    return consulAnswer(index, asBytes(BODIES[read](encoding, filter, regionOfZone)));
+  }
   const key = filterKey(read, filter);
   const kept = encoding.answers.get(key);
   if (kept?.index === index) return kept;

@@ -130,8 +130,8 @@ export async function holdBlockingQuery(
  * shared). With `direct` (the peer does not log at debug, so no per-request line is owed), the
  * answer is written to the socket as it is, its shared headers and bytes, past fastify's reply
  * hooks: a write that wakes 1,000 blocking queries sends 1,000 answers, and fastify's reply
- * path was a third of the CPU each cost (bench/consul.ts). What must still run does: access
- * and readiness were checked by the route's `onRequest`/`preHandler` hooks before the handler,
+ * path was a third of the CPU each cost (bench/consul.ts). What must still run does: the host
+ * check, access, rate limit and readiness ran in the listener's `onRequest` hooks (guard.ts),
  * and the request metrics' `onResponse` hook runs for a hijacked reply too (metrics.ts).
  */
 export function sendConsulAnswer(reply: FastifyReply, answer: ConsulAnswer, direct: boolean): FastifyReply | undefined {

@@ -47,6 +47,15 @@ describe('Consul encodings', () => {
     expect(await ids('/v1/health/service/web')).toEqual(['a']);
   });
 
+  it('make a near read its answer alone (its order follows the membership, not the view)', async () => {
+    t = await createTestConsul();
+    await nativeRegister({ service: 'web', instanceId: 'a' });
+    expect(await ids('/v1/health/service/web?near=_agent')).toEqual(['a']);
+    expect(await ids('/v1/health/service/web?near=_agent')).toEqual(['a']);
+    expect(kept().answersMade).toBe(2);
+    expect(kept().answers.size).toBe(0);
+  });
+
   it('are built in slices that yield, once for all the reads that arrive while it runs', async () => {
     t = await createTestConsul();
     for (let i = 0; i < 120; i++) await nativeRegister({ service: 'web', instanceId: `i-${String(i).padStart(3, '0')}` });

@@ -22,7 +22,7 @@
 import { request } from 'undici';
 import { percentile, progress, round, sleep, table, writeResult } from './lib.js';
 import { startPeer, type ServerProcess } from './processes.js';
-import { registerMany, startHeartbeatProber } from './read-scale.js';
+import { registerMany, spawnProber } from './read-scale.js';
 
 const PER_SERVICE = 1_000;
 const RECONCILE_BUCKETS = 64;
@@ -34,6 +34,8 @@ interface Phase {
   seconds: number;
   peakRssGrowthMb: number;
   heartbeats: number;
+  /** Heartbeats answered other than 200, or not answered (their time is in the figures too). */
+  failedHeartbeats: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -47,6 +49,20 @@ function flag(name: string): string | undefined {
   return arg?.slice(name.length + 3);
 }
 
+/**
+ * A process of its own that sends a heartbeat every 10 ms until told to stop, then hands back
+ * the time of every one but the first, answered 200 or not, and how many were not 200 (a
+ * heartbeat that failed while the loop was held counts: read-scale.ts's prober leaves them out).
+ */
+function startProber(url: string): { ready: Promise<void>; stop(): Promise<{ times: number[]; failed: number }> } {
+  const code =
+    `const {request}=require('undici');const url=process.argv[1];const times=[];let failed=0;let on=true;process.stdin.on('end',()=>{on=false});process.stdin.resume();` +
+    `(async()=>{let first=true;for(let n=0;on&&n<1e6;n++){const t0=performance.now();let ok=false;try{const r=await request(url,{method:'PUT'});await r.body.dump();ok=r.statusCode===200}catch{}` +
+    `if(first){first=false;process.stdout.write('ready\\n')}else{times.push(performance.now()-t0);if(!ok)failed++}await new Promise((f)=>setTimeout(f,10))}process.stdout.write(JSON.stringify({times,failed}))})()`;
+  const prober = spawnProber(url, code);
+  return { ready: prober.ready, stop: async () => JSON.parse((await prober.stop()) || '{"times":[],"failed":0}') as { times: number[]; failed: number } };
+}
+
 /** Reads an answer to its end; its size in bytes. */
 async function read(url: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string } = {}): Promise<number> {
   const response = await request(url, { ...init, bodyTimeout: OPERATION_TIMEOUT_MS, headersTimeout: OPERATION_TIMEOUT_MS });
@@ -58,7 +74,7 @@ async function read(url: string, init: { method?: 'GET' | 'POST'; headers?: Reco
 
 /** Runs `operation` with heartbeats to the peer meanwhile, sampling its RSS. */
 async function measure(peer: ServerProcess, label: string, name: string, heartbeatUrl: string, operation: () => Promise<number>): Promise<Phase> {
-  const prober = startHeartbeatProber(heartbeatUrl);
+  const prober = startProber(heartbeatUrl);
   await prober.ready;
   // A few heartbeats before, so that even a short operation has some measured beside it.
   await sleep(300);
@@ -83,13 +99,14 @@ async function measure(peer: ServerProcess, label: string, name: string, heartbe
   await sleep(300);
   running = false;
   await sampler;
-  const beats = await prober.stop();
+  const { times: beats, failed } = await prober.stop();
   const phase: Phase = {
     peer: label,
     operation: name,
     seconds: round(seconds, 2),
     peakRssGrowthMb: round(peakMb - rssBeforeMb, 0),
     heartbeats: beats.length,
+    failedHeartbeats: failed,
     p50Ms: round(percentile(beats, 0.5), 1),
     p99Ms: round(percentile(beats, 0.99), 1),
     maxMs: round(Math.max(0, ...beats), 1),
@@ -135,7 +152,7 @@ async function main(): Promise<void> {
   if (before) phases.push(...(await measurePeer('before', before, instances)));
   phases.push(...(await measurePeer('after', undefined, instances)));
   const file = writeResult('loop-stalls', { instances, before: before ?? null, phases });
-  console.log(table(phases.map((p) => ({ peer: p.peer, operation: p.operation, 's': p.seconds, 'RSS +MB': p.peakRssGrowthMb, 'hb p50': p.p50Ms, 'hb p99': p.p99Ms, 'hb max': p.maxMs, beats: p.heartbeats, bytes: p.error ?? p.bytes }))));
+  console.log(table(phases.map((p) => ({ peer: p.peer, operation: p.operation, 's': p.seconds, 'RSS +MB': p.peakRssGrowthMb, 'hb p50': p.p50Ms, 'hb p99': p.p99Ms, 'hb max': p.maxMs, beats: p.heartbeats, failed: p.failedHeartbeats, bytes: p.error ?? p.bytes }))));
   progress(`written to ${file}`);
 }
 

@@ -187,6 +187,17 @@ export function startHeartbeatProber(url: string): { ready: Promise<void>; stop(
     `const {request}=require('undici');const url=process.argv[1];const out=[];let on=true;process.stdin.on('end',()=>{on=false});process.stdin.resume();` +
     `(async()=>{let first=true;while(on){const t0=performance.now();try{const r=await request(url,{method:'PUT'});await r.body.dump();if(r.statusCode===200&&!first)out.push(performance.now()-t0)}catch{}` +
     `if(first){first=false;process.stdout.write('ready\\n')}await new Promise((f)=>setTimeout(f,10))}process.stdout.write(JSON.stringify(out))})()`;
+  const prober = spawnProber(url, code);
+  return { ready: prober.ready, stop: async () => JSON.parse((await prober.stop()) || '[]') as number[] };
+}
+
+/**
+ * Runs `code` (a `node -e` script given `url` as its argument, which prints `ready` once it has
+ * sent its first request and its figures when its standard input ends) in a process of its own,
+ * ahead of the load generator in the scheduler where it may be; `stop` ends it and hands back
+ * what it printed after `ready`.
+ */
+export function spawnProber(url: string, code: string): { ready: Promise<void>; stop(): Promise<string> } {
   const child = spawn(process.execPath, ['-e', code, loopbackOnly(url)], { stdio: ['pipe', 'pipe', 'inherit'], cwd: fileURLToPath(new URL('../', import.meta.url)) });
   // The prober shares the load generator's core, which reading the documents keeps busy: ahead
   // of it in the scheduler, it measures the peer's delays rather than its own wait for the CPU.
@@ -210,7 +221,7 @@ export function startHeartbeatProber(url: string): { ready: Promise<void>; stop(
     stop: async () => {
       child.stdin.end();
       await exited;
-      return JSON.parse(text.replace(/^ready\n/, '') || '[]') as number[];
+      return text.replace(/^ready\n/, '');
     },
   };
 }

@@ -9,8 +9,7 @@
  * `npx tsx bench/dashboard-registrations.ts`; a few seconds.
  */
 import { applicationOf } from '../src/app/application.js';
-import { registeredThrough } from '../src/metrics/protocols-view.js';
-import { RegistrationsViews } from '../src/metrics/registrations-view.js';
+import { registrationsOf, RegistrationsViews } from '../src/metrics/registrations-view.js';
 import { parseRegistration } from '../src/registry/validate.js';
 import type { ServiceViews } from '../src/views/service-views.js';
 import { createTestNode } from '../test/support/node.js';
@@ -28,15 +27,7 @@ const reads = applicationOf(node).reads;
 function REFERENCE(views: ServiceViews, namespace: string): string {
   const services = views.servicesOf(namespace).map((name) => {
     const view = views.stable(namespace, name);
-    const counted = views.stableEncoding(view, 'dashboard-registered-through', (built) => {
-      const protocols: Record<string, number> = {};
-      const byInstance = built.served.map((entry) => {
-        const protocol = registeredThrough(entry.record.data);
-        protocols[protocol] = (protocols[protocol] ?? 0) + 1;
-        return { instanceId: entry.record.instanceId, protocol };
-      });
-      return { protocols, byInstance };
-    });
+    const counted = registrationsOf(views, view);
     return { service: view.service, protocols: counted.protocols };
   });
   return JSON.stringify({ namespace, services });

@@ -26,7 +26,7 @@ const ENCODING = 'dashboard-registered-through';
 export const KEPT_REGISTRATIONS_MAX = 16;
 
 /** The counts of one service's stable view, built once per change of the view. */
-function registrationsOf(views: ServiceViews, view: StableView): ViewRegistrations {
+export function registrationsOf(views: ServiceViews, view: StableView): ViewRegistrations {
   return views.stableEncoding(view, ENCODING, (built): ViewRegistrations => {
     const protocols: Record<string, number> = {};
     const byInstance = built.served.map((entry) => {

@@ -9,6 +9,7 @@ import { RegistrationsViews } from '../metrics/registrations-view.js';
 import { parseName, parseNamespace } from '../registry/validate.js';
 import { responses, text } from './openapi/schemas.js';
 import { serve, type RouteGroup } from './route-definition.js';
+import { sendChunks } from './send-chunks.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -145,7 +146,6 @@ export async function uiRoutes(
   serve(app, UI_ROUTES.registrations, async (request, reply) => {
     const query = request.query as { namespace?: unknown; service?: unknown };
     const service = query.service === undefined ? null : parseName('service', query.service);
-    const body = await registrations.body(parseNamespace(query.namespace), service);
-    return reply.type('application/json; charset=utf-8').send(body);
+    return sendChunks(reply, await registrations.body(parseNamespace(query.namespace), service), 'application/json; charset=utf-8');
   });
 }

@@ -1,5 +1,6 @@
 import type { RegistryReads } from '../app/reads.js';
 import { KeptBuilds, sliceServices, type SlicedBuild } from '../http/namespace-slices.js';
+import type { ChunkedBody } from '../http/send-chunks.js';
 import type { ServiceViews } from '../views/service-views.js';
 import type { StableView } from '../views/stable-views.js';
 import { registeredThrough } from './protocols-view.js';
@@ -25,7 +26,7 @@ const ENCODING = 'dashboard-registered-through';
 export const KEPT_REGISTRATIONS_MAX = 16;
 
 /** The counts of one service's stable view, built once per change of the view. */
-function registrationsOf(views: ServiceViews, view: StableView): ViewRegistrations {
+export function registrationsOf(views: ServiceViews, view: StableView): ViewRegistrations {
   return views.stableEncoding(view, ENCODING, (built): ViewRegistrations => {
     const protocols: Record<string, number> = {};
     const byInstance = built.served.map((entry) => {
@@ -37,10 +38,8 @@ function registrationsOf(views: ServiceViews, view: StableView): ViewRegistratio
   });
 }
 
-/** A namespace's list, as the JSON of its `services` array. */
-interface RegistrationsList extends SlicedBuild {
-  servicesJson: string;
-}
+/** A namespace's list: the JSON of its `services` array, as the bytes a reply sends (never joined again). */
+interface RegistrationsList extends SlicedBuild, ChunkedBody {}
 
 type Reads = Pick<RegistryReads, 'views' | 'leaseView'>;
 
@@ -57,21 +56,37 @@ export class RegistrationsViews {
   }
 
   /**
-   * The body, as JSON: `{namespace, services: [{service, protocols}], instances?: [{instanceId, protocol}]}`;
-   * `instances` when `service` is given (read from that service's kept counts).
+   * The body, as JSON bytes: `{namespace, services: [{service, protocols}], instances?: [{instanceId, protocol}]}`;
+   * `instances` when `service` is given (read from that service's kept counts). The kept list's
+   * bytes are sent as they are (src/http/send-chunks.ts), between a head and a tail of this request.
    */
-  async body(namespace: string, service: string | null): Promise<string> {
+  async body(namespace: string, service: string | null): Promise<ChunkedBody> {
     const list = await this.kept.get(namespace, () => this.build(namespace));
-    const instances = service === null ? '' : `,"instances":${JSON.stringify(registrationsOf(this.reads.views, this.reads.views.stable(namespace, service, this.reads.leaseView())).byInstance)}`;
-    return `{"namespace":${JSON.stringify(namespace)},"services":${list.servicesJson}${instances}}`;
+    const { views } = this.reads;
+    const instances = service === null ? '' : `,"instances":${JSON.stringify(registrationsOf(views, views.stable(namespace, service, this.reads.leaseView())).byInstance)}`;
+    const head = Buffer.from(`{"namespace":${JSON.stringify(namespace)},"services":`);
+    const tail = Buffer.from(`${instances}}`);
+    return { chunks: [head, ...list.chunks, tail], bytes: head.length + list.bytes + tail.length };
   }
 
   private async build(namespace: string): Promise<RegistrationsList> {
-    const parts: string[] = [];
-    const walked = await sliceServices(this.reads, namespace, (_service, view) => {
-      // The view's own spelling of the name (as first registered), as every listing shows it.
-      parts.push(`{"service":${JSON.stringify(view.service)},"protocols":${JSON.stringify(registrationsOf(this.reads.views, view).protocols)}}`);
-    });
-    return { ...walked, servicesJson: `[${parts.join(',')}]` };
+    const chunks: Buffer[] = [];
+    let text = '[';
+    let listed = 0;
+    const walked = await sliceServices(
+      this.reads,
+      namespace,
+      (_service, view) => {
+        // The view's own spelling of the name (as first registered), as every listing shows it.
+        text += `${listed > 0 ? ',' : ''}{"service":${JSON.stringify(view.service)},"protocols":${JSON.stringify(registrationsOf(this.reads.views, view).protocols)}}`;
+        listed += 1;
+      },
+      () => {
+        chunks.push(Buffer.from(text));
+        text = '';
+      },
+    );
+    chunks.push(Buffer.from(`${text}]`));
+    return { ...walked, chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0) };
   }
 }

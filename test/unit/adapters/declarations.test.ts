@@ -106,6 +106,18 @@ describe('a new protocol is one folder and one line', () => {
   });
 });
 
+describe("each real adapter's declaration", () => {
+  it.each(['dns', 'xds', 'consul', 'nacos'])('%s: its docs page exists and documents its flag; its metric families are in docs/metrics.md', async (name) => {
+    const { readFileSync } = await import('node:fs');
+    const { LISTENER_ADAPTERS } = await import('../../../src/adapters/listeners.js');
+    const declaration = LISTENER_ADAPTERS.find((adapter) => adapter.name === name)!;
+    expect(readFileSync(declaration.docs, 'utf8')).toContain(declaration.settings.flag);
+    const metricsDoc = readFileSync('docs/metrics.md', 'utf8');
+    for (const family of declaration.metrics) expect(metricsDoc).toContain(`\`${family}\``);
+    expect(declaration.reference.rows.slice(0, 1).map((row) => row.field)).toEqual(['port']);
+  });
+});
+
 describe('the files a protocol touches outside its folder', () => {
   it.each(['dns', 'xds', 'consul', 'nacos'])('%s: only its line in src/adapters/listeners.ts imports its folder', async (name) => {
     const { readdirSync, readFileSync } = await import('node:fs');

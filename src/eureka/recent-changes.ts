@@ -49,8 +49,8 @@ const ACTION_CODES = 4;
 /**
  * Most entries one prune drops before it lets the caller go on (a change, a read of the
  * window). A million registrations in one window leave a million entries that fall out of it
- * together; dropped in one piece they held the event loop for hundreds of ms (heartbeats
- * waited). What is left is dropped in later pieces, one per change and one per turn of the
+ * together; dropped in one piece, that is one turn of the event loop proportional to the
+ * registry, which every heartbeat arriving meanwhile waits for. What is left is dropped in later pieces, one per change and one per turn of the
  * clock's timers (`setTimeout(0)`) until the window is clean; reads skip what is out of the
  * window meanwhile, so nothing they see changes.
  */

@@ -68,7 +68,7 @@ type Chunks = Buffer[];
 
 /**
  * Instances counted between two yields when the status counts behind the apps hash code are
- * built (a cold count of 1,000,000 instances held the event loop for tens of ms in one piece).
+ * built (in one piece, a cold count is one turn of the event loop proportional to the registry).
  */
 export const HASH_SLICE_INSTANCES = 5_000;
 

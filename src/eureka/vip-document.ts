@@ -7,8 +7,8 @@ import { appNameOf, type EurekaApplicationsJson, type ViewDefaults } from './ins
 /**
  * Served instances looked at between two yields to the event loop when a VIP read goes over the
  * registry. Any instance of any service may carry the VIP address, so the read looks at them
- * all: at 1,000,000 instances, in one piece, it held the event loop (and every heartbeat) for
- * hundreds of ms.
+ * all: in one piece, that is a turn of the event loop proportional to the registry, which
+ * every heartbeat arriving meanwhile waits for.
  */
 export const VIP_SLICE_INSTANCES = 5_000;
 

@@ -21,8 +21,8 @@ export interface WrittenSnapshot {
 
 /**
  * Records taken from the store per turn of the event loop when a snapshot collects them. Taken
- * in one piece, the 1,000,000 records of a big peer held the loop (and every heartbeat) for
- * tens to hundreds of ms; 20,000 take about 1 ms.
+ * in one piece, the records of a big peer are one turn of the event loop proportional to the
+ * registry (every heartbeat waits for it); 20,000 are a small part of a ms.
  */
 export const SNAPSHOT_COLLECT_RECORDS = 20_000;
 

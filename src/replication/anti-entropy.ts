@@ -45,9 +45,9 @@ export interface AntiEntropyComponents {
 
 /**
  * Stored records a reconcile scan reads between two yields to the event loop. Finding the
- * records of some buckets is one pass over the whole store: at 1,000,000 records, in one
- * piece, it held the loop (and every heartbeat) for tens to hundreds of ms, on both sides of a
- * round. 20,000 records take about 1 to 3 ms.
+ * records of some buckets is one pass over the whole store, on both sides of a round: at
+ * 1,000,000 records, in one piece, a reconcile held a heartbeat up to 736 ms, in slices 188 ms
+ * (bench/loop-stalls.ts, one outlier each, shared 2-core box under load).
  */
 export const RECONCILE_SCAN_SLICE_RECORDS = 20_000;
 

@@ -11,8 +11,10 @@
  * - the floor, right after the peer under the same watchers and writes: a bare node:http server
  *   that holds the long polls and writes one body per change to all of them
  *   (bench/consul-reference-server.ts), its CPU per waking write and its wake-up latency.
- * `npx tsx bench/consul.ts [--quick] [--main PATH/dist/main.js]` runs it alone (after `npm run
- * build`); `--main` runs another build's peer (a checkout of an older commit) to compare.
+ * `npx tsx bench/consul.ts [--quick] [--filtered] [--main PATH/dist/main.js]` runs it alone
+ * (after `npm run build`); `--main` runs another build's peer (a checkout of an older commit) to
+ * compare; `--filtered` makes every watcher ask `?passing&tag=bench` (every instance has the
+ * tag: the same answer, through the filtered path) instead of `?passing`.
  */
 import { setMaxListeners } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -66,6 +68,8 @@ export interface ConsulResult extends Omit<WakeFigures, 'answerBytes'> {
 
 const WATCHED = 'consul-bench';
 const OTHER = 'consul-other';
+/** Every instance's tag: what `--filtered` watchers ask for (`&tag=`), a filtered read of the same instances. */
+const TAG = 'bench';
 const WRITE_SPACING_MS = 300;
 const IDLE_WINDOW_MS = 3_000;
 const outDir = fileURLToPath(new URL('./out/', import.meta.url));
@@ -88,7 +92,7 @@ interface WakeTarget {
  * server's CPU per write. Each watcher reads its whole answer (`body.json()`, not `dump()`,
  * which gives up on a body over 128 KB) and re-arms on the index it got, as a Consul client does.
  */
-async function measureWakes(target: WakeTarget, watchers: number, writes: number, label: string): Promise<WakeFigures> {
+async function measureWakes(target: WakeTarget, watchers: number, writes: number, label: string, query: string): Promise<WakeFigures> {
   const { base } = target;
   const agent = new Agent({ keepAliveTimeout: 60_000, connections: watchers + 10 });
   const aborter = new AbortController();
@@ -99,7 +103,7 @@ async function measureWakes(target: WakeTarget, watchers: number, writes: number
     const response = await request(`${base}/v1/agent/service/register`, {
       method: 'PUT',
       dispatcher: agent,
-      body: JSON.stringify({ Name: service, ID: id, Address: '10.0.0.9', Port: port, Check: { TTL: '10m', Status: 'passing' } }),
+      body: JSON.stringify({ Name: service, ID: id, Address: '10.0.0.9', Port: port, Tags: [TAG], Check: { TTL: '10m', Status: 'passing' } }),
     });
     // The answer to a register is empty: dump() reads it whole.
     await response.body.dump();
@@ -126,7 +130,7 @@ async function measureWakes(target: WakeTarget, watchers: number, writes: number
       let index = '0';
       let counted = false;
       while (!aborter.signal.aborted) {
-        const response = await request(`${base}/v1/health/service/${WATCHED}?passing&index=${index}&wait=5m`, { dispatcher: agent, signal: aborter.signal });
+        const response = await request(`${base}/v1/health/service/${WATCHED}?${query}&index=${index}&wait=5m`, { dispatcher: agent, signal: aborter.signal });
         const text = await response.body.text();
         const body = JSON.parse(text) as { Service: { ID: string } }[];
         const now = performance.now();
@@ -218,7 +222,8 @@ async function captureTemplate(base: string): Promise<string> {
  * Starts a peer with its Consul API and measures its blocking queries, then the bare reference
  * server (bench/consul-reference-server.ts) under the same watchers and writes, back to back.
  */
-export async function benchConsul(options: { quick: boolean; watchers?: number; main?: string }): Promise<ConsulResult> {
+export async function benchConsul(options: { quick: boolean; watchers?: number; main?: string; filtered?: boolean }): Promise<ConsulResult> {
+  const query = options.filtered ? `passing&tag=${TAG}` : 'passing';
   const watchers = options.watchers ?? 1_000;
   const writes = options.quick ? 10 : 30;
   const consulPort = await freePort();
@@ -227,7 +232,7 @@ export async function benchConsul(options: { quick: boolean; watchers?: number; 
   let figures: WakeFigures;
   let templateFile: string;
   try {
-    figures = await measureWakes({ base, pid: peer.pid, rssMb: () => peer.rssMb() }, watchers, writes, 'peer');
+    figures = await measureWakes({ base, pid: peer.pid, rssMb: () => peer.rssMb() }, watchers, writes, 'peer', query);
     templateFile = await captureTemplate(base);
   } finally {
     await peer.stop();
@@ -243,7 +248,7 @@ export async function benchConsul(options: { quick: boolean; watchers?: number; 
   });
   let reference: WakeFigures;
   try {
-    reference = await measureWakes({ base: server.url, pid: server.pid, rssMb: () => server.rssMb() }, watchers, writes, 'bare node:http reference');
+    reference = await measureWakes({ base: server.url, pid: server.pid, rssMb: () => server.rssMb() }, watchers, writes, 'bare node:http reference', query);
   } finally {
     await server.stop();
   }
@@ -268,6 +273,6 @@ export async function benchConsul(options: { quick: boolean; watchers?: number; 
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const at = process.argv.indexOf('--main');
-  const result = await benchConsul({ quick, ...(at > 0 && process.argv[at + 1] ? { main: process.argv[at + 1] } : {}) });
+  const result = await benchConsul({ quick, filtered: process.argv.includes('--filtered'), ...(at > 0 && process.argv[at + 1] ? { main: process.argv[at + 1] } : {}) });
   progress(`written to ${writeResult('consul', result)}`);
 }

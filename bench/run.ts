@@ -85,7 +85,7 @@ const singlePeer = await section('single peer', quick ? 20_000 : 90_000, () => b
 const etcd = await section('etcd', quick ? 15_000 : 45_000, () => benchEtcd({ quick }));
 const memory = await section('memory', quick ? 15_000 : 60_000, () => benchMemory({ quick }));
 const sse = await section('sse', 20_000, () => benchSse({ quick }));
-const consul = await section('consul', quick ? 30_000 : 45_000, () => benchConsul({ quick }));
+const consul = await section('consul', quick ? 50_000 : 80_000, () => benchConsul({ quick }));
 const consulCatalog = await section('consul catalog', quick ? 20_000 : 75_000, () => benchConsulCatalog({ quick }));
 const dns = await section('dns', quick ? 30_000 : 60_000, () => benchDns({ quick }));
 const xds = await section('xds', quick ? 40_000 : 70_000, () => benchXds({ quick }));

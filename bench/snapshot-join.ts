@@ -10,7 +10,9 @@
  * (`RegistryNode.start`: the pull, then one anti-entropy round) against it. Wall time is the
  * joining peer's `start()` until it is ready holding all N; CPU-s are `process.cpuUsage()`
  * deltas of each process over that time (user + system). The serving process also reports the
- * longest event-loop delay it saw meanwhile (what a heartbeat or probe would have waited).
+ * longest event-loop delay it saw meanwhile (what a heartbeat or probe would have waited). The
+ * serving peer collects its garbage once filled, so that the first mode does not pay for it;
+ * run modes in either order (`--modes=pages,stream`) to see what order still costs.
  *
  *   npm run build && npx tsx bench/snapshot-join.ts [--instances=100000] [--modes=stream,pages]
  */
@@ -68,6 +70,9 @@ async function serve(): Promise<void> {
       }),
     );
   }
+  // Collect the garbage of the fill now, or the first join measured pays for it (a full
+  // collection of a heap of several GB on the serving side).
+  (globalThis as { gc?: () => void }).gc?.();
   const app = await buildServer({ node });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
@@ -114,7 +119,10 @@ async function join(url: string, mode: Mode): Promise<void> {
 }
 
 function child(args: string[]): ChildProcess {
-  return fork(fileURLToPath(import.meta.url), args, { execArgv: [...process.execArgv, `--max-old-space-size=${CHILD_HEAP_MB}`], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return fork(fileURLToPath(import.meta.url), args, {
+    execArgv: [...process.execArgv, `--max-old-space-size=${CHILD_HEAP_MB}`, '--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
 }
 
 function nextMessage<T>(process: ChildProcess, what: string): Promise<T> {

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { RegistryError } from '../errors.js';
 import type { RegistryNode } from '../node.js';
+import { SNAPSHOT_STREAM_MAX_DURATION_MS } from '../replication/snapshot-stream.js';
 import { installPeerCompression } from './peer-compression.js';
 import { peerMethods, type PeerMethod } from '../transport/transport.js';
 import { Type } from 'typebox';
@@ -91,10 +92,16 @@ export async function peerRoutes(app: FastifyInstance, options: { node: Pick<Reg
       reply.type('application/x-ndjson');
       // Backpressure: the stream asks the generator for the next line only when the socket has
       // taken what it holds (at most about a megabyte here, one or two frames).
-      return reply.send(Readable.from(peerBytes && caller !== null ? counted(lines, (bytes) => peerBytes.count(caller, 'snapshot-stream', 'sent', bytes)) : lines, {
+      const body = Readable.from(peerBytes && caller !== null ? counted(lines, (bytes) => peerBytes.count(caller, 'snapshot-stream', 'sent', bytes)) : lines, {
         objectMode: false,
         highWaterMark: STREAM_BUFFER_BYTES,
-      }));
+      });
+      // The cap holds for a reader that stopped reading too (the generator then waits at a
+      // frame and never looks at the time): the connection is closed at the cap.
+      const cap = setTimeout(() => body.destroy(new Error(`snapshot stream ran past its cap of ${SNAPSHOT_STREAM_MAX_DURATION_MS} ms`)), SNAPSHOT_STREAM_MAX_DURATION_MS);
+      cap.unref();
+      body.once('close', () => clearTimeout(cap));
+      return reply.send(body);
     },
     { bodyLimit: 64 * 1024 },
   );

@@ -7,10 +7,10 @@ import { encodeEndFrame, encodeStartFrame, RecordFrameWriter } from './snapshot-
 import { toWireRecord } from './wire.js';
 
 /**
- * Snapshot streams one peer serves at once. Each costs the serving peer's event loop the
- * encoding of its whole registry (about 8 CPU-s at 1,000,000 instances, bench/snapshot-join.ts):
- * four joining at once stay within what one peer can spare while it keeps serving; a fifth is
- * answered `REG_ERR_SNAPSHOT_BUSY` and tries another peer, or later.
+ * Snapshot streams one peer serves at once. Each costs the serving peer the encoding of its
+ * whole registry (4.2-5.9 CPU-s at 1,000,000 instances, bench/snapshot-join.ts, one stream): four
+ * at once are a few cores' worth of seconds, still spread over turns of the event loop; a fifth
+ * is answered `REG_ERR_SNAPSHOT_BUSY` and tries another peer, or later.
  */
 export const SNAPSHOT_STREAMS_MAX = 4;
 /**

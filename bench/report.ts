@@ -158,7 +158,10 @@ function xdsRows(xds: BenchResults['xds']): Record<string, string>[] {
         `the same changes, no stream: CPU ${xds.cpuMsPerChangeWithout} ms per change, RSS ${xds.rssMbWithout} MB` +
         (xds.floorCpuMsPerChange === undefined
           ? ''
-          : `; floor, a bare grpc-js server writing the same ${num(xds.responseBytes ?? 0)}-byte response to as many streams: CPU ${xds.floorCpuMsPerChange} ms per change (${round2(xds.floorCpuMsPerChange / Math.max(xds.cpuMsPerChangeWithout, 0.1))}x the no-stream change), last stream p50 ${xds.floorFanOutP50Ms} ms, p99 ${xds.floorFanOutP99Ms} ms (its clients' CPU ${xds.floorClientCpuMsPerChange} ms per change)`),
+          : `; floor, a bare grpc-js server writing the same ${num(xds.responseBytes ?? 0)}-byte response to as many streams: CPU ${xds.floorCpuMsPerChange} ms per change (${round2(xds.floorCpuMsPerChange / Math.max(xds.cpuMsPerChangeWithout, 0.1))}x the no-stream change), last stream p50 ${xds.floorFanOutP50Ms} ms, p99 ${xds.floorFanOutP99Ms} ms (its clients' CPU ${xds.floorClientCpuMsPerChange} ms per change)`) +
+        (xds.http2FloorCpuMsPerChange === undefined
+          ? ''
+          : `; node:http2 alone writing the same frame, ACKs not decoded: CPU ${xds.http2FloorCpuMsPerChange} ms per change (${round2(xds.http2FloorCpuMsPerChange / Math.max(xds.cpuMsPerChangeWithout, 0.1))}x the no-stream change), last stream p50 ${xds.http2FloorFanOutP50Ms} ms, p99 ${xds.http2FloorFanOutP99Ms} ms`),
       ratio: xds.cpuMsPerChangeWithout > 0 ? `${round2(xds.cpuMsPerChangeWithStreams / xds.cpuMsPerChangeWithout)}x CPU${xds.floorCpuMsPerChange === undefined ? '' : ` (${floorRatio(xds.cpuMsPerChangeWithStreams, xds.floorCpuMsPerChange)}x the floor)`}` : '',
       target: '<= 3x CPU, p99 <= 150 ms',
       met: met(xds.cpuMsPerChangeWithStreams <= 3 * xds.cpuMsPerChangeWithout && xds.fanOutP99Ms <= 150),

@@ -126,6 +126,41 @@ server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port
 });
 `;
 
+const HTTP2_FLOOR = `
+const [bytesFile] = process.argv.slice(1);
+const http2 = await import('node:http2');
+const readline = await import('node:readline');
+const bytes = (await import('node:fs')).readFileSync(bytesFile);
+// The gRPC frame of the response, built once: flag 0, 4-byte length, the message.
+const frame = Buffer.alloc(bytes.length + 5);
+frame.writeUInt32BE(bytes.length, 1);
+bytes.copy(frame, 5);
+const streams = new Set();
+// As grpc-js's server: no session memory limit, unlimited header blocks.
+const server = http2.createServer({ maxSessionMemory: Number.MAX_SAFE_INTEGER, maxSendHeaderBlockLength: Number.MAX_SAFE_INTEGER });
+server.on('stream', (stream) => {
+  stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+  streams.add(stream);
+  // The first request is answered; ACKs are read and not decoded.
+  let answered = false;
+  stream.on('data', () => {
+    if (answered) return;
+    answered = true;
+    stream.write(frame);
+  });
+  const end = () => streams.delete(stream);
+  stream.on('close', end);
+  stream.on('error', end);
+});
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write('ready ' + server.address().port + '\\n');
+  readline.createInterface({ input: process.stdin }).on('line', () => {
+    for (const stream of streams) stream.write(frame);
+    process.stdout.write('sent\\n');
+  });
+});
+`;
+
 /** A child process answering one line per command on stdout. */
 interface LineProcess {
   pid: number;
@@ -251,11 +286,16 @@ export interface XdsFloor {
   stop(): Promise<void>;
 }
 
-/** The floor: a bare grpc-js ADS server writing `response` (a serialized DiscoveryResponse) to every stream per round. */
-export async function startXdsFloor(response: Buffer): Promise<XdsFloor> {
+/**
+ * The floor: a bare grpc-js ADS server writing `response` (a serialized DiscoveryResponse) to
+ * every stream per round; with `http2`, a node:http2 server with no gRPC library writing the
+ * response's gRPC frame (built once) to every stream, reading the ACKs without decoding them:
+ * what the HTTP/2 sending alone costs, below any gRPC library.
+ */
+export async function startXdsFloor(response: Buffer, kind: 'grpc-js' | 'http2' = 'grpc-js'): Promise<XdsFloor> {
   const file = join(tmpdir(), `xds-bench-floor-${process.pid}.bin`);
   writeFileSync(file, response);
-  const child = await startLineProcess([FLOOR, grpcJsUrl(), protosUrl(), file], 30_000);
+  const child = await startLineProcess(kind === 'grpc-js' ? [FLOOR, grpcJsUrl(), protosUrl(), file] : [HTTP2_FLOOR, file], 30_000);
   return {
     pid: child.pid,
     port: Number(child.ready.split(' ')[1]),

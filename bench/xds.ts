@@ -63,6 +63,15 @@ export interface XdsBenchResult {
   floorFanOutP50Ms?: number;
   floorFanOutP99Ms?: number;
   floorClientCpuMsPerChange?: number;
+  /**
+   * The HTTP/2 floor: node:http2 alone (no gRPC library) writing the same gRPC frame to as many
+   * streams of the same clients, reading their ACKs without decoding them; rounds: those every
+   * stream received.
+   */
+  http2FloorCpuMsPerChange?: number;
+  http2FloorFanOutP50Ms?: number;
+  http2FloorFanOutP99Ms?: number;
+  http2FloorRounds?: number;
   /** When the run started, and the machine's 1-minute load average then. */
   measuredAt?: string;
   loadAverage?: number;
@@ -213,41 +222,45 @@ export async function benchXds(options: XdsBenchOptions): Promise<XdsBenchResult
       if (reached === streams) fanOut.push(last - withStreams.sentAt[c]!);
     }
 
-    // 3. The floor: a bare grpc-js server writing the last push's bytes to as many streams.
-    progress('xds: floor (a bare grpc-js server writing the same bytes to every stream)');
-    const floor = await startXdsFloor(lastResponse);
-    let floorFigures: { cpuMsPerRound: number; fanOutP50Ms: number; fanOutP99Ms: number; clientCpuMsPerRound: number };
-    try {
-      const floorClients = await clientsOf(floor.port);
+    // 3. The floors: a bare grpc-js server, then node:http2 alone, writing the last push's bytes to as many streams.
+    const measureFloor = async (kind: 'grpc-js' | 'http2'): Promise<FloorFigures> => {
+      progress(`xds: ${kind} floor (a bare server writing the same bytes to every stream)`);
+      const floor = await startXdsFloor(lastResponse, kind);
       try {
-        await sleep(1_000);
-        await floorClients.measure();
-        const floorClientBefore = floorClients.pids.reduce((sum, pid) => sum + totalCpuMsOf(pid), 0);
-        const cpuBefore = totalCpuMsOf(floor.pid);
-        const wentAt: number[] = [];
-        for (let r = 0; r < changes; r += 1) {
-          wentAt.push(epochNow());
-          await floor.round();
-          await sleep(300);
+        const floorClients = await clientsOf(floor.port);
+        try {
+          await sleep(1_000);
+          await floorClients.measure();
+          const clientsCpu = () => floorClients.pids.reduce((sum, pid) => sum + totalCpuMsOf(pid), 0);
+          const clientBefore = clientsCpu();
+          const cpuBefore = totalCpuMsOf(floor.pid);
+          const wentAt: number[] = [];
+          for (let r = 0; r < changes; r += 1) {
+            wentAt.push(epochNow());
+            await floor.round();
+            await sleep(300);
+          }
+          await sleep(1_000);
+          const deadline = performance.now() + 60_000;
+          while ((await floorClients.count()) < streams * changes && performance.now() < deadline) await sleep(50);
+          const cpuMsPerRound = (totalCpuMsOf(floor.pid) - cpuBefore) / changes;
+          const clientCpuMsPerRound = (clientsCpu() - clientBefore) / changes;
+          const { responseAt } = await floorClients.report();
+          const lasts: number[] = [];
+          for (let r = 0; r < changes; r += 1) {
+            const times = responseAt.map((list) => list[r]);
+            if (times.every((time) => time !== undefined)) lasts.push(Math.max(...(times as number[])) - wentAt[r]!);
+          }
+          return { cpuMsPerRound, fanOutP50Ms: percentile(lasts, 0.5), fanOutP99Ms: percentile(lasts, 0.99), clientCpuMsPerRound, rounds: lasts.length };
+        } finally {
+          await floorClients.stop();
         }
-        await sleep(1_000);
-        const deadline = performance.now() + 60_000;
-        while ((await floorClients.count()) < streams * changes && performance.now() < deadline) await sleep(50);
-        const cpuMsPerRound = (totalCpuMsOf(floor.pid) - cpuBefore) / changes;
-        const clientCpuMsPerRound = (floorClients.pids.reduce((sum, pid) => sum + totalCpuMsOf(pid), 0) - floorClientBefore) / changes;
-        const { responseAt } = await floorClients.report();
-        const lasts: number[] = [];
-        for (let r = 0; r < changes; r += 1) {
-          const times = responseAt.map((list) => list[r]);
-          if (times.every((time) => time !== undefined)) lasts.push(Math.max(...(times as number[])) - wentAt[r]!);
-        }
-        floorFigures = { cpuMsPerRound, fanOutP50Ms: percentile(lasts, 0.5), fanOutP99Ms: percentile(lasts, 0.99), clientCpuMsPerRound };
       } finally {
-        await floorClients.stop();
+        await floor.stop();
       }
-    } finally {
-      await floor.stop();
-    }
+    };
+    const floorFigures = await measureFloor('grpc-js');
+    const http2Floor = await measureFloor('http2');
     return {
       routeP50Ms: round(percentile(routed, 0.5)),
       routeP99Ms: round(percentile(routed, 0.99)),
@@ -272,6 +285,10 @@ export async function benchXds(options: XdsBenchOptions): Promise<XdsBenchResult
       floorFanOutP50Ms: round(floorFigures.fanOutP50Ms),
       floorFanOutP99Ms: round(floorFigures.fanOutP99Ms),
       floorClientCpuMsPerChange: round(floorFigures.clientCpuMsPerRound),
+      http2FloorCpuMsPerChange: round(http2Floor.cpuMsPerRound),
+      http2FloorFanOutP50Ms: round(http2Floor.fanOutP50Ms),
+      http2FloorFanOutP99Ms: round(http2Floor.fanOutP99Ms),
+      http2FloorRounds: http2Floor.rounds,
       measuredAt,
       loadAverage: round(loadAverage, 1),
     };
@@ -280,6 +297,15 @@ export async function benchXds(options: XdsBenchOptions): Promise<XdsBenchResult
     await cluster.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A floor's figures: its CPU per round, the time to its last stream, its clients' CPU per round, the rounds every stream received. */
+interface FloorFigures {
+  cpuMsPerRound: number;
+  fanOutP50Ms: number;
+  fanOutP99Ms: number;
+  clientCpuMsPerRound: number;
+  rounds: number;
 }
 
 /** The serialized DiscoveryResponse a new stream subscribed to the fan-out service gets now (the floor writes it). */

@@ -50,6 +50,8 @@ export function selfTimes(profile: CpuProfile): { totalMs: number; functions: [s
 }
 
 if (process.argv[1]?.endsWith('cpu-profile-top.ts')) {
+  // Piped into `head`: stop quietly when the reader has had enough.
+  process.stdout.on('error', () => process.exit(0));
   const file = process.argv[2];
   if (!file) throw new Error('usage: npx tsx bench/cpu-profile-top.ts FILE.cpuprofile [--top=30]');
   const top = Number(process.argv.find((arg) => arg.startsWith('--top='))?.slice(6) ?? 30);

@@ -4,9 +4,11 @@
  *    (`xds:///xds-bench`) routes a call to the new instance; the reference, in the same run,
  *    is the register's own round trip.
  * 2. Fan-out cost: 1,000 ADS streams (raw grpc-js streams over 20 channels with wide receive
- *    windows, each ACKing like a client) on peer B watching one 1,000-instance service while it
- *    changes: peer B's CPU and RSS, against the same changes with no stream open, and how long
- *    a change takes to reach every stream.
+ *    windows, each ACKing like a client, in 2 processes of their own: bench/xds-floor.ts) on
+ *    peer B watching one 1,000-instance service while it changes: peer B's CPU and RSS, against
+ *    the same changes with no stream open, and how long a change takes to reach every stream.
+ * 3. The floors, in the same run with the same clients: a bare grpc-js ADS server, then
+ *    node:http2 alone, writing the peer's last push to as many streams (bench/xds-floor.ts).
  * Real peer processes on 127.0.0.1 (bench/processes.ts's helpers' style); the machine may be loaded.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

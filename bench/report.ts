@@ -152,12 +152,19 @@ function xdsRows(xds: BenchResults['xds']): Record<string, string>[] {
       met: '',
     },
     {
-      figure: `xDS: ${num(xds.streams)} ADS streams on one ${num(xds.instances)}-instance service, ${xds.changes} changes`,
+      figure: `xDS: ${num(xds.streams)} ADS streams on one ${num(xds.instances)}-instance service, ${xds.changes} changes${xds.measuredAt ? ` (bench/xds.ts at ${xds.measuredAt}, load ${xds.loadAverage})` : ''}`,
       value: `CPU ${xds.cpuMsPerChangeWithStreams} ms per change, RSS ${xds.rssMbWithStreams} MB; every stream has a change: p50 ${xds.fanOutP50Ms} ms, p99 ${xds.fanOutP99Ms} ms (${num(xds.delivered)}/${num(xds.expected)}; load generator CPU ${xds.clientCpuMsPerChange} ms per change)`,
-      reference: `the same changes, no stream: CPU ${xds.cpuMsPerChangeWithout} ms per change, RSS ${xds.rssMbWithout} MB`,
-      ratio: xds.cpuMsPerChangeWithout > 0 ? `${round2(xds.cpuMsPerChangeWithStreams / xds.cpuMsPerChangeWithout)}x CPU` : '',
-      target: 'none set',
-      met: '',
+      reference:
+        `the same changes, no stream: CPU ${xds.cpuMsPerChangeWithout} ms per change, RSS ${xds.rssMbWithout} MB` +
+        (xds.floorCpuMsPerChange === undefined
+          ? ''
+          : `; floor, a bare grpc-js server writing the same ${num(xds.responseBytes ?? 0)}-byte response to as many streams: CPU ${xds.floorCpuMsPerChange} ms per change (${round2(xds.floorCpuMsPerChange / Math.max(xds.cpuMsPerChangeWithout, 0.1))}x the no-stream change), last stream p50 ${xds.floorFanOutP50Ms} ms, p99 ${xds.floorFanOutP99Ms} ms (its clients' CPU ${xds.floorClientCpuMsPerChange} ms per change)`) +
+        (xds.http2FloorCpuMsPerChange === undefined
+          ? ''
+          : `; node:http2 alone writing the same frame, ACKs not decoded: CPU ${xds.http2FloorCpuMsPerChange} ms per change (${round2(xds.http2FloorCpuMsPerChange / Math.max(xds.cpuMsPerChangeWithout, 0.1))}x the no-stream change), last stream p50 ${xds.http2FloorFanOutP50Ms} ms, p99 ${xds.http2FloorFanOutP99Ms} ms`),
+      ratio: xds.cpuMsPerChangeWithout > 0 ? `${round2(xds.cpuMsPerChangeWithStreams / xds.cpuMsPerChangeWithout)}x CPU${xds.floorCpuMsPerChange === undefined ? '' : ` (${floorRatio(xds.cpuMsPerChangeWithStreams, xds.floorCpuMsPerChange)}x the floor)`}` : '',
+      target: '<= 3x CPU, p99 <= 150 ms',
+      met: met(xds.cpuMsPerChangeWithStreams <= 3 * xds.cpuMsPerChangeWithout && xds.fanOutP99Ms <= 150),
     },
   ];
 }

@@ -4,22 +4,26 @@
  *    (`xds:///xds-bench`) routes a call to the new instance; the reference, in the same run,
  *    is the register's own round trip.
  * 2. Fan-out cost: 1,000 ADS streams (raw grpc-js streams over 20 channels with wide receive
- *    windows, each ACKing like a client) on peer B watching one 1,000-instance service while it
- *    changes: peer B's CPU and RSS, against the same changes with no stream open, and how long
- *    a change takes to reach every stream.
+ *    windows, each ACKing like a client, in 2 processes of their own: bench/xds-floor.ts) on
+ *    peer B watching one 1,000-instance service while it changes: peer B's CPU and RSS, against
+ *    the same changes with no stream open, and how long a change takes to reach every stream.
+ * 3. The floors, in the same run with the same clients: a bare grpc-js ADS server, then
+ *    node:http2 alone, writing the peer's last push to as many streams (bench/xds-floor.ts).
  * Real peer processes on 127.0.0.1 (bench/processes.ts's helpers' style); the machine may be loaded.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { credentials, makeClientConstructor, type ClientDuplexStream } from '@grpc/grpc-js';
+import { credentials, makeClientConstructor, makeGenericClientConstructor, type ClientDuplexStream } from '@grpc/grpc-js';
 import { greeterClient, startGreeter, xdsPortOf, type GreeterServer } from '../test/support/xds.js';
 import { RealCluster } from '../test/support/real-cluster.js';
 import { XdsProtos, TYPE_URLS } from '../src/xds/protos.js';
 import { percentile, pool, progress, round, send, sleep } from './lib.js';
 import { cpuMsOf, rssMb, totalCpuMsOf } from './processes.js';
+import { epochNow, startStreamClients, startXdsFloor } from './xds-floor.js';
 
 export interface XdsBenchResult {
   /** Register on A to the first call routed to the new instance by a client of B. */
@@ -46,27 +50,77 @@ export interface XdsBenchResult {
   cpuMsPerChangeWithout: number;
   rssMbWithStreams: number;
   rssMbWithout: number;
-  /** This process's CPU per change (the streams' decoding and ACKs), over the same span. */
+  /** The stream clients' CPU per change (their decoding and ACKs, in processes of their own), over the same span. */
   clientCpuMsPerChange: number;
+  /** Responses each stream received per change (1: one push per change, as the floor writes one per round). */
+  responsesPerStreamPerChange?: number;
+  /** The bytes of the last push (the serialized DiscoveryResponse the floor writes). */
+  responseBytes?: number;
+  /**
+   * The floor (bench/xds-floor.ts): a bare grpc-js server writing those bytes to as many
+   * streams of the same clients, 30 rounds at the changes' pace: its CPU per round, the time
+   * to its last stream, and its clients' CPU per round.
+   */
+  floorCpuMsPerChange?: number;
+  floorFanOutP50Ms?: number;
+  floorFanOutP99Ms?: number;
+  floorClientCpuMsPerChange?: number;
+  /**
+   * The HTTP/2 floor: node:http2 alone (no gRPC library) writing the same gRPC frame to as many
+   * streams of the same clients, reading their ACKs without decoding them; rounds: those every
+   * stream received.
+   */
+  http2FloorCpuMsPerChange?: number;
+  http2FloorFanOutP50Ms?: number;
+  http2FloorFanOutP99Ms?: number;
+  http2FloorRounds?: number;
+  /** When the run started, and the machine's 1-minute load average then. */
+  measuredAt?: string;
+  loadAverage?: number;
 }
 
 const SERVICE = 'xds-bench';
 /** The churning instance moves to a new address per change: its text (all of one length) tells which change a push carries. */
-const churnHostOf = (change: number) => `10.250.${100 + change}.1`;
-const CHURN_HOST_BYTES = (change: number) => Buffer.from(churnHostOf(change));
+const CHURN_PREFIX = '10.250.';
+const churnHostOf = (change: number) => `${CHURN_PREFIX}${100 + change}.1`;
 const FANOUT_SERVICE = 'xds-fanout';
 
 
 const registerBody = (service: string, host: string, port: number, instanceId: string, weight = 1) => ({ service, host, port, instanceId, weight, leaseDurationMs: 600_000 });
 
-export async function benchXds(options: { quick: boolean; fanOutOnly?: boolean }): Promise<XdsBenchResult> {
+export interface XdsBenchOptions {
+  quick: boolean;
+  /** The fan-out figures alone (no register-to-route rounds), to measure a change to the push path. */
+  fanOutOnly?: boolean;
+  /** How many processes the 1,000 stream clients are split over (2 by default). */
+  clientProcesses?: number;
+  /** Where peer B writes a CPU profile of the changes with streams and their fan-out (bench/cpu-prof-preload.cjs). */
+  profileDir?: string;
+}
+
+export async function benchXds(options: XdsBenchOptions): Promise<XdsBenchResult> {
+  const measuredAt = new Date().toISOString();
+  const loadAverage = loadavg()[0]!;
   // --fan-out-only: the fan-out figures alone (no register-to-route rounds), to measure a change to the push path.
   const registers = options.fanOutOnly ? 0 : options.quick ? 10 : 30;
   const streams = 1_000;
   const instances = 1_000;
   const changes = options.quick ? 10 : 30;
   progress(`xds: ${registers} registers on A routed by a grpc-js-xds client of B; ${streams} ADS streams on B watching ${instances} instances through ${changes} changes`);
-  const cluster = await RealCluster.start({ size: 2, file: { xds: { port: 0 }, limits: { rateLimitPerSecond: 0 } }, cluster: { profile: 'lan' } });
+  // --profile: the peers start with a profiler that SIGUSR2 starts and stops (bench/cpu-prof-preload.cjs);
+  // the stream clients, started later, do not.
+  const nodeOptions = process.env.NODE_OPTIONS;
+  if (options.profileDir) {
+    process.env.NODE_OPTIONS = `${nodeOptions ?? ''} --require ${fileURLToPath(new URL('./cpu-prof-preload.cjs', import.meta.url))}`;
+    process.env.CPU_PROF_DIR = options.profileDir;
+  }
+  let cluster: RealCluster;
+  try {
+    cluster = await RealCluster.start({ size: 2, file: { xds: { port: 0 }, limits: { rateLimitPerSecond: 0 } }, cluster: { profile: 'lan' } });
+  } finally {
+    if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = nodeOptions;
+  }
   const dir = mkdtempSync(join(tmpdir(), 'registry-bench-xds-'));
   const greeters: GreeterServer[] = [];
   try {
@@ -116,70 +170,41 @@ export async function benchXds(options: { quick: boolean; fanOutOnly?: boolean }
     }
     await sleep(2_000);
     const pidB = cluster.peers.get('peer-b')!.child.pid!;
-    const churn = async (allDelivered: () => boolean): Promise<{ cpuMsPerChange: number; clientCpuMsPerChange: number; sentAt: number[] }> => {
+    const churn = async (allDelivered: () => Promise<boolean>): Promise<{ cpuMsPerChange: number; sentAt: number[] }> => {
       const cpuBefore = totalCpuMsOf(pidB);
       const systemBefore = cpuMsOf(pidB).systemMs;
-      const clientBefore = process.cpuUsage();
-      const startedAt = performance.now();
       const sentAt: number[] = [];
       for (let c = 0; c < changes; c += 1) {
-        sentAt.push(performance.now());
+        sentAt.push(epochNow());
         await send(poolA, { method: 'POST', path: '/v1/instances', body: registerBody(FANOUT_SERVICE, churnHostOf(c), 8080, 'churn') });
         await sleep(300);
       }
       await sleep(1_000);
       const deadline = performance.now() + 60_000;
-      while (!allDelivered() && performance.now() < deadline) await sleep(50);
-      const client = process.cpuUsage(clientBefore);
+      while (!(await allDelivered()) && performance.now() < deadline) await sleep(50);
       if (process.env.XDS_BENCH_DEBUG) progress(`xds: of which system (kernel) CPU ${round((cpuMsOf(pidB).systemMs - systemBefore) / changes)} ms per change`);
-      return { cpuMsPerChange: (totalCpuMsOf(pidB) - cpuBefore) / changes, clientCpuMsPerChange: (client.user + client.system) / 1_000 / changes, sentAt };
+      return { cpuMsPerChange: (totalCpuMsOf(pidB) - cpuBefore) / changes, sentAt };
     };
-    const without = await churn(() => true);
+    const without = await churn(async () => true);
     const rssWithout = rssMb(pidB);
 
-    const protos = new XdsProtos();
-    const AdsClient = makeClientConstructor(protos.ads, 'AggregatedDiscoveryService');
-    // Each channel carries streams/20 clients' streams: its connection's receive window is widened
-    // to as many clients' windows (one real client has a connection, and its 64 KB window, to itself).
-    const channelOptions = { 'grpc.use_local_subchannel_pool': 1, 'grpc-node.flow_control_window': 8 * 1024 * 1024 };
-    const channels = Array.from({ length: 20 }, () => new AdsClient(`127.0.0.1:${xdsB}`, credentials.createInsecure(), channelOptions));
-    // Per stream, when a push first carried each change (a push may carry several: coalesced).
-    const arrivals: (number | undefined)[][] = Array.from({ length: streams }, () => []);
-    let measuring = false;
-    type Response = { nonce: string; version_info: string; type_url: string; resources: { value: Buffer }[] };
-    const calls: ClientDuplexStream<object, Response>[] = [];
-    let firstResponses = 0;
-    for (let s = 0; s < streams; s += 1) {
-      const call = (channels[s % channels.length] as unknown as { StreamAggregatedResources(): ClientDuplexStream<object, Response> }).StreamAggregatedResources();
-      let first = true;
-      call.on('data', (response) => {
-        const now = performance.now();
-        if (first) {
-          first = false;
-          firstResponses += 1;
-        } else if (measuring) {
-          const bytes = response.resources[0]?.value;
-          for (let c = changes - 1; bytes && c >= 0; c -= 1) {
-            if (bytes.includes(CHURN_HOST_BYTES(c))) {
-              arrivals[s]![c] ??= now;
-              break;
-            }
-          }
-        }
-        call.write({ type_url: TYPE_URLS.endpoints, resource_names: [FANOUT_SERVICE], version_info: response.version_info, response_nonce: response.nonce });
-      });
-      call.on('error', () => {});
-      call.write({ node: { id: `bench-${s}` }, type_url: TYPE_URLS.endpoints, resource_names: [FANOUT_SERVICE] });
-      calls.push(call);
-    }
-    const openDeadline = performance.now() + 60_000;
-    while (firstResponses < streams && performance.now() < openDeadline) await sleep(50);
+    // The streams run in processes of their own (bench/xds-floor.ts), so that the time to the
+    // last stream is not bound by this process's event loop.
+    const clientsOf = (port: number) => startStreamClients({ port, streams, processes: options.clientProcesses ?? 2, channels: 20, service: FANOUT_SERVICE, typeUrl: TYPE_URLS.endpoints, hostPrefix: CHURN_PREFIX, changes });
+    const clients = await clientsOf(xdsB);
+    const clientCpuMs = () => clients.pids.reduce((sum, pid) => sum + totalCpuMsOf(pid), 0);
     await sleep(1_000);
-    measuring = true;
-    const withStreams = await churn(() => arrivals.every((times) => times[changes - 1] !== undefined));
+    await clients.measure();
+    const clientCpuBefore = clientCpuMs();
+    // --profile: peer B's profile covers these changes and their fan-out only.
+    if (options.profileDir) process.kill(pidB, 'SIGUSR2');
+    const withStreams = await churn(async () => (await clients.holdingLast()) >= streams);
+    if (options.profileDir) process.kill(pidB, 'SIGUSR2');
+    const clientCpuMsPerChange = (clientCpuMs() - clientCpuBefore) / changes;
     const rssWith = rssMb(pidB);
-    for (const call of calls) call.cancel();
-    for (const channel of channels) channel.close();
+    const arrivals = await clients.report();
+    const lastResponse = await responseBytesOf(xdsB, FANOUT_SERVICE);
+    await clients.stop();
 
     // A stream has change c once a push carries c or a later one.
     const fanOut: number[] = [];
@@ -187,8 +212,8 @@ export async function benchXds(options: { quick: boolean; fanOutOnly?: boolean }
     for (let c = 0; c < changes; c += 1) {
       let last = 0;
       let reached = 0;
-      for (const times of arrivals) {
-        const at = Math.min(...times.slice(c).filter((time): time is number => time !== undefined));
+      for (const times of arrivals.changeAt) {
+        const at = Math.min(...times.slice(c).filter((time): time is number => time !== null));
         if (Number.isFinite(at)) {
           reached += 1;
           last = Math.max(last, at);
@@ -198,6 +223,46 @@ export async function benchXds(options: { quick: boolean; fanOutOnly?: boolean }
       if (process.env.XDS_BENCH_DEBUG) progress(`xds: change ${c}: ${reached}/${streams} streams, last after ${round(last - withStreams.sentAt[c]!)} ms`);
       if (reached === streams) fanOut.push(last - withStreams.sentAt[c]!);
     }
+
+    // 3. The floors: a bare grpc-js server, then node:http2 alone, writing the last push's bytes to as many streams.
+    const measureFloor = async (kind: 'grpc-js' | 'http2'): Promise<FloorFigures> => {
+      progress(`xds: ${kind} floor (a bare server writing the same bytes to every stream)`);
+      const floor = await startXdsFloor(lastResponse, kind);
+      try {
+        const floorClients = await clientsOf(floor.port);
+        try {
+          await sleep(1_000);
+          await floorClients.measure();
+          const clientsCpu = () => floorClients.pids.reduce((sum, pid) => sum + totalCpuMsOf(pid), 0);
+          const clientBefore = clientsCpu();
+          const cpuBefore = totalCpuMsOf(floor.pid);
+          const wentAt: number[] = [];
+          for (let r = 0; r < changes; r += 1) {
+            wentAt.push(epochNow());
+            await floor.round();
+            await sleep(300);
+          }
+          await sleep(1_000);
+          const deadline = performance.now() + 60_000;
+          while ((await floorClients.count()) < streams * changes && performance.now() < deadline) await sleep(50);
+          const cpuMsPerRound = (totalCpuMsOf(floor.pid) - cpuBefore) / changes;
+          const clientCpuMsPerRound = (clientsCpu() - clientBefore) / changes;
+          const { responseAt } = await floorClients.report();
+          const lasts: number[] = [];
+          for (let r = 0; r < changes; r += 1) {
+            const times = responseAt.map((list) => list[r]);
+            if (times.every((time) => time !== undefined)) lasts.push(Math.max(...(times as number[])) - wentAt[r]!);
+          }
+          return { cpuMsPerRound, fanOutP50Ms: percentile(lasts, 0.5), fanOutP99Ms: percentile(lasts, 0.99), clientCpuMsPerRound, rounds: lasts.length };
+        } finally {
+          await floorClients.stop();
+        }
+      } finally {
+        await floor.stop();
+      }
+    };
+    const floorFigures = await measureFloor('grpc-js');
+    const http2Floor = await measureFloor('http2');
     return {
       routeP50Ms: round(percentile(routed, 0.5)),
       routeP99Ms: round(percentile(routed, 0.99)),
@@ -215,12 +280,55 @@ export async function benchXds(options: { quick: boolean; fanOutOnly?: boolean }
       cpuMsPerChangeWithout: round(without.cpuMsPerChange),
       rssMbWithStreams: round(rssWith),
       rssMbWithout: round(rssWithout),
-      clientCpuMsPerChange: round(withStreams.clientCpuMsPerChange),
+      clientCpuMsPerChange: round(clientCpuMsPerChange),
+      responsesPerStreamPerChange: round(arrivals.responseAt.reduce((sum, times) => sum + times.length, 0) / (streams * changes), 2),
+      responseBytes: lastResponse.length,
+      floorCpuMsPerChange: round(floorFigures.cpuMsPerRound),
+      floorFanOutP50Ms: round(floorFigures.fanOutP50Ms),
+      floorFanOutP99Ms: round(floorFigures.fanOutP99Ms),
+      floorClientCpuMsPerChange: round(floorFigures.clientCpuMsPerRound),
+      http2FloorCpuMsPerChange: round(http2Floor.cpuMsPerRound),
+      http2FloorFanOutP50Ms: round(http2Floor.fanOutP50Ms),
+      http2FloorFanOutP99Ms: round(http2Floor.fanOutP99Ms),
+      http2FloorRounds: http2Floor.rounds,
+      measuredAt,
+      loadAverage: round(loadAverage, 1),
     };
   } finally {
     for (const greeter of greeters) greeter.close();
     await cluster.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A floor's figures: its CPU per round, the time to its last stream, its clients' CPU per round, the rounds every stream received. */
+interface FloorFigures {
+  cpuMsPerRound: number;
+  fanOutP50Ms: number;
+  fanOutP99Ms: number;
+  clientCpuMsPerRound: number;
+  rounds: number;
+}
+
+/** The serialized DiscoveryResponse a new stream subscribed to the fan-out service gets now (the floor writes it). */
+async function responseBytesOf(port: number, service: string): Promise<Buffer> {
+  const sotw = new XdsProtos().ads.StreamAggregatedResources!;
+  const Raw = makeGenericClientConstructor({ raw: { ...sotw, responseDeserialize: (bytes: Buffer) => bytes } }, 'RawAds');
+  const client = new Raw(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as { raw(): ClientDuplexStream<object, Buffer>; close(): void };
+  try {
+    const call = client.raw();
+    const bytes = await Promise.race([
+      new Promise<Buffer>((resolve, reject) => {
+        call.once('data', resolve);
+        call.once('error', reject);
+        call.write({ node: { id: 'bench-floor-bytes' }, type_url: TYPE_URLS.endpoints, resource_names: [service] });
+      }),
+      sleep(30_000).then(() => Promise.reject(new Error('no response to read the floor bytes from in 30 s'))),
+    ]);
+    call.cancel();
+    return bytes;
+  } finally {
+    client.close();
   }
 }
 
@@ -380,10 +488,20 @@ export async function benchXdsAttacks(): Promise<XdsAttackResult> {
   }
 }
 
+/** The value of `--name=value` on the command line. */
+function argValue(name: string): string | undefined {
+  return process.argv.find((arg) => arg.startsWith(`${name}=`))?.slice(name.length + 1);
+}
+
 if (process.argv[1]?.endsWith('xds.ts')) {
   const result = process.argv.includes('--attacks')
     ? await benchXdsAttacks()
-    : await benchXds({ quick: process.argv.includes('--quick'), fanOutOnly: process.argv.includes('--fan-out-only') });
+    : await benchXds({
+        quick: process.argv.includes('--quick'),
+        fanOutOnly: process.argv.includes('--fan-out-only'),
+        clientProcesses: Number(argValue('--client-processes') ?? 2),
+        profileDir: argValue('--profile'),
+      });
   console.log(JSON.stringify(result, null, 2));
   process.exit(0);
 }

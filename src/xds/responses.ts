@@ -33,6 +33,12 @@ export interface EncodedResponse extends DiscoveryResponse {
 export class ResponseEncoder {
   private counter = 0;
   private shared: Map<string, EncodedResponse> | null = null;
+  /**
+   * The response last asked for in this push, with what it sends: a push asks for the same
+   * response stream after stream (1,000 streams of one service in a row), and comparing the
+   * resources with the last ones found it without building the key (a string per stream).
+   */
+  private last: { typeUrl: string; resources: readonly NamedResource[]; response: EncodedResponse } | null = null;
 
   constructor(private readonly encode: (response: DiscoveryResponse) => Buffer) {}
 
@@ -43,23 +49,38 @@ export class ResponseEncoder {
       run();
     } finally {
       this.shared = null;
+      this.last = null;
     }
   }
 
   /** The response sending `resources` (in this order) of the type `typeUrl`. */
   response(typeUrl: string, resources: readonly NamedResource[]): EncodedResponse {
-    const { shared } = this;
+    const { shared, last } = this;
+    if (shared !== null && last !== null && last.typeUrl === typeUrl && sameResources(last.resources, resources)) return last.response;
     const key = shared === null ? '' : keyOf(typeUrl, resources);
     const found = shared?.get(key);
-    if (found) return found;
+    if (found) {
+      this.last = { typeUrl, resources, response: found };
+      return found;
+    }
     const id = (++this.counter).toString(36);
     const response: DiscoveryResponse = { version_info: id, resources: resources.map((resource) => resource.any), type_url: typeUrl, nonce: id };
     // One frame per response: its message is a view of it, never a second copy.
     const frame = frameOf(this.encode(response));
     const encoded: EncodedResponse = Object.assign(response, { [PRE_ENCODED]: frame.subarray(5), [PRE_FRAMED]: frame });
-    shared?.set(key, encoded);
+    if (shared !== null) {
+      shared.set(key, encoded);
+      this.last = { typeUrl, resources, response: encoded };
+    }
     return encoded;
   }
+}
+
+/** Whether two resource lists are the same names at the same versions, in the same order (what `keyOf` keys). */
+function sameResources(a: readonly NamedResource[], b: readonly NamedResource[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) if (a[i]!.name !== b[i]!.name || a[i]!.version !== b[i]!.version) return false;
+  return true;
 }
 
 /** What makes two responses the same bytes (but for their ids): the type and each resource's name and version, in order. */

@@ -270,7 +270,8 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
   /** Sends what the client lacks of one type; `always` sends a response even if it is empty. */
   private send(subscription: Subscription, always: boolean): void {
     if (this.closed) return;
-    const names = subscription.wildcard ? this.wildcardNames() : [...subscription.names];
+    // The set itself, not a copy of it (a push walks every stream's names): nothing below changes it.
+    const names: Iterable<string> = subscription.wildcard ? this.wildcardNames() : subscription.names;
     const resources: NamedResource[] = [];
     let moved = false;
     for (const name of names) {

@@ -96,6 +96,8 @@ export async function bootstrap(
       const progress: PullProgress = { records: 0 };
       try {
         const { via } = await pullSnapshot(peer, components, init, progress);
+        // Stopped while pulling: no closing round (anti-entropy is stopped; the peer never serves).
+        if (components.stopping?.()) return { from: null, records: 0 };
         components.reportContact(peer.id);
         await components.antiEntropy.syncWith(peer);
         log.info({ from: peer.id, records: progress.records, via, rounds: round }, 'start-up sync done');

@@ -26,6 +26,7 @@ async function run(transport: PeerTransport, options: { stopAtMs?: number; peers
     },
   } as unknown as Inbox;
   let stopped = false;
+  let rounds = 0;
   let result: BootstrapResult | undefined;
   const done = bootstrap(
     options.peers ?? [peerB],
@@ -34,7 +35,7 @@ async function run(transport: PeerTransport, options: { stopAtMs?: number; peers
       rng: seededRng(1),
       transport,
       inbox,
-      antiEntropy: { syncWith: async () => undefined } as unknown as AntiEntropy,
+      antiEntropy: { syncWith: async () => void (rounds += 1) } as unknown as AntiEntropy,
       logger: recordingLogger(),
       learn: () => undefined,
       reportContact: () => undefined,
@@ -45,7 +46,7 @@ async function run(transport: PeerTransport, options: { stopAtMs?: number; peers
   if (options.stopAtMs !== undefined) clock.setTimeout(() => (stopped = true), options.stopAtMs);
   await clock.advanceUntil(() => result !== undefined, 600_000, 100);
   await done;
-  return { result: result!, applied, endMs: clock.nowMs(), pendingTimers: clock.pendingTimers };
+  return { result: result!, applied, endMs: clock.nowMs(), pendingTimers: clock.pendingTimers, antiEntropyRounds: rounds };
 }
 
 /** A page-only transport (an older peer, or a transport that cannot stream) answering by call number. */
@@ -270,5 +271,16 @@ describe('a start-up sync stopped midway', () => {
     expect(asked).toHaveLength(1);
     expect(result).toEqual({ from: null, records: 0 });
     expect(pendingTimers).toBe(0);
+  });
+
+  it('runs no closing anti-entropy round when stopped while its pull was in flight', async () => {
+    let stopped = false;
+    const { transport } = pages(() => {
+      stopped = true;
+      return page([{ id: 'r1' }], null);
+    });
+    const { result, antiEntropyRounds } = await run(transport, { stopping: () => stopped });
+    expect(antiEntropyRounds).toBe(0);
+    expect(result).toEqual({ from: null, records: 0 });
   });
 });

@@ -96,6 +96,10 @@ export class RegistryNode {
   private readyFlag = false;
   /** Set by `stop`: a start-up sync still trying gives up instead of going on. */
   private stopping = false;
+  /** Counts `start` calls: a sync of an earlier start (stopped, then started again) gives up. */
+  private startCount = 0;
+  /** Ends the start-up sync's wait between two rounds at once (set while it waits). */
+  private readonly stopWaits = new Set<() => void>();
   private readonly log: Logger;
 
   constructor(
@@ -151,6 +155,8 @@ export class RegistryNode {
     // The data dir is loaded first (restored instances get a grace lease), then the peer
     // syncs with the others: anti-entropy brings it up to date.
     this.stopping = false;
+    const startCount = ++this.startCount;
+    const stopped = () => this.stopping || startCount !== this.startCount;
     await this.persistence?.open();
     this.membership.start();
     this.replicator.start();
@@ -166,12 +172,13 @@ export class RegistryNode {
         logger: this.log,
         learn: (members) => this.membership.learn(members),
         reportContact: (peerId) => this.membership.reportContact(peerId),
-        stopping: () => this.stopping,
+        stopping: stopped,
+        wait: (delayMs) => this.waitUnlessStopped(delayMs),
       },
       { selfId: this.config.self.id, callTimeoutMs: this.config.cluster.peerCallTimeoutMs, bucketsPerPage: SNAPSHOT_BUCKETS_PER_PAGE, startedAtMs: this.startedAtMs },
     );
     // Stopped while the sync was still trying: it never completed, so the peer never serves.
-    if (this.stopping) return;
+    if (stopped()) return;
     this.bootstrapDurationMs = this.clock.nowMs() - syncStartedMs;
     this.reaper.start();
     this.antiEntropy.start();
@@ -182,6 +189,7 @@ export class RegistryNode {
   async stop(): Promise<void> {
     this.readyFlag = false;
     this.stopping = true;
+    for (const end of [...this.stopWaits]) end();
     this.watch.closeAll();
     this.views.close();
     this.antiEntropy.stop();
@@ -189,6 +197,19 @@ export class RegistryNode {
     this.reaper.stop();
     await this.replicator.stop();
     await this.persistence?.close();
+  }
+
+  /** Resolves after `delayMs` of the clock's time, or at once when the peer stops (its timer cancelled). */
+  private waitUnlessStopped(delayMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const end = () => {
+        timer.cancel();
+        this.stopWaits.delete(end);
+        resolve();
+      };
+      const timer = this.clock.setTimeout(end, delayMs);
+      this.stopWaits.add(end);
+    });
   }
 
   /** The region of a zone, as the peers' configuration says (this peer and every peer it knows). */

@@ -67,7 +67,9 @@ export class KeptBuilds<T extends SlicedBuild> {
   get(key: string, build: () => Promise<T>): Promise<T> {
     let holder = this.holders.get(key);
     if (!holder) {
-      if (this.holders.size >= this.keptMax) this.forgetOldestIdle();
+      // While every kept one is being built none goes, and the count passes `keptMax` for a
+      // while: the next new key brings it back down (all the idle ones past the bound go).
+      while (this.holders.size >= this.keptMax && this.forgetOldestIdle());
       this.holders.set(key, (holder = {}));
     }
     return sharedBuild(holder, build, (built) => this.holds(built));
@@ -78,11 +80,13 @@ export class KeptBuilds<T extends SlicedBuild> {
     return built.stamp !== undefined && built.revision === this.reads.views.revision && stampHolds(built.stamp, this.reads.leaseView());
   }
 
-  private forgetOldestIdle(): void {
+  /** Forgets the oldest document not being built; false when every one is. */
+  private forgetOldestIdle(): boolean {
     for (const [key, holder] of this.holders) {
       if (holder.building) continue;
       this.holders.delete(key);
-      return;
+      return true;
     }
+    return false;
   }
 }

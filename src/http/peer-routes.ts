@@ -100,7 +100,13 @@ export async function peerRoutes(app: FastifyInstance, options: { node: Pick<Reg
       // frame and never looks at the time): the connection is closed at the cap.
       const cap = setTimeout(() => body.destroy(new Error(`snapshot stream ran past its cap of ${SNAPSHOT_STREAM_MAX_DURATION_MS} ms`)), SNAPSHOT_STREAM_MAX_DURATION_MS);
       cap.unref();
-      body.once('close', () => clearTimeout(cap));
+      // However the response ends (done, cut at the cap, its socket closed before the first
+      // line), the stream ends with it and frees its slot: the counting wrapper, ended before its
+      // first step, would not end the stream it wraps.
+      body.once('close', () => {
+        clearTimeout(cap);
+        void lines.return(undefined);
+      });
       return reply.send(body);
     },
     { bodyLimit: 64 * 1024 },

@@ -16,8 +16,13 @@ export interface BootstrapComponents {
   logger: Logger;
   learn(members: PeerDescriptor[]): void;
   reportContact(peerId: string): void;
-  /** True once the peer is stopping: a sync waiting to try again gives up. */
+  /** True once the peer is stopping: a sync still trying gives up (before its next peer or round). */
   stopping?(): boolean;
+  /**
+   * Resolves after `delayMs` (the wait between two rounds), or at once when the peer stops, so
+   * that a stopped peer leaves no timer behind. Default: `sleep` on the clock.
+   */
+  wait?(delayMs: number): Promise<void>;
 }
 
 export interface BootstrapInit {
@@ -87,9 +92,12 @@ export async function bootstrap(
   for (let round = 1; ; round++) {
     let goOnThisRound = false;
     for (const peer of shuffled(components.rng, peers)) {
+      if (components.stopping?.()) return { from: null, records: 0 };
       const progress: PullProgress = { records: 0 };
       try {
         const { via } = await pullSnapshot(peer, components, init, progress);
+        // Stopped while pulling: no closing round (anti-entropy is stopped; the peer never serves).
+        if (components.stopping?.()) return { from: null, records: 0 };
         components.reportContact(peer.id);
         await components.antiEntropy.syncWith(peer);
         log.info({ from: peer.id, records: progress.records, via, rounds: round }, 'start-up sync done');
@@ -112,7 +120,7 @@ export async function bootstrap(
     }
     const waitMs = retryDelayMs(round, baseMs, maxMs);
     log.warn({ peers: peers.length, round, retryInMs: waitMs }, 'start-up sync incomplete; staying not ready and trying every peer again');
-    await sleep(components.clock, waitMs);
+    await (components.wait ? components.wait(waitMs) : sleep(components.clock, waitMs));
     if (components.stopping?.()) return { from: null, records: 0 };
   }
 }

@@ -124,7 +124,7 @@ export class PeerService implements PeerApi {
    * the first line, so that the route answers with a status: 400 for a bad body,
    * 503 `REG_ERR_SNAPSHOT_BUSY` when `SNAPSHOT_STREAMS_MAX` streams are being served.
    */
-  openSnapshotStream(body: unknown): AsyncIterable<string> {
+  openSnapshotStream(body: unknown): AsyncGenerator<string> {
     parsePeerId('from', requireObject(body).from);
     return this.snapshotStreams.open();
   }

@@ -74,7 +74,7 @@ export class SnapshotStreams {
     const slot = this.nextSlot++;
     const deadlineMs = nowMs + SNAPSHOT_STREAM_MAX_DURATION_MS;
     this.slots.set(slot, { deadlineMs });
-    return this.lines(slot, deadlineMs);
+    return releasing(this.lines(slot, deadlineMs), () => this.slots.delete(slot));
   }
 
   private async *lines(slot: number, deadlineMs: number): AsyncGenerator<string> {
@@ -110,4 +110,26 @@ export class SnapshotStreams {
   private forgetExpired(nowMs: number): void {
     for (const [slot, { deadlineMs }] of this.slots) if (nowMs > deadlineMs) this.slots.delete(slot);
   }
+}
+
+/**
+ * `lines`, with `release` run as soon as its reader ends it (`return` or `throw`). The
+ * generator's own `finally` frees the slot only once it has started: one ended before its first
+ * line (the request was aborted before the reply was sent, so the response stream was destroyed
+ * unread) would otherwise hold its slot until its time cap.
+ */
+function releasing(lines: AsyncGenerator<string>, release: () => void): AsyncGenerator<string> {
+  const released: AsyncGenerator<string> = {
+    next: (...args) => lines.next(...args),
+    return: (value) => {
+      release();
+      return lines.return(value);
+    },
+    throw: (error) => {
+      release();
+      return lines.throw(error);
+    },
+    [Symbol.asyncIterator]: () => released,
+  };
+  return released;
 }

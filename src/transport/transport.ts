@@ -61,9 +61,10 @@ export interface PeerApi {
   /**
    * Opens a start-up snapshot stream: its NDJSON lines, each ending in a newline. Throws a
    * `RegistryError` before the first line (a bad body, or `REG_ERR_SNAPSHOT_BUSY`). Absent on
-   * an API that serves only pages.
+   * an API that serves only pages. Its `return` frees the stream's slot, even before the
+   * first line.
    */
-  openSnapshotStream?(body: unknown): AsyncIterable<string>;
+  openSnapshotStream?(body: unknown): AsyncGenerator<string>;
 }
 
 /** Error codes a `PeerCallError` carries when the call timed out (as opposed to being refused). */

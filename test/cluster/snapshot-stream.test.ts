@@ -110,6 +110,31 @@ describe('a peer whose start-up sync fails midway', () => {
     await c.clock.advanceUntil(() => c.converged(), 10_000, 50);
   });
 
+  it('gives up at once when stopped while waiting to try again: its start settles, no timer or later round is left', async () => {
+    const seed = 75;
+    cluster = await loaded(seed);
+    cluster.crash('peer-b');
+    const c = cluster;
+    // peer-a stays busy: peer-b's sync waits 1 s, 2 s, 4 s... between rounds (not ready meanwhile).
+    const held = Array.from({ length: 4 }, () => c.node('peer-a').peerApi.openSnapshotStream({ from: 'peer-z' }));
+    for (const stream of held) await stream.next();
+    const calls = spy(c.node('peer-a').peerApi);
+    const stopAtMs = c.clock.nowMs() + 5_000;
+    let streamsAtStop = 0;
+    c.clock.setTimeout(() => {
+      streamsAtStop = calls.streams();
+      void c.nodes.get('peer-b')!.stop();
+    }, 5_000);
+    const stopped = await c.restart('peer-b');
+    // Before the fix the start settled only when the wait of that round (4 s, from about +3.1 s) ran out.
+    expect(c.clock.nowMs() - stopAtMs, `seed ${seed}`).toBeLessThan(100);
+    expect(stopped.ready).toBe(false);
+    expect(streamsAtStop).toBeGreaterThan(1);
+    await c.clock.advance(60_000);
+    expect(calls.streams(), `seed ${seed}`).toBe(streamsAtStop);
+    await Promise.all(held.map((stream) => stream.return(undefined)));
+  });
+
   it('waits out a serving peer busy with 4 streams (REG_ERR_SNAPSHOT_BUSY) instead of starting alone', async () => {
     const seed = 74;
     cluster = await loaded(seed);

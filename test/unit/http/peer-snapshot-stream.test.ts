@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   SNAPSHOT_FRAME_MAX_BYTES,
@@ -82,6 +83,30 @@ describe('POST /v1/peer/snapshot-stream', () => {
     const served = await server.app.inject({ method: 'POST', url: URL, payload: { from: 'peer-x' } });
     expect(served.statusCode).toBe(200);
     expect(readStream(served.body).records).toHaveLength(10);
+  });
+
+  it('frees the slot of a stream whose response was destroyed before its first line (a request aborted before the reply)', async () => {
+    server = await createTestServer();
+    register(10);
+    // What the route hands fastify: a readable over the lines. Fastify destroys it unread when
+    // the request's socket closed before the reply was sent; the generator never started.
+    for (let i = 0; i < SNAPSHOT_STREAMS_MAX; i++) {
+      const body = Readable.from(server.node.peerApi.openSnapshotStream({ from: 'peer-y' }));
+      body.destroy();
+      await new Promise((resolve) => body.once('close', resolve));
+    }
+    expect(server.node.peerApi.snapshotStreams.active).toBe(0);
+    const served = await server.app.inject({ method: 'POST', url: URL, payload: { from: 'peer-x' } });
+    expect(served.statusCode).toBe(200);
+    expect(readStream(served.body).records).toHaveLength(10);
+  });
+
+  it('frees the slot of a stream ended by its reader before its first line', async () => {
+    server = await createTestServer();
+    const streams = Array.from({ length: SNAPSHOT_STREAMS_MAX }, () => server.node.peerApi.openSnapshotStream({ from: 'peer-y' }));
+    expect(server.node.peerApi.snapshotStreams.active).toBe(SNAPSHOT_STREAMS_MAX);
+    for (const stream of streams) await stream.return(undefined);
+    expect(server.node.peerApi.snapshotStreams.active).toBe(0);
   });
 
   it('frees the slot of a stream its reader abandoned once the time cap has passed', async () => {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inject, type InjectOptions, type Response } from 'light-my-request';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createTestNacos, form, type TestNacos } from '../../support/nacos.js';
 
 /**
@@ -114,6 +114,21 @@ describe('Nacos list shortcut', () => {
     expect(d.fastifySaw).toHaveLength(2);
     // Another address has its own bucket.
     expect((await d.door({ url: LIST, remoteAddress: '10.0.0.10' })).statusCode).toBe(200);
+  });
+
+  it('hands a list to fastify while the peer is not ready: the same 503, counted once against the rate limit', async () => {
+    const d = await openDoor({ limits: { rateLimitPerSecond: 1, rateLimitBurst: 2 } });
+    await register(d, { ip: '10.0.0.1' });
+    const ready = vi.spyOn(d.t.node, 'ready', 'get').mockReturnValue(false);
+    const starting = await d.door({ url: LIST, remoteAddress: '10.0.0.9' });
+    const direct = await d.t.app.inject({ url: LIST, remoteAddress: '10.0.0.8' });
+    expect(seen(starting)).toEqual(seen(direct));
+    expect([starting.statusCode, starting.json().code]).toEqual([503, 'REG_ERR_NOT_READY']);
+    expect(d.fastifySaw).toEqual([LIST]);
+    ready.mockRestore();
+    // The refused request took one of the address's two: one more is answered, the next refused.
+    expect((await d.door({ url: LIST, remoteAddress: '10.0.0.9' })).statusCode).toBe(200);
+    expect((await d.door({ url: LIST, remoteAddress: '10.0.0.9' })).statusCode).toBe(429);
   });
 
   it('hands a Host that does not name a dev peer to fastify, which refuses it before counting it', async () => {

@@ -16,7 +16,7 @@ const busy = () => new PeerCallError('answered 503', 'congestion', 503, 'REG_ERR
 const page = (records: unknown[], nextBucket: number | null) => ({ records, nextBucket, members: [] });
 
 /** Runs a bootstrap against `transport` with one peer, advancing virtual time until it settles. */
-async function run(transport: PeerTransport, options: { stopAtMs?: number } = {}) {
+async function run(transport: PeerTransport, options: { stopAtMs?: number; peers?: PeerDescriptor[]; stopping?: () => boolean } = {}) {
   const clock = new FakeClock(0);
   const applied: unknown[] = [];
   const inbox = {
@@ -26,26 +26,27 @@ async function run(transport: PeerTransport, options: { stopAtMs?: number } = {}
     },
   } as unknown as Inbox;
   let stopped = false;
+  let rounds = 0;
   let result: BootstrapResult | undefined;
   const done = bootstrap(
-    [peerB],
+    options.peers ?? [peerB],
     {
       clock,
       rng: seededRng(1),
       transport,
       inbox,
-      antiEntropy: { syncWith: async () => undefined } as unknown as AntiEntropy,
+      antiEntropy: { syncWith: async () => void (rounds += 1) } as unknown as AntiEntropy,
       logger: recordingLogger(),
       learn: () => undefined,
       reportContact: () => undefined,
-      stopping: () => stopped,
+      stopping: () => stopped || (options.stopping?.() ?? false),
     },
     { selfId: 'peer-a', callTimeoutMs: 1_000, bucketsPerPage: 64, startedAtMs: 0 },
   ).then((value) => (result = value));
   if (options.stopAtMs !== undefined) clock.setTimeout(() => (stopped = true), options.stopAtMs);
   await clock.advanceUntil(() => result !== undefined, 600_000, 100);
   await done;
-  return { result: result!, applied, endMs: clock.nowMs() };
+  return { result: result!, applied, endMs: clock.nowMs(), pendingTimers: clock.pendingTimers, antiEntropyRounds: rounds };
 }
 
 /** A page-only transport (an older peer, or a transport that cannot stream) answering by call number. */
@@ -249,6 +250,37 @@ describe('the start-up sync towards an older peer', () => {
     expect(applied).toEqual([]);
     expect(lines[0]).toBe('warn start-up sync from peer failed; trying the next snapshot records frame of 10001 records, more than 10000');
     expect(lines).toContain('warn start-up sync incomplete; staying not ready and trying every peer again ');
+    expect(result).toEqual({ from: null, records: 0 });
+  });
+});
+
+describe('a start-up sync stopped midway', () => {
+  it('tries no further peer once the peer is stopping', async () => {
+    const peerC: PeerDescriptor = { ...peerB, id: 'peer-c', url: 'http://127.0.0.1:8763' };
+    let stopped = false;
+    const asked: string[] = [];
+    const transport: PeerTransport = {
+      call: async (peer) => {
+        asked.push(peer.id);
+        // The peer is stopped while its first call is in flight, which then fails as busy.
+        stopped = true;
+        throw busy();
+      },
+    };
+    const { result, pendingTimers } = await run(transport, { peers: [peerB, peerC], stopping: () => stopped });
+    expect(asked).toHaveLength(1);
+    expect(result).toEqual({ from: null, records: 0 });
+    expect(pendingTimers).toBe(0);
+  });
+
+  it('runs no closing anti-entropy round when stopped while its pull was in flight', async () => {
+    let stopped = false;
+    const { transport } = pages(() => {
+      stopped = true;
+      return page([{ id: 'r1' }], null);
+    });
+    const { result, antiEntropyRounds } = await run(transport, { stopping: () => stopped });
+    expect(antiEntropyRounds).toBe(0);
     expect(result).toEqual({ from: null, records: 0 });
   });
 });

@@ -42,6 +42,10 @@ export class GzipPool {
       this.inFlight -= 1;
       this.waiting.shift()?.();
     });
+    // The builder awaits `packed` only once every piece is handed over (Promise.all at the end):
+    // a piece that failed before then must not count as an unhandled rejection, which ends the
+    // process on Node 20. The failure still reaches whoever awaits `packed`.
+    packed.catch(() => undefined);
     return { packed };
   }
 

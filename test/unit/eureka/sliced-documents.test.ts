@@ -171,4 +171,21 @@ describe('GzipPool', () => {
     expect(members).toHaveLength(2);
     expect(gunzipSync(Buffer.concat(members)).toString()).toBe(Buffer.concat(pieces).toString());
   });
+
+  it('lets a piece that fails before the builder awaits it reject there, not as an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      const pool = new GzipPool(2);
+      // Not a buffer: zlib refuses it, so the piece fails while the builder is still building.
+      const { packed } = await pool.start(42 as unknown as Buffer);
+      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      await expect(packed).rejects.toThrow(TypeError);
+      expect(pool.busy).toBe(0);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
 });

@@ -97,13 +97,17 @@ export class RecentChanges {
    * two and yield to the event loop (the delta document is built so). The window is the one of
    * the call: entries older than it are skipped, whatever the prune has dropped yet. A change
    * made while a reader is suspended moves its instance to the end: a reader that has passed
-   * it then meets the instance a second time, later in time order (docs/eureka.md).
+   * it then meets the instance a second time, later in time order (docs/eureka.md). A reader
+   * meets at most twice the entries held when it started, so that writes arriving faster than
+   * it reads cannot keep it going forever; what it leaves is in the next read.
    */
   *entries(): Generator<RecentChange> {
     const nowMs = this.components.clock.nowMs();
     const oldestMs = nowMs - this.init.windowMs;
     this.prune(nowMs);
+    let left = 2 * this.byRecord.size;
     for (const [record, packed] of this.byRecord) {
+      if (left-- === 0) return;
       const atMs = Math.floor(packed / ACTION_CODES);
       if (atMs <= oldestMs) continue;
       yield { atMs, record, action: ACTIONS[packed % ACTION_CODES]! };

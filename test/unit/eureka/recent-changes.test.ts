@@ -111,4 +111,18 @@ describe('RecentChanges', () => {
     const rest = [...reader].map((change) => `${change.record.instanceId}:${change.action}`);
     expect(rest).toEqual(['b:ADDED', 'c:ADDED', 'a:MODIFIED']);
   });
+
+  it('entries() ends after twice the entries it started with, however fast writes move instances to the end', async () => {
+    const { register, recent, node } = await setup();
+    for (const id of ['a', 'b', 'c']) register(id);
+    const met: string[] = [];
+    for (const change of recent.entries()) {
+      met.push(change.record.instanceId);
+      // Every step changes the instance just read again: without the bound this never ends.
+      const status = met.filter((id) => id === change.record.instanceId).length % 2 === 1 ? 'DOWN' : 'UP';
+      node.registry.update({ namespace: 'default', service: 'ORDERS', instanceId: change.record.instanceId }, { status });
+      if (met.length > 100) break;
+    }
+    expect(met).toEqual(['a', 'b', 'c', 'a', 'b', 'c']);
+  });
 });

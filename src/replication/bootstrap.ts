@@ -16,6 +16,13 @@ export interface BootstrapComponents {
   logger: Logger;
   learn(members: PeerDescriptor[]): void;
   reportContact(peerId: string): void;
+  /**
+   * Called when this peer's registry becomes unsettled: a pull from a peer that said it is
+   * settled has begun (its start frame or first page came), so until this peer is ready it
+   * holds, or may hold, part of a registry. It stays unsettled until the sync ends (the node
+   * reports it to the peers it serves: snapshot-frames.ts).
+   */
+  unsettled?(): void;
   /** True once the peer is stopping: a sync still trying gives up (before its next peer or round). */
   stopping?(): boolean;
   /**
@@ -78,6 +85,14 @@ export function failureForbidsStartingAlone(error: unknown, recordsReceived: num
  * then a timeout or a reset), or a peer that is up could not serve it (busy, 5xx), it tries every
  * peer again after a wait that doubles from `retryBaseMs` up to `retryMaxMs`, for as long as it
  * takes. Meanwhile the peer stays not ready (`/readyz` and the client routes answer 503).
+ *
+ * Only a pull from a settled peer completes the sync. A peer that is itself mid-sync (or whose
+ * sync failed midway) says it is unsettled; a complete pull from it merges its records (nothing
+ * is thrown away) and goes on to the next peer. A round in which no settled peer completed a
+ * pull but an unsettled one answered ends, like a failed one, in a wait and another round: the
+ * peer becomes ready once a settled peer serves it (the unsettled one, once its own sync is
+ * done). Peers that all start together from their own data are settled (none pulls from a
+ * settled peer yet), so they sync from one another and none waits on itself.
  */
 export async function bootstrap(
   peers: PeerDescriptor[],
@@ -93,12 +108,18 @@ export async function bootstrap(
     let goOnThisRound = false;
     for (const peer of shuffled(components.rng, peers)) {
       if (components.stopping?.()) return { from: null, records: 0 };
-      const progress: PullProgress = { records: 0 };
+      const progress: PullProgress = { records: 0, onSettled: (settled) => settled && components.unsettled?.() };
       try {
-        const { via } = await pullSnapshot(peer, components, init, progress);
+        const { via, settled } = await pullSnapshot(peer, components, init, progress);
         // Stopped while pulling: no closing round (anti-entropy is stopped; the peer never serves).
         if (components.stopping?.()) return { from: null, records: 0 };
         components.reportContact(peer.id);
+        if (!settled) {
+          // Its registry is known to be partial: merged, but no completion; another round follows.
+          goOnThisRound = true;
+          log.info({ peer: peer.id, records: progress.records, via }, 'start-up sync from a peer that is itself still syncing; merged, trying the next');
+          continue;
+        }
         await components.antiEntropy.syncWith(peer);
         log.info({ from: peer.id, records: progress.records, via, rounds: round }, 'start-up sync done');
         return { from: peer.id, records: progress.records };

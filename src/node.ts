@@ -95,9 +95,9 @@ export class RegistryNode {
   readonly adapterMetrics: AdapterMetrics;
   private readyFlag = false;
   /**
-   * Set while this peer's start-up sync holds, or may hold, part of a registry (a pull from a
-   * settled peer has begun and the sync is not done): its snapshot stream and pages then say
-   * it is not settled, so that a peer joining through it does not take its registry as whole.
+   * Set while this peer's start-up sync holds, or may hold, part of a registry (a pull has
+   * begun and the sync is not done): its snapshot stream and pages then say it is not settled,
+   * so that a peer joining through it does not take its registry as whole.
    */
   private holdsPartial = false;
   /** Set by `stop`: a start-up sync still trying gives up instead of going on. */
@@ -158,8 +158,8 @@ export class RegistryNode {
 
   /**
    * Whether this peer's registry may be taken as whole by a peer that syncs from it: ready, or
-   * not ready but holding no registry it knows to be partial (starting alone, or restarted from
-   * its data dir, before it has found a settled peer to pull from).
+   * not ready but holding no registry it knows may be partial (no pull has reached it yet: it
+   * starts with what it loaded from its data dir, or nothing). Peers starting together are so.
    */
   get settled(): boolean {
     return this.readyFlag || !this.holdsPartial;

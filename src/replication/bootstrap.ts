@@ -17,10 +17,11 @@ export interface BootstrapComponents {
   learn(members: PeerDescriptor[]): void;
   reportContact(peerId: string): void;
   /**
-   * Called when this peer's registry becomes unsettled: a pull from a peer that said it is
-   * settled has begun (its start frame or first page came), so until this peer is ready it
-   * holds, or may hold, part of a registry. It stays unsettled until the sync ends (the node
-   * reports it to the peers it serves: snapshot-frames.ts).
+   * Called when this peer's registry becomes unsettled: a pull has begun (the serving peer's
+   * start frame or first page came), so until this peer is ready it holds, or may hold, part of
+   * a registry: part of a settled peer's (the pull not done yet, or failed midway), or records
+   * of an unsettled one. The node tells the peers it serves (snapshot-frames.ts) until it is
+   * ready. Called again for each pull; once is enough.
    */
   unsettled?(): void;
   /** True once the peer is stopping: a sync still trying gives up (before its next peer or round). */
@@ -86,13 +87,14 @@ export function failureForbidsStartingAlone(error: unknown, recordsReceived: num
  * peer again after a wait that doubles from `retryBaseMs` up to `retryMaxMs`, for as long as it
  * takes. Meanwhile the peer stays not ready (`/readyz` and the client routes answer 503).
  *
- * Only a pull from a settled peer completes the sync. A peer that is itself mid-sync (or whose
- * sync failed midway) says it is unsettled; a complete pull from it merges its records (nothing
- * is thrown away) and goes on to the next peer. A round in which no settled peer completed a
- * pull but an unsettled one answered ends, like a failed one, in a wait and another round: the
- * peer becomes ready once a settled peer serves it (the unsettled one, once its own sync is
- * done). Peers that all start together from their own data are settled (none pulls from a
- * settled peer yet), so they sync from one another and none waits on itself.
+ * Only a pull from a settled peer completes the sync. A peer whose own sync has begun and is
+ * not done (or failed midway) says it is unsettled; a complete pull from it merges its records
+ * (nothing is thrown away) and goes on to the next peer. A round in which no settled peer
+ * completed a pull but an unsettled one answered ends, like a failed one, in a wait and another
+ * round: the peer becomes ready once a settled peer serves it (the unsettled one, once its own
+ * sync is done). Peers that all start together (from their own data, or empty) are settled
+ * until a pull reaches them: the first start frame or page each receives was sent before the
+ * sender heard from anyone, so they sync from one another and none waits on itself.
  */
 export async function bootstrap(
   peers: PeerDescriptor[],
@@ -108,7 +110,7 @@ export async function bootstrap(
     let goOnThisRound = false;
     for (const peer of shuffled(components.rng, peers)) {
       if (components.stopping?.()) return { from: null, records: 0 };
-      const progress: PullProgress = { records: 0, onSettled: (settled) => settled && components.unsettled?.() };
+      const progress: PullProgress = { records: 0, onSettled: () => components.unsettled?.() };
       try {
         const { via, settled } = await pullSnapshot(peer, components, init, progress);
         // Stopped while pulling: no closing round (anti-entropy is stopped; the peer never serves).

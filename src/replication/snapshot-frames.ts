@@ -13,8 +13,8 @@ import type { PeerDescriptor, WireRecord } from '../transport/peer-calls.js';
  *
  * A stream that stops before its end frame, or whose counts differ from the end frame's, was
  * cut short: the receiver treats it as failed (what it applied stays, merged as any record is).
- * `settled` is false while the serving peer holds a registry it knows to be partial (it is
- * itself pulling one from a settled peer, or such a pull failed midway; bootstrap.ts): the
+ * `settled` is false while the serving peer holds a registry it knows may be partial (its own
+ * start-up sync has begun receiving and is not done, or failed midway; bootstrap.ts): the
  * receiver then merges the records but does not count the stream as its sync's completion.
  * A start frame without it (a peer of an older version) reads as settled, as it always did.
  * Pure functions: no I/O, no clock.

@@ -124,8 +124,8 @@ export interface SnapshotResponse {
   nextBucket: number | null;
   members: PeerDescriptor[];
   /**
-   * False while the responder holds a registry it knows to be partial (it is itself in a
-   * start-up sync from a settled peer, or one failed midway): the caller merges the page but
+   * False while the responder holds a registry it knows may be partial (its own start-up sync
+   * has begun receiving and is not done, or failed midway): the caller merges the page but
    * does not count the pull as its sync's completion. Absent from a peer of an older version,
    * which reads as true.
    */

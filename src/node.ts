@@ -188,6 +188,7 @@ export class RegistryNode {
         logger: this.log,
         learn: (members) => this.membership.learn(members),
         reportContact: (peerId) => this.membership.reportContact(peerId),
+        knownPeers: () => this.membership.list().map((member) => member.descriptor),
         unsettled: () => {
           if (!stopped()) this.holdsPartial = true;
         },

@@ -80,3 +80,49 @@ describe('a peer that joins through a peer still in its own start-up sync', () =
     expect(nodeC.store.size).toBe(INSTANCES);
   });
 });
+
+describe('peers that all restart at once, none of them ready', () => {
+  const PER_PEER = 1_000;
+
+  /**
+   * Three peers with data dirs, each holding 1,000 instances of its own (registered while they
+   * were cut apart), stopped, then started again at `offsetsMs` (virtual time) from their data:
+   * no peer is ready, every one serves what it loaded.
+   */
+  async function restartAll(seed: number, offsetsMs: number[]) {
+    const c = seeded(seed, { dataDirs: true });
+    await c.start();
+    c.network.partition(...c.ids.map((id) => [id]));
+    for (const id of c.ids) {
+      for (let i = 0; i < PER_PEER; i++) c.node(id).registry.register(instance(`${id}-${i}`, { service: `svc-${i % 10}`, leaseDurationMs: 600_000 }));
+    }
+    await c.advance(1_000);
+    await c.stop();
+    c.network.heal();
+    const startMs = c.clock.nowMs();
+    const launched: Array<{ node: RegistryNode; started: Promise<void> }> = [];
+    for (const [i, id] of c.ids.entries()) c.clock.setTimeout(() => launched.push(c.launch(id)), offsetsMs[i]!);
+    await c.clock.advanceUntil(() => launched.length === c.ids.length, 1_000, 1);
+    await c.whileAdvancing(Promise.all(launched.map(({ started }) => started)), 60_000);
+    return { c, launched, tookMs: c.clock.nowMs() - startMs };
+  }
+
+  it.each([
+    [91, [0, 0, 0]],
+    [92, [0, 10, 30]],
+    [93, [0, 25, 50]],
+    [94, [5, 0, 45]],
+  ])('all become ready, none waiting on another for good, and converge on every instance (seed %i, started at %j ms)', async (seed, offsetsMs) => {
+    const { c, launched, tookMs } = await restartAll(seed, offsetsMs);
+    for (const { node } of launched) {
+      expect(node.ready, node.config.self.id).toBe(true);
+      // Each loaded its own 1,000 from its data dir and synced from another peer.
+      expect(node.store.size).toBeGreaterThanOrEqual(2 * PER_PEER);
+      expect(node.settled).toBe(true);
+    }
+    // No peer needed more than a few rounds (a deadlock would run into whileAdvancing's bound).
+    expect(tookMs).toBeLessThan(20_000);
+    await c.clock.advanceUntil(() => c.converged(), 30_000, 50);
+    for (const { node } of launched) expect(node.store.size).toBe(3 * PER_PEER);
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '../../../src/clock/rng.js';
 import type { AntiEntropy } from '../../../src/replication/anti-entropy.js';
-import { bootstrap, type BootstrapResult } from '../../../src/replication/bootstrap.js';
+import { bootstrap, everyPeerGaveItsWhole, type BootstrapResult } from '../../../src/replication/bootstrap.js';
 import type { Inbox } from '../../../src/replication/inbox.js';
 import { encodeEndFrame, encodeStartFrame } from '../../../src/replication/snapshot-frames.js';
 import { PeerCallError, type PeerDescriptor, type PeerTransport } from '../../../src/transport/transport.js';
@@ -114,14 +114,9 @@ describe('a start-up sync from a peer that is itself still syncing (unsettled)',
     expect(endMs).toBeGreaterThanOrEqual(1_000);
   });
 
-  it('keeps waiting while the peer stays unsettled, and gives up only when stopped', async () => {
-    const transport: PeerTransport = {
-      call: async () => refused(),
-      async *streamSnapshot() {
-        yield* streamLines([{ n: 1 }], false);
-      },
-    };
-    const { result, closingRounds, unsettledAt } = await run(transport, [peerB], { stopAtMs: 100_000 });
+  it('keeps waiting while the peer stays unsettled and another cannot be reached, and gives up only when stopped', async () => {
+    const { transport } = onlyPeerB(() => streamLines([{ n: 1 }], false));
+    const { result, closingRounds, unsettledAt } = await run(transport, [peerB, peerC], { stopAtMs: 100_000 });
     expect(result).toEqual({ from: null, records: 0 });
     expect(closingRounds).toEqual([]);
     // Unsettled from its first pull (it holds what may be part of a registry), before the record merged.
@@ -131,7 +126,8 @@ describe('a start-up sync from a peer that is itself still syncing (unsettled)',
   it("reads the pages' settled field: an unsettled first page is merged, not counted; a settled one completes", async () => {
     let pulls = 0;
     const transport: PeerTransport = {
-      call: async (_peer, _method, body) => {
+      call: async (peer, _method, body) => {
+        if (peer.id !== 'peer-b') throw refused();
         const { fromBucket } = body as { fromBucket: number };
         if (fromBucket === 0) pulls += 1;
         const settled = pulls > 1;
@@ -140,11 +136,76 @@ describe('a start-up sync from a peer that is itself still syncing (unsettled)',
           : { records: [{ page: 2, pull: pulls }], nextBucket: null, members: [], settled };
       },
     };
-    const { result, applied, unsettledAt } = await run(transport, [peerB]);
+    const { result, applied, unsettledAt } = await run(transport, [peerB, peerC]);
     expect(pulls).toBe(2);
     expect(result).toEqual({ from: 'peer-b', records: 2 });
     expect(applied).toHaveLength(4);
     expect(unsettledAt).toEqual([0, 2]);
+  });
+});
+
+describe('everyPeerGaveItsWhole', () => {
+  it.each([
+    ['every known peer gave its whole registry', ['peer-b', 'peer-c'], ['peer-b', 'peer-c'], true],
+    ['one known peer did not (unreachable, cut off, busy)', ['peer-b', 'peer-c'], ['peer-b'], false],
+    ['a peer learned during the round was not asked yet', ['peer-b', 'peer-c', 'peer-d'], ['peer-b', 'peer-c'], false],
+    ['no peer known', [], [], false],
+  ])('%s: %s', (_name, known, completed, done) => {
+    expect(everyPeerGaveItsWhole(known, new Set(completed))).toBe(done);
+  });
+});
+
+describe('a start-up sync in which every peer is itself syncing', () => {
+  it('ends in a round in which every known peer gave its whole registry: it holds all of them', async () => {
+    const transport: PeerTransport = {
+      call: async () => refused(),
+      async *streamSnapshot(peer) {
+        yield* streamLines([{ from: peer.id }], false);
+      },
+    };
+    const { result, applied, closingRounds, endMs } = await run(transport, [peerB, peerC]);
+    expect(result).toEqual({ from: closingRounds[0], records: 2 });
+    expect(applied.map(({ from }) => from).sort()).toEqual(['peer-b', 'peer-c']);
+    expect(closingRounds).toHaveLength(1);
+    expect(endMs).toBeLessThan(1_000);
+  });
+
+  it('does not end while a peer learned from their start frames has not given its registry', async () => {
+    // peer-b and peer-c are syncing and name peer-d, which cannot be reached.
+    const peerD = descriptor('peer-d', 8764);
+    const known = [peerB, peerC];
+    const transport: PeerTransport = {
+      call: async () => refused(),
+      async *streamSnapshot(peer) {
+        if (peer.id === 'peer-d') throw new PeerCallError('timed out', 'transient', undefined, 'UND_ERR_HEADERS_TIMEOUT');
+        if (!known.includes(peerD)) known.push(peerD);
+        yield* streamLines([{ from: peer.id }], false);
+      },
+    };
+    const clock = new FakeClock(0);
+    let result: BootstrapResult | undefined;
+    let stopped = false;
+    void bootstrap(
+      [peerB, peerC],
+      {
+        clock,
+        rng: seededRng(3),
+        transport,
+        inbox: { apply: (_f: string, r: readonly unknown[]) => ({ applied: r.length, ignored: 0, invalid: 0 }) } as unknown as Inbox,
+        antiEntropy: { syncWith: async () => undefined } as unknown as AntiEntropy,
+        logger: recordingLogger(),
+        learn: () => undefined,
+        reportContact: () => undefined,
+        knownPeers: () => known,
+        stopping: () => stopped,
+      },
+      { selfId: 'peer-a', callTimeoutMs: 1_000, bucketsPerPage: 64, startedAtMs: 0 },
+    ).then((value) => (result = value));
+    await clock.advance(60_000);
+    expect(result).toBeUndefined();
+    stopped = true;
+    await clock.advanceUntil(() => result !== undefined, 60_000, 100);
+    expect(result).toEqual({ from: null, records: 0 });
   });
 });
 

@@ -60,7 +60,7 @@ export class PeerService implements PeerApi {
     nextTurn(): Promise<void>;
     /**
      * Whether this peer's registry is settled: ready, or not ready but holding no registry it
-     * knows to be partial (bootstrap.ts). Sent with every snapshot page and stream.
+     * knows may be partial (bootstrap.ts). Sent with every snapshot page and stream.
      */
     settled(): boolean;
   }) {

@@ -94,6 +94,12 @@ export class RegistryNode {
   /** The protocol adapters' metrics port (metrics/adapter-metrics.ts): each adapter records into it, /metrics reads it. */
   readonly adapterMetrics: AdapterMetrics;
   private readyFlag = false;
+  /**
+   * Set while this peer's start-up sync holds, or may hold, part of a registry (a pull has
+   * begun and the sync is not done): its snapshot stream and pages then say it is not settled,
+   * so that a peer joining through it does not take its registry as whole.
+   */
+  private holdsPartial = false;
   /** Set by `stop`: a start-up sync still trying gives up instead of going on. */
   private stopping = false;
   /** Counts `start` calls: a sync of an earlier start (stopped, then started again) gives up. */
@@ -121,7 +127,7 @@ export class RegistryNode {
     const leases = leasesOf({ ...base, store: this.store, hlc: this.hlc, membership: this.membership, node: this }, config, this.startedAtMs);
     this.safety = leases.safety;
     this.registry = leases.registry;
-    const replication = replicationOf({ ...base, registry: this.registry, membership: this.membership }, config);
+    const replication = replicationOf({ ...base, registry: this.registry, membership: this.membership, settled: () => this.settled }, config);
     this.inbox = replication.inbox;
     this.reaper = reaperOf({ ...base, registry: this.registry, membership: this.membership, safety: this.safety, inbox: this.inbox }, config);
     this.replicator = replication.replicator;
@@ -150,6 +156,15 @@ export class RegistryNode {
     return this.readyFlag;
   }
 
+  /**
+   * Whether this peer's registry may be taken as whole by a peer that syncs from it: ready, or
+   * not ready but holding no registry it knows may be partial (no pull has reached it yet: it
+   * starts with what it loaded from its data dir, or nothing). Peers starting together are so.
+   */
+  get settled(): boolean {
+    return this.readyFlag || !this.holdsPartial;
+  }
+
   /** Starts probing and replicating, syncs from a live peer, then starts the reaper and anti-entropy. */
   async start(): Promise<void> {
     // The data dir is loaded first (restored instances get a grace lease), then the peer
@@ -157,6 +172,7 @@ export class RegistryNode {
     this.stopping = false;
     const startCount = ++this.startCount;
     const stopped = () => this.stopping || startCount !== this.startCount;
+    this.holdsPartial = false;
     await this.persistence?.open();
     this.membership.start();
     this.replicator.start();
@@ -172,6 +188,10 @@ export class RegistryNode {
         logger: this.log,
         learn: (members) => this.membership.learn(members),
         reportContact: (peerId) => this.membership.reportContact(peerId),
+        knownPeers: () => this.membership.list().map((member) => member.descriptor),
+        unsettled: () => {
+          if (!stopped()) this.holdsPartial = true;
+        },
         stopping: stopped,
         wait: (delayMs) => this.waitUnlessStopped(delayMs),
       },
@@ -353,10 +373,10 @@ function reaperOf(
  * through any of them counts for membership.
  */
 function replicationOf(
-  parts: BaseComponents & { registry: Registry; membership: Membership },
+  parts: BaseComponents & { registry: Registry; membership: Membership; settled(): boolean },
   config: RegistryConfig,
 ): { inbox: Inbox; replicator: Replicator; antiEntropy: AntiEntropy; peerApi: PeerService } {
-  const { clock, rng, transport, logger, registry, membership } = parts;
+  const { clock, rng, transport, logger, registry, membership, settled } = parts;
   const { cluster, self } = config;
   const reportContact = (peerId: string) => membership.reportContact(peerId);
   const inbox = new Inbox(registry, clock, logger);
@@ -396,7 +416,7 @@ function replicationOf(
       pushBatchMaxRecords: cluster.replicationBatchMaxRecords,
     },
   );
-  const peerApi = new PeerService({ membership, inbox, antiEntropy, registry, clock, nextTurn });
+  const peerApi = new PeerService({ membership, inbox, antiEntropy, registry, clock, nextTurn, settled });
   return { inbox, replicator, antiEntropy, peerApi };
 }
 

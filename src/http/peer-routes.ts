@@ -33,7 +33,7 @@ export const PEER_ROUTES = {
     doc: {
       summary: 'Peer API: the whole registry as a stream of NDJSON frames (start-up sync)',
       description:
-        'A joining peer reads it to catch up (docs/replication.md, "Start-up sync"); at most 4 at once per peer, a fifth is answered 503 REG_ERR_SNAPSHOT_BUSY.',
+        'A joining peer reads it to catch up (docs/replication.md, "Start-up sync"); its start frame says whether this peer\'s registry is settled (not itself mid-sync). At most 4 at once per peer, a fifth is answered 503 REG_ERR_SNAPSHOT_BUSY.',
       tags: ['peer'],
       body: Type.Object({ from: Type.String({ description: "The caller's peer id." }) }),
       response: responses({ 200: Type.String({ description: 'application/x-ndjson: a start frame, records frames, an end frame.' }) }, [400, 413, 503]),

@@ -58,13 +58,19 @@ export class PeerService implements PeerApi {
     clock: Clock;
     /** Resolves on a later turn of the event loop: a snapshot stream waits for it between frames. */
     nextTurn(): Promise<void>;
+    /**
+     * Whether this peer's registry is settled: ready, or not ready but holding no registry it
+     * knows may be partial (bootstrap.ts). Sent with every snapshot page and stream.
+     */
+    settled(): boolean;
   }) {
-    const { membership, inbox, antiEntropy, registry, clock, nextTurn } = components;
+    const { membership, inbox, antiEntropy, registry, clock, nextTurn, settled } = components;
     this.snapshotStreams = new SnapshotStreams({
       store: registry.store,
       clock,
       leaseView: () => registry.leaseView(),
       members: () => membership.descriptors(),
+      settled,
       nextTurn,
     });
     const bucketLimit = () => 1 << 20;
@@ -95,15 +101,16 @@ export class PeerService implements PeerApi {
           ...(body.subBuckets === undefined ? {} : { subBuckets: parseBuckets('subBuckets', body.subBuckets, bucketLimit() * SUB_BUCKETS) }),
           entries: parseEntries(body.entries),
         }),
-      snapshot: (body) =>
-        antiEntropy.handleSnapshot(
-          {
-            from: parsePeerId('from', body.from),
-            fromBucket: requireCount('fromBucket', body.fromBucket, bucketLimit()),
-            bucketSpan: requireCount('bucketSpan', body.bucketSpan, bucketLimit()),
-          },
-          membership.descriptors(),
-        ),
+      snapshot: async (body) => {
+        const request = {
+          from: parsePeerId('from', body.from),
+          fromBucket: requireCount('fromBucket', body.fromBucket, bucketLimit()),
+          bucketSpan: requireCount('bucketSpan', body.bucketSpan, bucketLimit()),
+        };
+        // Read before the page is built: what the page says of the records it carries.
+        const settledNow = settled();
+        return { ...(await antiEntropy.handleSnapshot(request, membership.descriptors())), settled: settledNow };
+      },
       'lease-check': (body) => {
         const from = parsePeerId('from', body.from);
         const entries = parseLeaseCheckEntries(body.entries);

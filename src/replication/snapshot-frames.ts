@@ -5,12 +5,18 @@ import type { PeerDescriptor, WireRecord } from '../transport/peer-calls.js';
  * The start-up snapshot stream's wire format (`POST /v1/peer/snapshot-stream`): NDJSON, one
  * JSON object a line ("frame"), in this order:
  *
- *   {"t":"start","v":1,"members":[...],"size":N}      the serving peer's members; N = its store size then
+ *   {"t":"start","v":1,"members":[...],"size":N,"settled":S}
+ *                                                     the serving peer's members; N = its store size then;
+ *                                                     S = whether its registry is settled (below)
  *   {"t":"records","records":[...]}                   as many as it takes, each <= SNAPSHOT_FRAME_MAX_BYTES
  *   {"t":"end","frames":F,"records":R}                F record frames carrying R records in all were sent
  *
  * A stream that stops before its end frame, or whose counts differ from the end frame's, was
  * cut short: the receiver treats it as failed (what it applied stays, merged as any record is).
+ * `settled` is false while the serving peer holds a registry it knows may be partial (its own
+ * start-up sync has begun receiving and is not done, or failed midway; bootstrap.ts): the
+ * receiver then merges the records but does not count the stream as its sync's completion.
+ * A start frame without it (a peer of an older version) reads as settled, as it always did.
  * Pure functions: no I/O, no clock.
  */
 
@@ -30,7 +36,7 @@ export const SNAPSHOT_FRAME_LIMIT_BYTES = 8 * 1024 * 1024;
 export const SNAPSHOT_FRAME_LIMIT_RECORDS = 10_000;
 
 export type SnapshotFrame =
-  | { t: 'start'; members: PeerDescriptor[]; size: number }
+  | { t: 'start'; members: PeerDescriptor[]; size: number; settled: boolean }
   | { t: 'records'; records: readonly unknown[] }
   | { t: 'end'; frames: number; records: number };
 
@@ -42,9 +48,9 @@ export class SnapshotFrameError extends Error {
   }
 }
 
-/** The start frame, as one line. */
-export function encodeStartFrame(members: readonly PeerDescriptor[], size: number): string {
-  return `${JSON.stringify({ t: 'start', v: SNAPSHOT_STREAM_VERSION, members, size })}\n`;
+/** The start frame, as one line; `settled` says whether the serving peer's registry is settled (see above). */
+export function encodeStartFrame(members: readonly PeerDescriptor[], size: number, settled: boolean): string {
+  return `${JSON.stringify({ t: 'start', v: SNAPSHOT_STREAM_VERSION, members, size, settled })}\n`;
 }
 
 /** The end frame, as one line. */
@@ -129,7 +135,8 @@ export function decodeFrame(line: string): SnapshotFrame {
       } catch (error) {
         throw new SnapshotFrameError(`snapshot start frame: ${(error as Error).message}`);
       }
-      return { t: 'start', members, size: isCount(value.size) ? value.size : 0 };
+      // Only an explicit false is unsettled: an older peer sends no field.
+      return { t: 'start', members, size: isCount(value.size) ? value.size : 0, settled: value.settled !== false };
     }
     case 'records': {
       if (!Array.isArray(value.records)) throw new SnapshotFrameError('snapshot records frame: records must be an array');

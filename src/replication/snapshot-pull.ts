@@ -23,6 +23,21 @@ export interface SnapshotPullInit {
 /** Records received so far from one peer: what a failed pull leaves merged in the store. */
 export interface PullProgress {
   records: number;
+  /**
+   * What the serving peer said of its registry when the pull began (the stream's start frame,
+   * the first page): true when settled, false when it knows it to be partial; undefined until
+   * it has said. A peer of an older version says nothing, which reads as settled.
+   */
+  settled?: boolean;
+  /** Called once, as soon as `settled` is known (before any record of the pull is merged). */
+  onSettled?(settled: boolean): void;
+}
+
+/** Sets `progress.settled` the first time the serving peer says it, and tells `onSettled`. */
+function heard(progress: PullProgress, settled: boolean): void {
+  if (progress.settled !== undefined) return;
+  progress.settled = settled;
+  progress.onSettled?.(settled);
 }
 
 /**
@@ -41,23 +56,25 @@ export function streamUnsupported(error: unknown): boolean {
  * serves one, otherwise its snapshot pages. Every record goes through the inbox (checked, then
  * merged last-writer-wins as any replicated record), counted in `progress` as it is applied, so
  * that a caller whose pull fails knows it holds part of a registry. Throws on any failure.
+ * `settled` is what the serving peer said of its registry when the pull began: a complete pull
+ * of a registry its peer knew to be partial is no complete registry (bootstrap.ts).
  */
 export async function pullSnapshot(
   peer: PeerDescriptor,
   components: SnapshotPullComponents,
   init: SnapshotPullInit,
   progress: PullProgress,
-): Promise<{ via: 'stream' | 'pages' }> {
+): Promise<{ via: 'stream' | 'pages'; settled: boolean }> {
   if (components.transport.streamSnapshot) {
     try {
       await pullStream(peer, components, init, progress);
-      return { via: 'stream' };
+      return { via: 'stream', settled: progress.settled ?? true };
     } catch (error) {
       if (!streamUnsupported(error) || progress.records > 0) throw error;
     }
   }
   await pullPages(peer, components, init, progress);
-  return { via: 'pages' };
+  return { via: 'pages', settled: progress.settled ?? true };
 }
 
 /** The stream: one call, frames applied as they come, checked for order, caps and completeness. */
@@ -70,8 +87,10 @@ async function pullStream(peer: PeerDescriptor, components: SnapshotPullComponen
   const reader = new SnapshotStreamReader();
   for await (const line of lines) {
     const frame = reader.accept(line);
-    if (frame.t === 'start') components.learn(frame.members);
-    else if (frame.t === 'records') {
+    if (frame.t === 'start') {
+      components.learn(frame.members);
+      heard(progress, frame.settled);
+    } else if (frame.t === 'records') {
       components.inbox.apply(peer.id, frame.records, 'repair');
       progress.records += frame.records.length;
     }
@@ -85,6 +104,8 @@ async function pullPages(peer: PeerDescriptor, components: SnapshotPullComponent
   while (fromBucket !== null) {
     const request: SnapshotRequest = { from: init.selfId, fromBucket, bucketSpan: init.bucketsPerPage };
     const page = await callPeer(components.transport, peer, 'snapshot', request, { timeoutMs: init.callTimeoutMs });
+    // The first page's word holds for the pull (a stream says it once, in its start frame).
+    heard(progress, page.settled);
     components.inbox.apply(peer.id, page.records, 'repair');
     progress.records += page.records.length;
     components.learn(page.members);

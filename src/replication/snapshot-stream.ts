@@ -29,6 +29,8 @@ export interface SnapshotStreamComponents {
   leaseView(): LeaseView;
   /** The peers this peer knows, sent in the start frame (the joining peer learns the cluster). */
   members(): PeerDescriptor[];
+  /** Whether this peer's registry is settled (ready, or not holding a known-partial one), sent in the start frame. */
+  settled(): boolean;
   /** Resolves on a later turn of the event loop (`setImmediate`, given by the node: the core owns no timer). */
   nextTurn(): Promise<void>;
 }
@@ -80,7 +82,7 @@ export class SnapshotStreams {
   private async *lines(slot: number, deadlineMs: number): AsyncGenerator<string> {
     const { store, clock } = this.components;
     try {
-      yield encodeStartFrame(this.components.members(), store.size);
+      yield encodeStartFrame(this.components.members(), store.size, this.components.settled());
       const writer = new RecordFrameWriter();
       let frames = 0;
       let records = 0;

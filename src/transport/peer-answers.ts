@@ -49,6 +49,8 @@ const answerChecks: { [M in PeerMethod]: (answer: unknown) => ReceivedAnswer<M> 
       records: Array.isArray(body.records) ? body.records : [],
       nextBucket: typeof body.nextBucket === 'number' ? body.nextBucket : null,
       members: parseDescriptors('members', body.members),
+      // Only an explicit false is unsettled: a peer of an older version sends no field.
+      settled: body.settled !== false,
     };
   },
   'lease-check': (answer) => {

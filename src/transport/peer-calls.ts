@@ -123,6 +123,13 @@ export interface SnapshotResponse {
   /** The next bucket to ask for, or null when the snapshot is complete. */
   nextBucket: number | null;
   members: PeerDescriptor[];
+  /**
+   * False while the responder holds a registry it knows may be partial (its own start-up sync
+   * has begun receiving and is not done, or failed midway): the caller merges the page but
+   * does not count the pull as its sync's completion. Absent from a peer of an older version,
+   * which reads as true.
+   */
+  settled?: boolean;
 }
 
 /**
@@ -171,7 +178,7 @@ export type PeerCalls = EveryMethod<{
   digest: { request: DigestRequest; answer: DigestResponse; received: DigestResponse };
   subdigest: { request: SubdigestRequest; answer: SubdigestResponse; received: SubdigestResponse };
   reconcile: { request: ReconcileRequest; answer: ReconcileResponse; received: WithUnparsedRecords<ReconcileResponse> };
-  snapshot: { request: SnapshotRequest; answer: SnapshotResponse; received: WithUnparsedRecords<SnapshotResponse> };
+  snapshot: { request: SnapshotRequest; answer: SnapshotResponse; received: WithUnparsedRecords<SnapshotResponse> & { settled: boolean } };
   'lease-check': { request: LeaseCheckRequest; answer: LeaseCheckResponse; received: WithUnparsedRecords<LeaseCheckResponse> };
 }>;
 

@@ -5,6 +5,7 @@ import { silentLogger, type Logger } from '../../src/log/logger.js';
 import { RegistryNode } from '../../src/node.js';
 import type { RegistrationInput } from '../../src/registry/validate.js';
 import { FakeClock } from './fake-clock.js';
+import { SimDisk } from './sim-disk.js';
 import { SimNetwork } from './sim-network.js';
 
 /** A clock that reads `skewMs` off the shared virtual time (a peer whose clock is wrong). */
@@ -27,6 +28,8 @@ export interface ClusterOptions {
   /** Region of each peer (default `sim` for all). */
   regions?: string[];
   logger?: Logger;
+  /** Gives every peer a data dir of its own on a simulated disk, kept across its restarts. */
+  dataDirs?: boolean;
 }
 
 export function peerIds(size: number): string[] {
@@ -56,7 +59,10 @@ export class TestCluster {
   readonly network: SimNetwork;
   readonly ids: string[];
   readonly nodes = new Map<string, RegistryNode>();
-  private readonly file: Record<string, unknown>;
+  /** Each peer's simulated disk (with `dataDirs`). */
+  readonly disks = new Map<string, SimDisk>();
+  /** The cluster file every peer is built from (a test may start a peer from a changed copy). */
+  readonly file: { cluster: Record<string, unknown>; peers: Array<{ id: string; url: string; region: string; zone: string }> };
   private nodeSeq = 0;
 
   constructor(readonly options: ClusterOptions) {
@@ -96,9 +102,19 @@ export class TestCluster {
 
   /** Starts a fresh peer (empty memory) with the id of one that crashed; resolves when it is ready. */
   async restart(id: string, file: Record<string, unknown> = this.file): Promise<RegistryNode> {
-    const node = this.build(id, file);
-    await this.whileAdvancing(node.start());
+    const { node, started } = this.launch(id, file);
+    await this.whileAdvancing(started);
     return node;
+  }
+
+  /**
+   * Starts a fresh peer with the id of one that crashed or stopped (with `dataDirs`, on its
+   * disk), without moving time: `started` resolves once it is ready, as time is advanced.
+   * For peers that start while others are starting.
+   */
+  launch(id: string, file: Record<string, unknown> = this.file): { node: RegistryNode; started: Promise<void> } {
+    const node = this.build(id, file);
+    return { node, started: node.start() };
   }
 
   /** Advances virtual time in small steps until `work` settles (start-up syncs need the network). */
@@ -131,14 +147,19 @@ export class TestCluster {
   private build(id: string, file: Record<string, unknown> = this.file): RegistryNode {
     const index = Math.max(0, this.ids.indexOf(id));
     const skewMs = this.options.skewsMs?.[index] ?? 0;
+    const seq = this.nodeSeq++;
+    const durable = this.options.dataDirs === true;
+    if (durable && !this.disks.has(id)) this.disks.set(id, new SimDisk(() => this.clock.nowMs()));
     const node = new RegistryNode(
       {
         clock: skewMs === 0 ? this.clock : skewedClock(this.clock, skewMs),
-        rng: seededRng((this.options.seed ?? 1) * 1_000 + this.nodeSeq++),
+        rng: seededRng((this.options.seed ?? 1) * 1_000 + seq),
         logger: this.options.logger ?? silentLogger,
         transport: this.network.transportFor(id),
+        // Each build plays a new process (its own lock identity) on the peer's own disk.
+        ...(durable ? { disk: this.disks.get(id)!, processIdentity: { pid: 2_000_000 + seq, hostname: 'sim', processStartedAtMs: seq } } : {}),
       },
-      resolveConfig(file, {}, { id }),
+      resolveConfig(durable ? { ...file, dataDir: '/data' } : file, {}, { id }),
     );
     this.nodes.set(id, node);
     this.network.attach(id, node.peerApi);

@@ -84,6 +84,11 @@ export class SimNetwork {
     this.cuts.add(link(from, to));
   }
 
+  /** Restores one direction cut by `cutOneWay` or `partition`. */
+  restoreOneWay(from: string, to: string): void {
+    this.cuts.delete(link(from, to));
+  }
+
   /** Restores every link. */
   heal(): void {
     this.cuts.clear();

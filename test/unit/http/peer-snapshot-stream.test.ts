@@ -58,6 +58,18 @@ describe('POST /v1/peer/snapshot-stream', () => {
     expect(readStream(response.body).frames).toEqual([]);
   });
 
+  it("says in the start frame, and in each snapshot page, that a ready peer's registry is settled", async () => {
+    server = await createTestServer();
+    register(3);
+    expect(server.node.ready).toBe(true);
+    const stream = await server.app.inject({ method: 'POST', url: URL, payload: { from: 'peer-x' } });
+    expect(JSON.parse(stream.body.split('\n')[0]!)).toMatchObject({ t: 'start', size: 3, settled: true });
+    const page = await server.app.inject({ method: 'POST', url: '/v1/peer/snapshot', payload: { from: 'peer-x', fromBucket: 0, bucketSpan: 4096 } });
+    expect(page.statusCode).toBe(200);
+    expect(page.json()).toMatchObject({ nextBucket: null, settled: true });
+    expect(page.json().records).toHaveLength(3);
+  });
+
   it('answers 400 to a body without a caller, and changes nothing', async () => {
     server = await createTestServer();
     for (const payload of [{}, { from: 7 }, []]) {

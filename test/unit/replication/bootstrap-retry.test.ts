@@ -166,7 +166,7 @@ describe('a start-up sync that fails midway', () => {
       async *streamSnapshot() {
         streams += 1;
         if (streams < 3) throw busy();
-        yield encodeStartFrame([], 1).trim();
+        yield encodeStartFrame([], 1, true).trim();
         yield JSON.stringify({ t: 'records', records: [{ n: 1 }] });
         yield encodeEndFrame(1, 1).trim();
       },
@@ -204,7 +204,7 @@ describe('the start-up sync towards an older peer', () => {
       call: async () => page([], null),
       async *streamSnapshot() {
         streams += 1;
-        yield encodeStartFrame([], 2).trim();
+        yield encodeStartFrame([], 2, true).trim();
         yield JSON.stringify({ t: 'records', records: [{ n: 1 }] });
         if (streams === 1) return; // no end frame
         yield JSON.stringify({ t: 'records', records: [{ n: 2 }] });
@@ -222,7 +222,7 @@ describe('the start-up sync towards an older peer', () => {
     const transport: PeerTransport = {
       call: async () => refused(),
       async *streamSnapshot() {
-        yield encodeStartFrame([], 1).trim();
+        yield encodeStartFrame([], 1, true).trim();
         yield JSON.stringify({ t: 'records', records: Array.from({ length: 10_001 }, () => ({})) });
       },
     };

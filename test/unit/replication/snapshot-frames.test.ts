@@ -34,12 +34,12 @@ function framesOf(writer: RecordFrameWriter, records: WireRecord[]): string[] {
 describe('snapshot frames', () => {
   it('round-trips a stream: start, records frames, end', () => {
     const records = Array.from({ length: 5 }, (_, i) => wire(i));
-    const lines = [encodeStartFrame(members, 5), ...framesOf(new RecordFrameWriter(2), records), encodeEndFrame(3, 5)];
+    const lines = [encodeStartFrame(members, 5, true), ...framesOf(new RecordFrameWriter(2), records), encodeEndFrame(3, 5)];
     for (const line of lines) expect(line.endsWith('\n') && !line.slice(0, -1).includes('\n')).toBe(true);
     const reader = new SnapshotStreamReader();
     const frames = lines.map((line) => reader.accept(line.slice(0, -1)));
     reader.finish();
-    expect(frames[0]).toEqual({ t: 'start', members, size: 5 });
+    expect(frames[0]).toEqual({ t: 'start', members, size: 5, settled: true });
     expect(frames.slice(1, 4).map((f) => (f.t === 'records' ? f.records : null))).toEqual([records.slice(0, 2), records.slice(2, 4), records.slice(4)]);
     expect(frames[4]).toEqual({ t: 'end', frames: 3, records: 5 });
   });
@@ -80,13 +80,21 @@ describe('snapshot frames', () => {
     expect(() => decodeFrame(line)).toThrow(message);
   });
 
+  it("carries whether the serving peer's registry is settled; a start frame without the field (an older peer) reads as settled", () => {
+    expect(decodeFrame(encodeStartFrame(members, 3, false).trim())).toEqual({ t: 'start', members, size: 3, settled: false });
+    expect(decodeFrame(encodeStartFrame(members, 3, true).trim())).toMatchObject({ settled: true });
+    expect(decodeFrame(JSON.stringify({ t: 'start', v: 1, members, size: 3 }))).toEqual({ t: 'start', members, size: 3, settled: true });
+    // Only an explicit false is unsettled.
+    expect(decodeFrame(JSON.stringify({ t: 'start', v: 1, members, size: 3, settled: 0 }))).toMatchObject({ settled: true });
+  });
+
   it('accepts a frame of exactly the record cap', () => {
     const line = JSON.stringify({ t: 'records', records: Array.from({ length: SNAPSHOT_FRAME_LIMIT_RECORDS }, () => 0) });
     expect(decodeFrame(line)).toMatchObject({ t: 'records' });
   });
 
   it('refuses a stream out of order, cut short, or going on after its end', () => {
-    const start = encodeStartFrame(members, 1).trim();
+    const start = encodeStartFrame(members, 1, true).trim();
     const records = framesOf(new RecordFrameWriter(), [wire(0)])[0]!.trim();
     expect(() => new SnapshotStreamReader().accept(records)).toThrow(/starts with a records frame/);
     const twice = new SnapshotStreamReader();

@@ -26,8 +26,8 @@ describe('checkAnswer', () => {
     ['digest', { match: true }, { match: true }],
     ['digest', { match: false, buckets: 'AAAA' }, { match: false, buckets: 'AAAA' }],
     ['reconcile', { records: [record], want: ['default/orders/i-2'] }, { records: [record], want: ['default/orders/i-2'] }],
-    ['snapshot', { records: [record], nextBucket: 256, members: [peer] }, { records: [record], nextBucket: 256, members: [peer] }],
-    ['snapshot', { records: [], nextBucket: null, members: [] }, { records: [], nextBucket: null, members: [] }],
+    ['snapshot', { records: [record], nextBucket: 256, members: [peer], settled: true }, { records: [record], nextBucket: 256, members: [peer], settled: true }],
+    ['snapshot', { records: [], nextBucket: null, members: [], settled: false }, { records: [], nextBucket: null, members: [], settled: false }],
   ] as const)('passes a well-formed %s answer through as it is', (method, answer, expected) => {
     expect(checkAnswer(method as PeerMethod, answer)).toEqual(expected);
   });
@@ -41,7 +41,10 @@ describe('checkAnswer', () => {
     ['digest', { buckets: 'AAAA' }, { match: false, buckets: 'AAAA' }],
     ['reconcile', { records: 'all', want: ['default/orders/i-2', 3, null] }, { records: [], want: ['default/orders/i-2'] }],
     ['reconcile', {}, { records: [], want: [] }],
-    ['snapshot', { records: {}, nextBucket: '3', members: [] }, { records: [], nextBucket: null, members: [] }],
+    ['snapshot', { records: {}, nextBucket: '3', members: [] }, { records: [], nextBucket: null, members: [], settled: true }],
+    // A peer of an older version sends no settled field: settled, as every page was before; only false is unsettled.
+    ['snapshot', { records: [record], nextBucket: 256, members: [peer] }, { records: [record], nextBucket: 256, members: [peer], settled: true }],
+    ['snapshot', { records: [], nextBucket: null, members: [], settled: 'no' }, { records: [], nextBucket: null, members: [], settled: true }],
   ] as const)('reads a %s answer no caller relies on the details of as callers always did: %j', (method, answer, expected) => {
     expect(checkAnswer(method as PeerMethod, answer)).toEqual(expected);
   });
@@ -73,7 +76,7 @@ describe('callPeer', () => {
     const { transport, calls } = answering({ records: 'none', nextBucket: 16, members: [peer], extra: true });
     const page = await callPeer(transport, peer, 'snapshot', { from: 'peer-a', fromBucket: 0, bucketSpan: 16 }, { timeoutMs: 100 });
     expect(calls).toEqual([{ method: 'snapshot', body: { from: 'peer-a', fromBucket: 0, bucketSpan: 16 } }]);
-    expect(page).toEqual({ records: [], nextBucket: 16, members: [peer] });
+    expect(page).toEqual({ records: [], nextBucket: 16, members: [peer], settled: true });
   });
 
   it('types the request by the call name', async () => {

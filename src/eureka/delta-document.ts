@@ -1,7 +1,7 @@
 import type { StoreReader } from '../app/reads.js';
 import type { LeaseView } from '../registry/visibility.js';
-import { deltaInstance } from './documents.js';
-import type { ViewDefaults } from './instance-view.js';
+import { deltaInstance, deltaInstanceJson } from './documents.js';
+import { appNameOf, type ViewDefaults } from './instance-view.js';
 import type { RecentChange } from './recent-changes.js';
 import { toXml } from './xml.js';
 
@@ -37,7 +37,11 @@ export interface DeltaBuild {
   sliceChanges?: number;
 }
 
-/** One app of the delta: its instances' bytes so far, and this slice's text not yet made a buffer. */
+/**
+ * One app of the delta: its instances' bytes so far, and this slice's text not yet made a
+ * buffer (a string, not a `ByteBuilder`: a delta may touch 100,000 apps, and a builder's
+ * scratch buffer each would be far more than their text).
+ */
 interface AppPart {
   name: string;
   parts: Buffer[];
@@ -77,12 +81,12 @@ export async function buildDeltaDocument(build: DeltaBuild): Promise<Buffer[]> {
       sliceStartMs = performance.now();
     }
     inSlice += 1;
-    const instance = deltaInstance(context, change);
-    let app = apps.get(instance.app);
-    if (!app) apps.set(instance.app, (app = { name: instance.app, parts: [], text: '', count: 0 }));
+    const name = appNameOf(change.record.service);
+    let app = apps.get(name);
+    if (!app) apps.set(name, (app = { name, parts: [], text: '', count: 0 }));
     if (app.text === '') touched.push(app);
-    if (format === 'json') app.text += (app.count > 0 ? ',' : '') + JSON.stringify(instance);
-    else app.text += toXml({ instance });
+    if (format === 'json') app.text += (app.count > 0 ? ',' : '') + deltaInstanceJson(context, change);
+    else app.text += toXml({ instance: deltaInstance(context, change) });
     app.count += 1;
   }
   endSlice();

@@ -7,11 +7,13 @@ import {
   appNameOf,
   reconcileHashCode,
   toEurekaInstance,
+  type ActionType,
   type EurekaApplicationJson,
   type EurekaApplicationsJson,
   type EurekaInstanceJson,
   type ViewDefaults,
 } from './instance-view.js';
+import { eurekaInstanceJson } from './instance-json.js';
 import type { RecentChange } from './recent-changes.js';
 
 /**
@@ -188,10 +190,20 @@ export function deltaDocument(
 
 /** One change of a delta: the instance in its state now, DELETED with its last data when no longer served. */
 export function deltaInstance(context: Pick<ReadContext, 'store' | 'view' | 'defaults'>, change: RecentChange): EurekaInstanceJson {
+  const { entry, action } = deltaEntry(context, change);
+  return toEurekaInstance(entry, context.defaults, action);
+}
+
+/** `JSON.stringify(deltaInstance(context, change))`, written directly (instance-json.ts). */
+export function deltaInstanceJson(context: Pick<ReadContext, 'store' | 'view' | 'defaults'>, change: RecentChange): string {
+  const { entry, action } = deltaEntry(context, change);
+  return eurekaInstanceJson(entry, context.defaults, action);
+}
+
+/** What a delta shows for a change: the instance now while served, else its last record as DELETED. */
+function deltaEntry(context: Pick<ReadContext, 'store' | 'view'>, change: RecentChange): { entry: StoredInstance; action: ActionType } {
   const current = context.store.get(change.record);
-  if (current && isServed(current, context.view)) {
-    return toEurekaInstance(current, context.defaults, change.action === 'DELETED' ? 'ADDED' : change.action);
-  }
+  if (current && isServed(current, context.view)) return { entry: current, action: change.action === 'DELETED' ? 'ADDED' : change.action };
   const last = current ?? { record: change.record, leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0, revision: 0, subBucket: 0 };
-  return toEurekaInstance(last, context.defaults, 'DELETED');
+  return { entry: last, action: 'DELETED' };
 }

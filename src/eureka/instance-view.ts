@@ -1,5 +1,5 @@
 import { eurekaOf } from './attributes.js';
-import { parseVersion } from '../clock/hlc.js';
+import { wallMsOf } from '../clock/hlc.js';
 import type { StoredInstance } from '../registry/types.js';
 import { DEFAULT_DATA_CENTER_CLASS } from './instance-input.js';
 
@@ -22,8 +22,8 @@ function eurekaMetadata(metadata: Record<string, string>, zone: string): Record<
 }
 
 /** Java's type hint for an empty metadata map, which Eureka clients expect. */
-const EMPTY_MAP_CLASS = 'java.util.Collections$EmptyMap';
-const DEFAULT_SECURE_PORT = 443;
+export const EMPTY_MAP_CLASS = 'java.util.Collections$EmptyMap';
+export const DEFAULT_SECURE_PORT = 443;
 
 export interface EurekaPort {
   $: number;
@@ -96,6 +96,25 @@ function optionalFields(fields: Record<string, string | null | undefined>): Reco
 }
 
 /**
+ * When the instance last renewed, as Eureka shows it. We keep the lease's end, not its last
+ * renewal; on the peer holding the lease the renewal is one lease before the end.
+ * Informational: clients do not act on it.
+ */
+export function lastRenewalMsOf(entry: StoredInstance): number {
+  return Math.max(entry.record.registeredAtMs, entry.leaseExpiresAtMs - entry.record.leaseDurationMs);
+}
+
+/** `leaseInfo.durationInSecs`: whole seconds, at least 1. */
+export function durationSecsOf(leaseDurationMs: number): number {
+  return Math.max(1, Math.round(leaseDurationMs / 1000));
+}
+
+/** The action outside deltas: whether the last write was the first registration. */
+export function defaultActionType(lastUpdatedMs: number, registeredAtMs: number): ActionType {
+  return lastUpdatedMs === registeredAtMs ? 'ADDED' : 'MODIFIED';
+}
+
+/**
  * One instance in Eureka's shape. `actionType` matters in deltas only; elsewhere it says
  * whether the last write was the first registration (ADDED) or a later change (MODIFIED).
  */
@@ -103,10 +122,8 @@ export function toEurekaInstance(entry: StoredInstance, defaults: ViewDefaults, 
   const { record } = entry;
   const { data } = record;
   const eureka = eurekaOf(data);
-  const lastUpdatedMs = parseVersion(record.version).wallMs;
-  // We keep the lease's end, not its last renewal; on the peer holding the lease the renewal
-  // is one lease before the end. Informational: clients do not act on it.
-  const lastRenewalMs = Math.max(record.registeredAtMs, entry.leaseExpiresAtMs - record.leaseDurationMs);
+  const lastUpdatedMs = wallMsOf(record.version);
+  const lastRenewalMs = lastRenewalMsOf(entry);
   const dataCenter = eureka?.dataCenterInfo;
   const dataCenterInfo: Record<string, unknown> = {
     '@class': dataCenter?.className ?? DEFAULT_DATA_CENTER_CLASS,
@@ -126,7 +143,7 @@ export function toEurekaInstance(entry: StoredInstance, defaults: ViewDefaults, 
     dataCenterInfo,
     leaseInfo: {
       renewalIntervalInSecs: eureka?.renewalIntervalSecs ?? defaults.renewalIntervalSecs,
-      durationInSecs: Math.max(1, Math.round(record.leaseDurationMs / 1000)),
+      durationInSecs: durationSecsOf(record.leaseDurationMs),
       registrationTimestamp: record.registeredAtMs,
       lastRenewalTimestamp: lastRenewalMs,
       evictionTimestamp: 0,
@@ -144,7 +161,7 @@ export function toEurekaInstance(entry: StoredInstance, defaults: ViewDefaults, 
     isCoordinatingDiscoveryServer: 'false',
     lastUpdatedTimestamp: String(lastUpdatedMs),
     lastDirtyTimestamp: String(eureka?.lastDirtyTimestampMs ?? lastUpdatedMs),
-    actionType: actionType ?? (lastUpdatedMs === record.registeredAtMs ? 'ADDED' : 'MODIFIED'),
+    actionType: actionType ?? defaultActionType(lastUpdatedMs, record.registeredAtMs),
   };
 }
 

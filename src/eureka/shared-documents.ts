@@ -1,11 +1,13 @@
 import { gzipSync } from 'node:zlib';
 import type { FastifyReply } from 'fastify';
+import { ByteBuilder } from '../http/byte-builder.js';
 import { yieldToLoop } from '../http/loop-budget.js';
 import { PacedBody } from '../http/paced-body.js';
 import type { StoredInstance } from '../registry/types.js';
 import type { LeaseView } from '../registry/visibility.js';
 import { combinedStamp, stampHolds, type ServiceViews, type Stamp, type StableView } from '../views/service-views.js';
 import { GzipPool } from './gzip-pool.js';
+import { eurekaInstanceJson } from './instance-json.js';
 import { appNameOf, toEurekaInstance, type ViewDefaults } from './instance-view.js';
 import { toXml } from './xml.js';
 
@@ -73,8 +75,7 @@ type Chunks = Buffer[];
 export const HASH_SLICE_INSTANCES = 5_000;
 
 function instanceText(entry: StoredInstance, defaults: ViewDefaults, format: Format): string {
-  const instance = toEurekaInstance(entry, defaults);
-  return format === 'json' ? JSON.stringify(instance) : toXml({ instance });
+  return format === 'json' ? eurekaInstanceJson(entry, defaults) : toXml({ instance: toEurekaInstance(entry, defaults) });
 }
 
 /**
@@ -84,22 +85,23 @@ function instanceText(entry: StoredInstance, defaults: ViewDefaults, format: For
 async function buildApplication(app: string, entries: readonly StoredInstance[], defaults: ViewDefaults, format: Format, gzip?: GzipPool): Promise<Chunks> {
   const chunks: Promise<Buffer>[] = [];
   const add = async (plain: Buffer) => chunks.push(gzip ? (await gzip.start(plain)).packed : Promise.resolve(plain));
-  let text = format === 'json' ? `{"name":${JSON.stringify(app)},"instance":[` : `<application>${toXml({ name: app })}`;
+  const bytes = new ByteBuilder();
+  bytes.append(format === 'json' ? `{"name":${JSON.stringify(app)},"instance":[` : `<application>${toXml({ name: app })}`);
   let sliceStartMs = performance.now();
   let inSlice = 0;
   for (let i = 0; i < entries.length; i++) {
     if (inSlice === SLICE_INSTANCES || (inSlice > 0 && inSlice % TIME_CHECK_INSTANCES === 0 && performance.now() - sliceStartMs >= SLICE_MAX_MS)) {
-      await add(Buffer.from(text));
-      text = '';
+      await add(bytes.take());
       await yieldToLoop();
       sliceStartMs = performance.now();
       inSlice = 0;
     }
     inSlice += 1;
-    if (format === 'json' && i > 0) text += ',';
-    text += instanceText(entries[i]!, defaults, format);
+    if (format === 'json' && i > 0) bytes.append(',');
+    bytes.append(instanceText(entries[i]!, defaults, format));
   }
-  await add(Buffer.from(text + (format === 'json' ? ']}' : '</application>')));
+  bytes.append(format === 'json' ? ']}' : '</application>');
+  await add(bytes.take());
   return Promise.all(chunks);
 }
 

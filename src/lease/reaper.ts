@@ -30,6 +30,17 @@ export const REAPER_SLICE_ENTRIES = 10_000;
 export const TOMBSTONE_PURGE_MAX_PER_RUN = 5_000;
 
 /**
+ * Most instances of down owners one run hides (their grace ran out); the rest are hidden by the
+ * next runs, in the order the scan found them. Each hide is a store change that the change feed
+ * announces, like a purge: an owner of 100,000 instances going down (a tenth of a registry of
+ * 1,000,000, under the partition guard's share) had all of them hidden in one run, 50 ms of one
+ * turn in process (silent logger) before any reader's work. At one run a second the last of
+ * 100,000 is hidden 9 s after the first: within the grace's own order of magnitude (60 s by
+ * default), and served meanwhile as during the grace.
+ */
+export const HIDE_MAX_PER_RUN = 10_000;
+
+/**
  * What the owner does before it evicts an instance whose lease ran out: asks the other peers
  * whether one of them hears its client (replication/lease-check.ts). Absent: evict at once.
  */
@@ -65,6 +76,8 @@ export interface ReaperInit {
   sliceEntries?: number;
   /** Most tombstones purged per run; default `TOMBSTONE_PURGE_MAX_PER_RUN` (tests set it low). */
   purgeMaxPerRun?: number;
+  /** Most instances of down owners hidden per run; default `HIDE_MAX_PER_RUN` (tests set it low). */
+  hideMaxPerRun?: number;
 }
 
 /** What one run did; exposed for tests, metrics and `/v1/cluster`. */
@@ -207,8 +220,9 @@ export class Reaper {
       // while their client kept heartbeating it). An operator's release hides them at once.
       for (const entry of scan.expiredForeign) registry.graceAgain(entry);
     } else {
-      for (const entry of scan.expiredForeign) registry.hide(entry);
-      hidden = scan.expiredForeign.length;
+      const hiding = scan.expiredForeign.slice(0, Math.max(1, this.init.hideMaxPerRun ?? HIDE_MAX_PER_RUN));
+      for (const entry of hiding) registry.hide(entry);
+      hidden = hiding.length;
     }
     this.holdingDownOwners = guards.holdDownOwners;
 

@@ -83,13 +83,16 @@ interface MetadataText {
 /**
  * Metadata maps are shared between records (src/registry/shared-values.ts: one object per
  * distinct map) and never changed in place, so the last maps written are kept written: five
- * keys written per instance were a third of the writer's time at 1,000,000 instances. At
- * most `METADATA_TEXTS_MAX` are kept, all dropped when that many are (where every instance
- * has a map of its own, this costs one lookup and one insert per instance, and never more
- * than about a megabyte held).
+ * keys written per instance were a third of the writer's time at 1,000,000 instances. All are
+ * dropped once `METADATA_TEXTS_MAX` maps or `METADATA_TEXTS_MAX_CHARS` characters are kept
+ * (where every instance has a map of its own, this costs one lookup and one insert per
+ * instance); a map whose text alone is over `METADATA_TEXT_MAX_CHARS` is not kept.
  */
 export const METADATA_TEXTS_MAX = 4_096;
+export const METADATA_TEXTS_MAX_CHARS = 1_000_000;
+const METADATA_TEXT_MAX_CHARS = 4_096;
 const metadataTexts = new Map<Record<string, string>, MetadataText>();
+let metadataTextChars = 0;
 
 function metadataText(metadata: Record<string, string>): MetadataText {
   let text = metadataTexts.get(metadata);
@@ -103,14 +106,23 @@ function metadataText(metadata: Record<string, string>): MetadataText {
       members += `${members === '' ? '' : ','}${JSON.stringify(key)}:${value}`;
     }
     text = { members, hasZone: metadata.zone !== undefined, empty: keys.length === 0 };
-    if (metadataTexts.size >= METADATA_TEXTS_MAX) metadataTexts.clear();
-    metadataTexts.set(metadata, text);
+    if (members.length <= METADATA_TEXT_MAX_CHARS) {
+      if (metadataTexts.size >= METADATA_TEXTS_MAX || metadataTextChars + members.length > METADATA_TEXTS_MAX_CHARS) {
+        metadataTexts.clear();
+        metadataTextChars = 0;
+      }
+      metadataTexts.set(metadata, text);
+      metadataTextChars += members.length;
+    }
   }
   return text;
 }
 
 /** The metadata object as `eurekaMetadata` makes it, written: the zone appended when it says none, Java's empty-map hint when empty. */
 function metadataJson(metadata: Record<string, string>, zone: string): string {
+  // A `zone` key present with no value (never in a validated record) keeps its place when the
+  // zone is added: written the object way then.
+  if (zone !== '' && metadata.zone === undefined && Object.hasOwn(metadata, 'zone')) return JSON.stringify({ ...metadata, zone });
   const { members, hasZone, empty } = metadataText(metadata);
   if (zone !== '' && !hasZone) return `{${members}${members === '' ? '' : ','}"zone":${JSON.stringify(zone)}}`;
   return empty ? `{"@class":"${EMPTY_MAP_CLASS}"}` : `{${members}}`;

@@ -11,7 +11,10 @@ export class ByteBuilder {
 
   /** Small by default: one builder per Eureka application, and most applications are a few instances; it doubles as needed. */
   constructor(initialBytes = 2 * 1024) {
-    this.scratch = Buffer.allocUnsafe(initialBytes);
+    // Not from Node's shared pool (`allocUnsafe` takes buffers under 4 KB from 8 KB slabs):
+    // a dead scratch buffer there would sit between the kept slices of a full fetch and keep
+    // its slab alive with them.
+    this.scratch = Buffer.allocUnsafeSlow(initialBytes);
   }
 
   /** Bytes appended since the last `take`. */
@@ -35,7 +38,7 @@ export class ByteBuilder {
   }
 
   private grow(atLeast: number): void {
-    const bigger = Buffer.allocUnsafe(Math.max(atLeast, this.scratch.length * 2));
+    const bigger = Buffer.allocUnsafeSlow(Math.max(atLeast, this.scratch.length * 2));
     this.scratch.copy(bigger, 0, 0, this.used);
     this.scratch = bigger;
   }

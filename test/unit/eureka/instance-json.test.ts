@@ -132,5 +132,10 @@ describe('eurekaInstanceJson', () => {
     for (const zone of ['', 'eu-1']) same(withZone(zone, empty));
     for (let i = 0; i < METADATA_TEXTS_MAX + 10; i++) same(withZone(i % 3 === 0 ? '' : `z${i}`, { n: String(i) }));
     same(withZone('eu-1', shared));
+    // Maps too long to keep, and enough of them to pass the kept characters' bound.
+    for (let i = 0; i < 300; i++) same(withZone(i % 2 === 0 ? '' : 'eu-1', { big: 'v'.repeat(i % 3 === 0 ? 5_000 : 3_900), n: String(i) }));
+    // A zone key present without a value keeps its place (never in a validated record).
+    same(withZone('z1', { zone: undefined, a: 'x' } as unknown as Record<string, string>));
+    same(withZone('', { zone: undefined } as unknown as Record<string, string>));
   });
 });

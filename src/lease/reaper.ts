@@ -30,13 +30,15 @@ export const REAPER_SLICE_ENTRIES = 10_000;
 export const TOMBSTONE_PURGE_MAX_PER_RUN = 5_000;
 
 /**
- * Most instances of down owners one run hides (their grace ran out); the rest are hidden by the
- * next runs, in the order the scan found them. Each hide is a store change that the change feed
- * announces, like a purge: an owner of 100,000 instances going down (a tenth of a registry of
- * 1,000,000, under the partition guard's share) had all of them hidden in one run, 50 ms of one
- * turn in process (silent logger) before any reader's work. At one run a second the last of
- * 100,000 is hidden 9 s after the first: within the grace's own order of magnitude (60 s by
- * default), and served meanwhile as during the grace.
+ * Most instances of down owners a timer-driven run hides in one turn of the event loop (their
+ * grace ran out); the rest are hidden in later turns of the same run (`setTimeout(0)` through
+ * the clock), each looked at again first. Each hide is a store change that the change feed
+ * announces (views, the Eureka delta window, watch streams, the digest): an owner of 100,000
+ * instances going down (a tenth of a registry of 1,000,000, under the partition guard's share)
+ * had all of them hidden in one turn, 50 ms in process with a silent logger before any
+ * reader's work. Reads stop serving them when their grace ends whether hidden yet or not
+ * (visibility.ts), so what the turns spread out is the announcement, over a few ms, not what
+ * is served. `runOnce` (the admin routes, tests) still hides everything in one call.
  */
 export const HIDE_MAX_PER_RUN = 10_000;
 
@@ -76,7 +78,7 @@ export interface ReaperInit {
   sliceEntries?: number;
   /** Most tombstones purged per run; default `TOMBSTONE_PURGE_MAX_PER_RUN` (tests set it low). */
   purgeMaxPerRun?: number;
-  /** Most instances of down owners hidden per run; default `HIDE_MAX_PER_RUN` (tests set it low). */
+  /** Most instances of down owners a timer-driven run hides per turn; default `HIDE_MAX_PER_RUN` (tests set it low). */
   hideMaxPerRun?: number;
 }
 
@@ -114,6 +116,8 @@ export class Reaper {
   private holdingDownOwners = false;
   /** The timer-driven run in progress, while its scan goes through the registry in slices. */
   private sliced: SlicedRun | undefined;
+  /** The next turn of a timer-driven run's hides, while more are left than one turn takes. */
+  private hidingLater: TimerHandle | undefined;
   private readonly sliceEntries: number;
   lastRun: ReaperRun | undefined;
 
@@ -148,10 +152,10 @@ export class Reaper {
    * and an instance whose check was answered meanwhile is in it (expired before it began).
    */
   private begin(): void {
-    if (this.sliced) return;
+    if (this.sliced || this.hidingLater) return;
     const { clock, registry } = this.components;
     if (registry.store.size <= this.sliceEntries) {
-      this.runOnce();
+      this.runOnce(this.hideMaxPerTurn);
       return;
     }
     const run: SlicedRun = { scan: new LeaseScan(registry.store.allServices(), this.context(clock.nowMs())), next: undefined };
@@ -177,12 +181,41 @@ export class Reaper {
     // or counts that a few writes move by a few, so a run's few milliseconds of lag change no
     // decision that the next run, a second later, would not make anyway.
     const current = (entry: StoredInstance) => registry.store.get(entry.record) === entry;
-    this.finish(stillCandidates(run.scan.result, new LeaseRule(this.context(nowMs)), current), nowMs);
+    this.finish(stillCandidates(run.scan.result, new LeaseRule(this.context(nowMs)), current), nowMs, this.hideMaxPerTurn);
+  }
+
+  private get hideMaxPerTurn(): number {
+    return Math.max(1, this.init.hideMaxPerRun ?? HIDE_MAX_PER_RUN);
+  }
+
+  /**
+   * Hides `entries` (down owners' instances whose grace ran out, as a run found them) at most
+   * `perTurn` a turn of the event loop, adding to `run.hidden`. Those left for a later turn are
+   * looked at again then: still the stored entry, still not hidden, the rule still saying so,
+   * and the partition guard still not holding down owners (a heartbeat, a takeover, the owner
+   * coming back or the guard turning on meanwhile leaves them alone).
+   */
+  private hideInTurns(entries: readonly StoredInstance[], run: ReaperRun, perTurn: number): void {
+    const { registry } = this.components;
+    const turn = entries.slice(0, perTurn);
+    for (const entry of turn) registry.hide(entry);
+    run.hidden += turn.length;
+    if (entries.length <= perTurn) return;
+    const rest = entries.slice(perTurn);
+    this.hidingLater = this.components.clock.setTimeout(() => {
+      this.hidingLater = undefined;
+      if (this.components.safety.guards().holdDownOwners) return;
+      const rule = new LeaseRule(this.context(this.components.clock.nowMs()));
+      const still = rest.filter((entry) => registry.store.get(entry.record) === entry && rule.bucketOf(entry) === 'expiredForeign');
+      this.hideInTurns(still, run, perTurn);
+    }, 0);
   }
 
   private cancelSliced(): void {
     this.sliced?.next?.cancel();
     this.sliced = undefined;
+    this.hidingLater?.cancel();
+    this.hidingLater = undefined;
   }
 
   private context(nowMs: number): ScanContext {
@@ -193,23 +226,26 @@ export class Reaper {
    * One whole pass over the registry, synchronous, so nothing changes under it (the admin
    * routes and tests call it). A sliced run in progress is dropped: this one supersedes it.
    */
-  runOnce(): ReaperRun {
+  runOnce(hidePerTurn = Number.POSITIVE_INFINITY): ReaperRun {
     this.cancelSliced();
     const { clock, registry } = this.components;
     const nowMs = clock.nowMs();
     registry.flushLogSummary();
-    return this.finish(scanLeases(registry.store.allServices(), this.context(nowMs)), nowMs);
+    return this.finish(scanLeases(registry.store.allServices(), this.context(nowMs)), nowMs, hidePerTurn);
   }
 
-  /** Acts on a scan: purges, hides, holds and evicts within the guards; records the run. */
-  private finish(scan: ReaperScan, nowMs: number): ReaperRun {
+  /**
+   * Acts on a scan: purges, hides, holds and evicts within the guards; records the run. Hides
+   * beyond `hidePerTurn` happen in later turns (`hideInTurns`), counted in the run's `hidden`.
+   */
+  private finish(scan: ReaperScan, nowMs: number, hidePerTurn: number): ReaperRun {
     const { registry, membership, rng, safety } = this.components;
     const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
 
     const purged = scan.expiredTombstones.slice(0, Math.max(1, this.init.purgeMaxPerRun ?? TOMBSTONE_PURGE_MAX_PER_RUN));
     for (const entry of purged) registry.purge(entry);
-    let hidden = 0;
+    let toHide: readonly StoredInstance[] = [];
     if (guards.holdDownOwners) held.partitionGuard += scan.expiredForeign.length;
     else if (this.holdingDownOwners && !safety.partitionGuardSwitchedOff) {
       // The partition guard lifted by itself: the share of down owners fell below the ratio,
@@ -219,11 +255,7 @@ export class Reaper {
       // seed 8675349, 5 peers, a peer hid five instances of an owner it saw back 140 ms later,
       // while their client kept heartbeating it). An operator's release hides them at once.
       for (const entry of scan.expiredForeign) registry.graceAgain(entry);
-    } else {
-      const hiding = scan.expiredForeign.slice(0, Math.max(1, this.init.hideMaxPerRun ?? HIDE_MAX_PER_RUN));
-      for (const entry of hiding) registry.hide(entry);
-      hidden = hiding.length;
-    }
+    } else toHide = scan.expiredForeign;
     this.holdingDownOwners = guards.holdDownOwners;
 
     const candidates: StoredInstance[] = [];
@@ -277,11 +309,12 @@ export class Reaper {
       atMs: nowMs,
       evicted: plan.evict.length - orphansEvicted,
       orphansEvicted,
-      hidden,
+      hidden: 0,
       tombstonesPurged: purged.length,
       held,
       checking,
     };
+    this.hideInTurns(toHide, run, hidePerTurn);
     if (plan.evict.length > 0 || held.serviceCap + held.runCap > 0) this.log.debug({ ...run }, 'reaper run');
     this.lastRun = run;
     return run;

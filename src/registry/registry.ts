@@ -256,7 +256,7 @@ export class Registry {
   hide(entry: StoredInstance): void {
     if (entry.hidden) return;
     this.components.store.updateLease(entry, { hidden: true, held: false }, true);
-    // Within the write lines' budget: an owner of 100,000 instances going down hides them all within seconds.
+    // Within the write lines' budget: an owner of 100,000 instances going down has them all hidden in one reaper run.
     this.logWrite({ key: instanceKeyString(entry.record), owner: entry.record.owner }, 'instance hidden: its owner is down and its grace lease ran out');
   }
 

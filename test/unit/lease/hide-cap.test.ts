@@ -3,6 +3,7 @@ import type { MembershipView } from '../../../src/lease/lease-scan.js';
 import { HIDE_MAX_PER_RUN, Reaper } from '../../../src/lease/reaper.js';
 import { WRITE_LINES_PER_SECOND } from '../../../src/registry/registry.js';
 import { createTestNode } from '../../support/node.js';
+import { SteppedClock } from '../../support/stepped-clock.js';
 import { record } from '../../support/records.js';
 import { recordingLogger } from '../../support/recording-logger.js';
 
@@ -33,8 +34,9 @@ async function ownerDownPastGrace(foreign: number, hideMaxPerRun?: number) {
   }
   const down = new Map([['peer-b', clock.nowMs()]]);
   const { cluster } = node.config;
+  const stepped = new SteppedClock(clock);
   const reaper = new Reaper(
-    { clock, rng: node.components.rng, registry: node.registry, membership: membershipOf(node.registry.peerId, down), safety: node.safety, logger },
+    { clock: stepped, rng: node.components.rng, registry: node.registry, membership: membershipOf(node.registry.peerId, down), safety: node.safety, logger },
     {
       evictionIntervalMs: cluster.evictionIntervalMs,
       tombstoneTtlMs: cluster.tombstoneTtlMs,
@@ -46,34 +48,68 @@ async function ownerDownPastGrace(foreign: number, hideMaxPerRun?: number) {
   );
   clock.jump(LEASE_MS + cluster.ownerDownGraceMs + 1);
   const hiddenNow = () => Array.from({ length: foreign }, (_, i) => node.store.get(key(i))?.hidden === true).filter(Boolean).length;
-  return { node, reaper, key, hiddenNow, logger };
+  reaper.start();
+  return { node, reaper, stepped, down, key, hiddenNow, logger };
 }
 
 describe('the reaper hides the instances of an owner down past its grace', () => {
-  it(`at most hideMaxPerRun a run (HIDE_MAX_PER_RUN = ${HIDE_MAX_PER_RUN}), the rest in the next runs, each looked at again`, async () => {
-    const { node, reaper, key, hiddenNow } = await ownerDownPastGrace(8, 3);
+  it(`a timer-driven run hides at most hideMaxPerRun a turn (HIDE_MAX_PER_RUN = ${HIDE_MAX_PER_RUN}), the rest in its next turns, each looked at again`, async () => {
+    const { node, reaper, stepped, key, hiddenNow } = await ownerDownPastGrace(8, 3);
     try {
-      expect(reaper.runOnce().hidden).toBe(3);
+      stepped.fireTick();
+      const run = reaper.lastRun!;
+      expect(run.hidden).toBe(3);
       expect(hiddenNow()).toBe(3);
-      // A client heartbeats one of those still served: this peer takes it over, and it is never hidden.
+      expect(stepped.pending).toBe(1);
+      // A tick while hides are left starts no run of its own.
+      stepped.fireTick();
+      expect(reaper.lastRun).toBe(run);
+      // A client heartbeats one of those not hidden yet: this peer takes it over, and it is never hidden.
       const waiting = Array.from({ length: 8 }, (_, i) => i).find((i) => node.store.get(key(i))?.hidden === false)!;
       node.registry.heartbeat(key(waiting));
       expect(node.store.get(key(waiting))?.record.owner).toBe(node.registry.peerId);
-      expect(reaper.runOnce().hidden).toBe(3);
-      expect(reaper.runOnce().hidden).toBe(1);
-      expect(reaper.runOnce().hidden).toBe(0);
+      expect(stepped.runAll()).toBe(2);
+      expect(run.hidden).toBe(7);
       expect(hiddenNow()).toBe(7);
       expect(node.store.get(key(waiting))).toMatchObject({ hidden: false, record: { deleted: null } });
+      // Nothing left: the next tick is a run of its own, which finds nothing to hide.
+      stepped.fireTick();
+      expect(reaper.lastRun).not.toBe(run);
+      expect(reaper.lastRun?.hidden).toBe(0);
     } finally {
       await node.stop();
     }
   });
 
-  it('hides everything in one run when there are no more than the cap, and logs them within the instance writes budget', async () => {
+  it('leaves the rest alone when their owner comes back between two turns', async () => {
+    const { node, reaper, stepped, down, hiddenNow } = await ownerDownPastGrace(8, 3);
+    try {
+      stepped.fireTick();
+      expect(hiddenNow()).toBe(3);
+      down.delete('peer-b');
+      stepped.runAll();
+      expect(hiddenNow()).toBe(3);
+      expect(reaper.lastRun?.hidden).toBe(3);
+    } finally {
+      await node.stop();
+    }
+  });
+
+  it('runOnce (the admin routes) hides every one in one call', async () => {
+    const { node, reaper, stepped, hiddenNow } = await ownerDownPastGrace(8, 3);
+    try {
+      expect(reaper.runOnce().hidden).toBe(8);
+      expect(hiddenNow()).toBe(8);
+      expect(stepped.pending).toBe(0);
+    } finally {
+      await node.stop();
+    }
+  });
+
+  it('logs the hidden instances within the instance writes budget', async () => {
     const count = WRITE_LINES_PER_SECOND + 20;
     const { node, reaper, hiddenNow, logger } = await ownerDownPastGrace(count);
     try {
-      expect(count).toBeLessThan(HIDE_MAX_PER_RUN);
       expect(reaper.runOnce().hidden).toBe(count);
       expect(hiddenNow()).toBe(count);
       const lines = (level: string) => logger.lines.filter((line) => line.level === level && line.msg.startsWith('instance hidden'));

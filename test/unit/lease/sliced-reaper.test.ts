@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Clock, TimerHandle } from '../../../src/clock/clock.js';
 import type { MembershipView } from '../../../src/lease/lease-scan.js';
 import { Reaper, type ExpiryCheck, type ReaperRun } from '../../../src/lease/reaper.js';
 import { silentLogger } from '../../../src/log/logger.js';
@@ -8,6 +7,7 @@ import type { RegistryNode } from '../../../src/node.js';
 import type { StoredInstance } from '../../../src/registry/types.js';
 import type { RegistrationInput } from '../../../src/registry/validate.js';
 import type { FakeClock } from '../../support/fake-clock.js';
+import { SteppedClock } from '../../support/stepped-clock.js';
 import { createTestNode } from '../../support/node.js';
 import { record } from '../../support/records.js';
 
@@ -17,49 +17,6 @@ import { record } from '../../support/records.js';
  * whose time is the fake clock's and whose timers the test fires one by one, so a change can
  * land between two given slices.
  */
-class SteppedClock implements Clock {
-  private readonly queue: { fn: () => void; cancelled: boolean }[] = [];
-  private tick: (() => void) | undefined;
-
-  constructor(private readonly fake: FakeClock) {}
-
-  nowMs(): number {
-    return this.fake.nowMs();
-  }
-  setTimeout(fn: () => void): TimerHandle {
-    const timer = { fn, cancelled: false };
-    this.queue.push(timer);
-    return { cancel: () => (timer.cancelled = true) };
-  }
-  setInterval(fn: () => void): TimerHandle {
-    this.tick = fn;
-    return { cancel: () => (this.tick = undefined) };
-  }
-  /** Fires the reaper's interval, as its timer would. */
-  fireTick(): void {
-    this.tick?.();
-  }
-  /** Slices waiting to run (not cancelled). */
-  get pending(): number {
-    return this.queue.filter((timer) => !timer.cancelled).length;
-  }
-  /** Runs the next waiting slice; false when none is waiting. */
-  runSlice(): boolean {
-    for (;;) {
-      const timer = this.queue.shift();
-      if (!timer) return false;
-      if (timer.cancelled) continue;
-      timer.fn();
-      return true;
-    }
-  }
-  runAll(): number {
-    let slices = 0;
-    while (this.runSlice()) slices += 1;
-    return slices;
-  }
-}
-
 /** Membership the test sets: who is up, and since when the others are down. */
 class TestMembership implements MembershipView {
   readonly downSince = new Map<string, number>();

@@ -145,7 +145,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     const format = formatOf(request);
     const gzipped = gzipOf(request);
     const revision = store.revision;
-    const body = await shared.delta(`${revision}|${format}`, DELTA_MAX_AGE_MS, gzipped, () =>
+    const body = await shared.delta(revision, format, DELTA_MAX_AGE_MS, gzipped, () =>
       buildDeltaDocument({
         store,
         leaseView: () => reads.leaseView(),

@@ -129,6 +129,16 @@ interface KeptDocument {
   body: DocumentBody;
 }
 
+/** A delta kept for the next requests (`SharedEurekaDocuments.delta`). */
+interface KeptDelta {
+  /** The store revision it was built at (its `versions__delta`). */
+  revision: number;
+  atMs: number;
+  body: Promise<Chunks>;
+  /** True until its body is built (or compressed). */
+  building: boolean;
+}
+
 export interface DocumentBody {
   chunks: Chunks;
   bytes: number;
@@ -146,8 +156,8 @@ const SEPARATOR = Buffer.from(',');
 const SEPARATOR_GZIP = gzipSync(SEPARATOR);
 
 export class SharedEurekaDocuments {
-  /** Delta bodies of the current change window, by `key|plain` and `key|gzip`. */
-  private readonly deltas = new Map<string, { atMs: number; body: Promise<Chunks> }>();
+  /** The last delta body of each format and encoding (`json|plain`...), built or being built. */
+  private readonly deltas = new Map<string, KeptDelta>();
   /** The last full fetch of each format and encoding (`json|plain`...). */
   private readonly documents = new Map<string, KeptDocument>();
   /** Status counts of each stable view (its served list never changes), for the apps hash code. */
@@ -330,24 +340,37 @@ export class SharedEurekaDocuments {
   }
 
   /**
-   * A delta document's bytes, shared by every client asking within the same change window:
-   * keyed by `key` (the store revision and format), rebuilt when older than `maxAgeMs` (the
-   * window moves with time). The gzipped form is the plain one compressed piece by piece; only
-   * the encodings clients asked for are kept.
+   * A delta document's bytes, shared by every client asking: the last one built for the
+   * format and encoding is answered while the store is still at its revision and it is less
+   * than `maxAgeMs` old (the window moves with time), and while it is being built, whatever
+   * the revision now. So at most one delta of each format and encoding is being built at a
+   * time: under a flood of registrations every request sees a new revision, and a delta of a
+   * million changes takes seconds to build and holds some 800 MB of plain bytes meanwhile;
+   * started once per request, builds piled up. A request during a build gets that build's
+   * delta, as of its start (Eureka's own server answers deltas from a cache refreshed every
+   * 30 s; a client whose copy then misses a later change sees it in its next delta, or fetches
+   * everything when the hash code disagrees). The gzipped form is the plain one compressed
+   * piece by piece; only the encodings clients asked for are kept.
    */
-  delta(key: string, maxAgeMs: number, gzipped: boolean, build: () => Promise<Chunks>): Promise<DocumentBody> {
+  delta(revision: number, format: Format, maxAgeMs: number, gzipped: boolean, build: () => Promise<Chunks>): Promise<DocumentBody> {
     const nowMs = this.components.leaseView().nowMs;
-    const fresh = (cached: { atMs: number } | undefined) => cached !== undefined && nowMs - cached.atMs < maxAgeMs && nowMs >= cached.atMs;
-    // At most one entry per format and encoding: a new window replaces the old one.
-    for (const [cachedKey, cached] of this.deltas) if (!fresh(cached) || !cachedKey.startsWith(`${key}|`)) this.deltas.delete(cachedKey);
-    // Only the encoding asked for is kept: a gzip client's build lets its plain bytes go once
-    // compressed (at 1,000,000 changes they are some 800 MB), unless a plain client kept them.
-    const plainKey = `${key}|plain`;
-    let chosen = this.deltas.get(gzipped ? `${key}|gzip` : plainKey);
-    if (!chosen) {
-      const plain = this.deltas.get(plainKey) ?? { atMs: nowMs, body: build() };
-      chosen = gzipped ? { atMs: plain.atMs, body: plain.body.then((chunks) => this.gzip.gzipAll(chunks)) } : plain;
-      this.deltas.set(gzipped ? `${key}|gzip` : plainKey, chosen);
+    const usable = (kept: KeptDelta | undefined): kept is KeptDelta =>
+      kept !== undefined && (kept.building || (kept.revision === revision && nowMs - kept.atMs < maxAgeMs && nowMs >= kept.atMs));
+    const slot = `${format}|${gzipped ? 'gzip' : 'plain'}`;
+    let chosen = this.deltas.get(slot);
+    if (!usable(chosen)) {
+      // A gzip client's build lets its plain bytes go once compressed (at 1,000,000 changes
+      // they are some 800 MB), unless a plain client keeps them.
+      const plain = this.deltas.get(`${format}|plain`);
+      const source = usable(plain) ? plain : { revision, atMs: nowMs, body: build(), building: true };
+      chosen = gzipped ? { revision: source.revision, atMs: source.atMs, body: source.body.then((chunks) => this.gzip.gzipAll(chunks)), building: true } : source;
+      const kept = chosen;
+      this.deltas.set(slot, kept);
+      kept.body.then(
+        () => (kept.building = false),
+        // A failed build is not kept: the next request builds again.
+        () => this.deltas.get(slot) === kept && this.deltas.delete(slot),
+      );
     }
     return chosen.body.then((chunks) => ({ chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0), gzipped }));
   }

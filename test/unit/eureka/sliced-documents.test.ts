@@ -124,17 +124,59 @@ describe('Eureka documents built in slices', () => {
     const { shared } = await setup();
     let builds = 0;
     const build = async () => ((builds += 1), [Buffer.from('{"applications":'), Buffer.from('{}}')]);
-    const zipped = await shared.delta('7|json', 1_000, true, build);
+    const zipped = await shared.delta(7, 'json', 1_000, true, build);
     expect(gunzipSync(Buffer.concat(zipped.chunks)).toString()).toBe('{"applications":{}}');
-    await shared.delta('7|json', 1_000, true, build);
+    await shared.delta(7, 'json', 1_000, true, build);
     expect(builds).toBe(1);
     // The plain bytes were let go once compressed: a plain client builds them again, once.
-    const plain = await shared.delta('7|json', 1_000, false, build);
-    await shared.delta('7|json', 1_000, false, build);
-    await shared.delta('7|json', 1_000, true, build);
+    const plain = await shared.delta(7, 'json', 1_000, false, build);
+    await shared.delta(7, 'json', 1_000, false, build);
+    await shared.delta(7, 'json', 1_000, true, build);
     expect(builds).toBe(2);
     expect(Buffer.concat(plain.chunks).toString()).toBe('{"applications":{}}');
     expect(plain.bytes).toBe(19);
+  });
+
+  it('build at most one delta of a format and encoding at a time: requests at later revisions meanwhile get it', async () => {
+    const { shared } = await setup();
+    const started: number[] = [];
+    const finish: (() => void)[] = [];
+    const build = (revision: number) => () => {
+      started.push(revision);
+      return new Promise<Buffer[]>((resolve) => finish.push(() => resolve([Buffer.from(`{"revision":${revision}}`)])));
+    };
+    const text = async (body: Promise<{ chunks: Buffer[] }>) => Buffer.concat((await body).chunks).toString();
+    // Revisions 7, 8 and 9 asked for while 7 builds: one build, one answer for all three.
+    const answers = [7, 8, 9].map((revision) => text(shared.delta(revision, 'json', 1_000, false, build(revision))));
+    const zipped = shared.delta(9, 'json', 1_000, true, build(9));
+    expect(started).toEqual([7]);
+    finish[0]!();
+    expect(await Promise.all(answers)).toEqual(['{"revision":7}', '{"revision":7}', '{"revision":7}']);
+    // The gzip client compressed the same build.
+    expect(gunzipSync(Buffer.concat((await zipped).chunks)).toString()).toBe('{"revision":7}');
+    // Built: the next request at a later revision builds its own; one at the built revision does not.
+    const next = text(shared.delta(9, 'json', 1_000, false, build(9)));
+    expect(started).toEqual([7, 9]);
+    finish[1]!();
+    expect(await next).toBe('{"revision":9}');
+    expect(await text(shared.delta(9, 'json', 1_000, false, build(9)))).toBe('{"revision":9}');
+    // Another format is built apart.
+    const xml = shared.delta(9, 'xml', 1_000, false, build(90));
+    expect(started).toEqual([7, 9, 90]);
+    finish[2]!();
+    await xml;
+  });
+
+  it('build a delta again after a failed build, rather than keep the failure', async () => {
+    const { shared } = await setup();
+    let builds = 0;
+    const failing = async (): Promise<Buffer[]> => {
+      builds += 1;
+      throw new Error('build failed');
+    };
+    await expect(shared.delta(3, 'json', 1_000, false, failing)).rejects.toThrow('build failed');
+    await expect(shared.delta(3, 'json', 1_000, false, failing)).rejects.toThrow('build failed');
+    expect(builds).toBe(2);
   });
 
   it('give a gzip client the gzipped parts only: no plain copy is built for it', async () => {

@@ -9,6 +9,11 @@
  *   - fullfetch-gzip: a cold Eureka full fetch (`GET /eureka/apps`, JSON, Accept-Encoding gzip);
  *   - fullfetch-plain: the same without gzip (builds the plain parts);
  *   - delta: `GET /eureka/apps/delta` right after the registrations (the window holds all N);
+ *   - delta-flood: for `FLOOD_MS`, 16 clients fetching the gzipped delta back to back while 16
+ *     more re-register instances with new metadata (every delta request then sees a new store
+ *     revision, and the registry keeps its size): how
+ *     many deltas were answered, the peer's peak RSS growth (each delta build of N changes
+ *     holds its plain bytes while it runs);
  *   - scrape: `GET /metrics`;
  *   - reconcile: `POST /v1/peer/reconcile` for 64 of the 4,096 digest buckets (one pass over
  *     the store finds their records).
@@ -20,12 +25,15 @@
  * Results: bench/out/loop-stalls.json. Every loop is bounded in count and time; 127.0.0.1 only.
  */
 import { request } from 'undici';
-import { percentile, progress, round, sleep, table, writeResult } from './lib.js';
+import { percentile, pool, progress, round, send, sleep, table, writeResult } from './lib.js';
 import { startPeer, type ServerProcess } from './processes.js';
 import { registerMany, spawnProber } from './read-scale.js';
 
 const PER_SERVICE = 1_000;
 const RECONCILE_BUCKETS = 64;
+/** How long the delta flood lasts, and how many clients read and write in it. */
+const FLOOD_MS = 10_000;
+const FLOOD_CLIENTS = 16;
 const OPERATION_TIMEOUT_MS = 300_000;
 
 interface Phase {
@@ -69,6 +77,45 @@ async function read(url: string, init: { method?: 'GET' | 'POST'; headers?: Reco
   let bytes = 0;
   for await (const chunk of response.body) bytes += (chunk as Buffer).length;
   if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
+  return bytes;
+}
+
+/**
+ * `FLOOD_CLIENTS` clients reading the gzipped Eureka delta back to back for `FLOOD_MS` while as
+ * many re-register instances with new metadata (bounded in count too); the bytes of every
+ * delta answered. Every
+ * loop ends with the time, and the last requests are awaited.
+ */
+async function deltaFlood(url: string): Promise<number> {
+  const endMs = performance.now() + FLOOD_MS;
+  const writes = pool(url, FLOOD_CLIENTS);
+  let bytes = 0;
+  let deltas = 0;
+  let registered = 0;
+  const reader = async () => {
+    while (performance.now() < endMs) {
+      bytes += await read(`${url}/eureka/apps/delta`, { headers: { accept: 'application/json', 'accept-encoding': 'gzip' } });
+      deltas += 1;
+    }
+  };
+  const writer = async (w: number) => {
+    for (let n = 0; n < 1_000_000 && performance.now() < endMs; n++) {
+      const answer = await send(writes, {
+        method: 'POST',
+        path: '/v1/instances',
+        // An instance the phase before registered (loop-0, i-0000 to i-0999), with new metadata.
+        body: { service: 'loop-0', instanceId: `i-${String((w * 61 + n) % PER_SERVICE).padStart(4, '0')}`, host: '10.1.0.1', port: 1, metadata: { flood: `${w}-${n}` }, leaseDurationMs: 600_000 },
+      });
+      if (answer.status !== 201 && answer.status !== 200) throw new Error(`register answered ${answer.status}`);
+      registered += 1;
+    }
+  };
+  try {
+    await Promise.all([...Array.from({ length: FLOOD_CLIENTS }, reader), ...Array.from({ length: FLOOD_CLIENTS }, (_, w) => writer(w))]);
+  } finally {
+    await writes.close();
+  }
+  progress(`delta flood: ${deltas} deltas answered, ${registered} registrations meanwhile`);
   return bytes;
 }
 
@@ -133,6 +180,7 @@ async function measurePeer(label: string, main: string | undefined, instances: n
     await run('fullfetch-gzip', () => read(`${peer.url}/eureka/apps`, { headers: { accept: 'application/json', 'accept-encoding': 'gzip' } }));
     await run('fullfetch-plain', () => read(`${peer.url}/eureka/apps`, { headers: { accept: 'application/json' } }));
     await run('delta', () => read(`${peer.url}/eureka/apps/delta`, { headers: { accept: 'application/json', 'accept-encoding': 'gzip' } }));
+    await run('delta-flood', () => deltaFlood(peer.url));
     await run('scrape', () => read(`${peer.url}/metrics`));
     const buckets = Array.from({ length: RECONCILE_BUCKETS }, (_, b) => b);
     await run('reconcile', () =>

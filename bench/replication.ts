@@ -12,8 +12,9 @@
  *   3. time for every peer to agree after a partition left 1% of the records divergent (target
  *      < 2 s); reference: the same number of changes made without a partition.
  * `measureCluster` is what `npm run bench` calls for each point of the scaling curve.
- * Alone: npm run build && npx tsx bench/replication.ts [--quick] [--heal-log] [--heal-only]
- * (`--heal-only`: no latency or idle phase, only the load and the heal; nothing written.)
+ * Alone: npm run build && npx tsx bench/replication.ts [--quick] [--heal-log] [--heal-only] [--instances=N]
+ * (`--heal-only`: no latency or idle phase, only the load and the heal; nothing written;
+ * `--instances`: the registry's size, default 100,000, 10,000 with --quick.)
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -294,7 +295,7 @@ async function main(): Promise<void> {
   const healOnly = process.argv.includes('--heal-only');
   const point = await measureCluster({
     peers: 3,
-    instances: quick ? 10_000 : 100_000,
+    instances: Number(process.argv.find((arg) => arg.startsWith('--instances='))?.slice('--instances='.length) ?? (quick ? 10_000 : 100_000)),
     latencySeconds: healOnly ? 0 : quick ? 3 : 10,
     idleSeconds: healOnly ? 0 : quick ? 8 : 30,
     heartbeatRate: quick ? 500 : 2_000,

@@ -40,7 +40,7 @@ export const TOMBSTONE_PURGE_MAX_PER_RUN = 5_000;
  * (visibility.ts), so what the turns spread out is the announcement, over a few ms, not what
  * is served. `runOnce` (the admin routes, tests) still hides everything in one call.
  */
-export const HIDE_MAX_PER_RUN = 10_000;
+export const HIDE_MAX_PER_TURN = 10_000;
 
 /**
  * What the owner does before it evicts an instance whose lease ran out: asks the other peers
@@ -78,8 +78,8 @@ export interface ReaperInit {
   sliceEntries?: number;
   /** Most tombstones purged per run; default `TOMBSTONE_PURGE_MAX_PER_RUN` (tests set it low). */
   purgeMaxPerRun?: number;
-  /** Most instances of down owners a timer-driven run hides per turn; default `HIDE_MAX_PER_RUN` (tests set it low). */
-  hideMaxPerRun?: number;
+  /** Most instances of down owners a timer-driven run hides per turn; default `HIDE_MAX_PER_TURN` (tests set it low). */
+  hidesPerTurn?: number;
 }
 
 /** What one run did; exposed for tests, metrics and `/v1/cluster`. */
@@ -185,7 +185,7 @@ export class Reaper {
   }
 
   private get hideMaxPerTurn(): number {
-    return Math.max(1, this.init.hideMaxPerRun ?? HIDE_MAX_PER_RUN);
+    return Math.max(1, this.init.hidesPerTurn ?? HIDE_MAX_PER_TURN);
   }
 
   /**

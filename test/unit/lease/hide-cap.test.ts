@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MembershipView } from '../../../src/lease/lease-scan.js';
-import { HIDE_MAX_PER_RUN, Reaper } from '../../../src/lease/reaper.js';
+import { HIDE_MAX_PER_TURN, Reaper } from '../../../src/lease/reaper.js';
 import { WRITE_LINES_PER_SECOND } from '../../../src/registry/registry.js';
 import { createTestNode } from '../../support/node.js';
 import { SteppedClock } from '../../support/stepped-clock.js';
@@ -21,9 +21,9 @@ function membershipOf(selfId: string, down: Map<string, number>): MembershipView
 /**
  * A node holding `foreign` instances of peer-b and ten times as many of peer-c (so that peer-b
  * down stays under the partition guard's share), peer-b down past its grace, and a reaper that
- * hides at most `hideMaxPerRun` a run.
+ * hides at most `hidesPerTurn` a turn of the event loop.
  */
-async function ownerDownPastGrace(foreign: number, hideMaxPerRun?: number) {
+async function ownerDownPastGrace(foreign: number, hidesPerTurn?: number) {
   const logger = recordingLogger();
   const { node, clock } = await createTestNode({ start: false, logger });
   const key = (i: number) => ({ namespace: 'default', service: `svc-${i % 3}`, instanceId: `b-${i}` });
@@ -43,7 +43,7 @@ async function ownerDownPastGrace(foreign: number, hideMaxPerRun?: number) {
       orphanTimeoutMs: cluster.orphanTimeoutMs,
       heartbeatIntervalMs: cluster.heartbeatIntervalMs,
       renewalWindowMs: cluster.renewalWindowMs,
-      ...(hideMaxPerRun === undefined ? {} : { hideMaxPerRun }),
+      ...(hidesPerTurn === undefined ? {} : { hidesPerTurn }),
     },
   );
   clock.jump(LEASE_MS + cluster.ownerDownGraceMs + 1);
@@ -53,7 +53,7 @@ async function ownerDownPastGrace(foreign: number, hideMaxPerRun?: number) {
 }
 
 describe('the reaper hides the instances of an owner down past its grace', () => {
-  it(`a timer-driven run hides at most hideMaxPerRun a turn (HIDE_MAX_PER_RUN = ${HIDE_MAX_PER_RUN}), the rest in its next turns, each looked at again`, async () => {
+  it(`a timer-driven run hides at most hidesPerTurn a turn (HIDE_MAX_PER_TURN = ${HIDE_MAX_PER_TURN}), the rest in its next turns, each looked at again`, async () => {
     const { node, reaper, stepped, key, hiddenNow } = await ownerDownPastGrace(8, 3);
     try {
       stepped.fireTick();

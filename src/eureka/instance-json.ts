@@ -83,7 +83,9 @@ interface MetadataText {
 /**
  * Metadata maps are shared between records (src/registry/shared-values.ts: one object per
  * distinct map) and never changed in place, so the last maps written are kept written: five
- * keys written per instance were a third of the writer's time at 1,000,000 instances. All are
+ * keys written per instance were a third of the writer's time in a CPU profile of a cold full
+ * fetch of 1,000,000 instances (the peer run with `--require bench/cpu-prof-preload.cjs`,
+ * docs/benchmarks.md). All are
  * dropped once `METADATA_TEXTS_MAX` maps or `METADATA_TEXTS_MAX_CHARS` characters are kept
  * (where every instance has a map of its own, this costs one lookup and one insert per
  * instance); a map whose text alone is over `METADATA_TEXT_MAX_CHARS` is not kept.

@@ -6,10 +6,10 @@ describe('ByteBuilder', () => {
     const bytes = new ByteBuilder(4);
     const pieces = ['{"a":', '"é€😀"', ',', 'x'.repeat(5_000), '}'];
     for (const piece of pieces) bytes.append(piece);
-    expect(bytes.length).toBe(Buffer.byteLength(pieces.join('')));
     const taken = bytes.take();
+    expect(taken.length).toBe(Buffer.byteLength(pieces.join('')));
     expect(taken.toString('utf8')).toBe(pieces.join(''));
-    expect(bytes.length).toBe(0);
+    expect(bytes.take().length).toBe(0);
     bytes.append('next');
     expect(bytes.take().toString()).toBe('next');
     // A taken buffer is its own copy: later appends do not write into it.

@@ -1,0 +1,101 @@
+/**
+ * What a peer of N instances (default 1,000,000) spends, in process, on three passes that go
+ * over the whole store, each with the figure it is set against in the same run:
+ *
+ *   - reconcile scan: finding the records of the differing sub-buckets (one pass over the
+ *     store, src/replication/anti-entropy.ts) asking two `Set`s per record, against the one
+ *     byte array per record it asks now (`wantedSubBuckets`); 11 of 12 buckets differing, one
+ *     sub-bucket in 26 of those;
+ *   - hides: a reaper `runOnce` when a tenth of the instances belong to an owner down past its
+ *     grace (under the partition guard's share), against `runOnce` again with nothing to do
+ *     (the scan alone); silent logger;
+ *   - owner down: `registry.ownerDown` for an owner of a quarter of the instances (one pass
+ *     over the store, its instances' grace leases), three owners in turn.
+ *
+ * Milliseconds of one turn of the event loop each (timed with performance.now()).
+ *   npx tsx bench/registry-passes.ts [--instances=1000000]
+ */
+import { Reaper } from '../src/lease/reaper.js';
+import { silentLogger } from '../src/log/logger.js';
+import { bucketOfSub, SUB_BUCKETS } from '../src/registry/digest.js';
+import { wantedSubBuckets } from '../src/replication/anti-entropy.js';
+import { createTestNode } from '../test/support/node.js';
+import { record } from '../test/support/records.js';
+import { round, table } from './lib.js';
+
+const N = Number(process.argv.find((arg) => arg.startsWith('--instances='))?.slice('--instances='.length) ?? 1_000_000);
+const METADATA = { a: 'x', b: 'y', c: 'z', d: 'w', e: 'v' };
+const timed = (work: () => void): number => {
+  const startedMs = performance.now();
+  work();
+  return round(performance.now() - startedMs, 1);
+};
+
+/** A node holding N replicated instances over 1,000 services, owned by `ownerOf(i)`. */
+async function filled(ownerOf: (i: number) => string) {
+  const { node, clock } = await createTestNode({ start: false });
+  for (let i = 0; i < N; i++) {
+    const data = { host: '10.0.0.2', port: 1 + (i % 60_000), securePort: null, status: 'UP' as const, weight: 1, zone: '', metadata: METADATA };
+    node.registry.applyRemote(record({ service: `svc-${i % 1_000}`, instanceId: `i-${i}`, peerId: ownerOf(i), wallMs: clock.nowMs(), data, leaseDurationMs: 30_000 }), 30_000);
+  }
+  return { node, clock };
+}
+
+const rows: Record<string, string | number>[] = [];
+
+// 1. The reconcile scan, both ways, three rounds.
+{
+  const { node } = await filled(() => 'peer-b');
+  const { digest } = node.registry.store;
+  const buckets = new Set<number>();
+  for (let b = 0; b < digest.bucketCount; b++) if (b % 12 !== 0) buckets.add(b);
+  const subBuckets = new Set<number>();
+  for (let s = 0; s < digest.bucketCount * SUB_BUCKETS; s++) if (buckets.has(bucketOfSub(s)) && s % 26 === 0) subBuckets.add(s);
+  for (let r = 0; r < 3; r++) {
+    let sets = 0;
+    let bytes = 0;
+    const setsMs = timed(() => {
+      for (const service of node.registry.store.allServices()) for (const entry of service.instances.values()) if (buckets.has(bucketOfSub(entry.subBucket)) && subBuckets.has(entry.subBucket)) sets += 1;
+    });
+    const bytesMs = timed(() => {
+      const wanted = wantedSubBuckets(digest.bucketCount, buckets, subBuckets);
+      for (const service of node.registry.store.allServices()) for (const entry of service.instances.values()) if (wanted[entry.subBucket] === 1) bytes += 1;
+    });
+    if (sets !== bytes) throw new Error(`the two scans found ${sets} and ${bytes} records`);
+    rows.push({ pass: `reconcile scan, round ${r + 1}`, 'ms now': bytesMs, 'ms reference': setsMs, reference: 'two Sets per record', records: sets });
+  }
+  await node.stop();
+}
+
+// 2. Hides of an owner down past its grace, then the scan alone.
+{
+  const { node, clock } = await filled((i) => (i % 10 === 0 ? 'peer-b' : 'peer-c'));
+  const down = new Map<string, number>([['peer-b', clock.nowMs()]]);
+  const membership = {
+    isUp: (id: string) => !down.has(id),
+    downSinceMs: (id: string) => down.get(id) ?? null,
+    livePeerIds: () => [node.registry.peerId, 'peer-b', 'peer-c', 'peer-d'].filter((id) => !down.has(id)),
+  };
+  const { cluster } = node.config;
+  const reaper = new Reaper(
+    { clock, rng: node.components.rng, registry: node.registry, membership, safety: node.safety, logger: silentLogger },
+    { evictionIntervalMs: 1_000, tombstoneTtlMs: cluster.tombstoneTtlMs, orphanTimeoutMs: cluster.orphanTimeoutMs, heartbeatIntervalMs: cluster.heartbeatIntervalMs, renewalWindowMs: cluster.renewalWindowMs },
+  );
+  // Past the lease and the grace, with a margin.
+  clock.jump(30_000 + cluster.ownerDownGraceMs + 60_000);
+  let hidden = 0;
+  const hideMs = timed(() => (hidden = reaper.runOnce().hidden));
+  const scanMs = timed(() => reaper.runOnce());
+  rows.push({ pass: 'reaper run hiding a down owner\'s instances', 'ms now': hideMs, 'ms reference': scanMs, reference: 'the same run with nothing to do', records: hidden });
+  await node.stop();
+}
+
+// 3. An owner going down: its instances' grace leases.
+{
+  const owners = ['peer-b', 'peer-c', 'peer-d', 'peer-e'];
+  const { node } = await filled((i) => owners[i % owners.length]!);
+  for (const owner of owners.slice(0, 3)) rows.push({ pass: `registry.ownerDown(${owner})`, 'ms now': timed(() => node.registry.ownerDown(owner)), 'ms reference': '', reference: '', records: N / owners.length });
+  await node.stop();
+}
+
+console.log(`${N.toLocaleString('en')} instances, in process (${new Date().toISOString()})\n${table(rows)}`);

@@ -24,6 +24,8 @@ export interface RecentChangesInit {
   windowMs: number;
   /** Only this namespace's changes are kept (the one the Eureka API serves, `security.eurekaNamespace`). */
   namespace: string;
+  /** Tests: `REBASE_EARLY_MAX_ENTRIES` otherwise. */
+  rebaseEarlyMaxEntries?: number;
 }
 
 /**
@@ -42,9 +44,33 @@ export interface RecentChangesInit {
  * the same instance then names no `before`): purged records still in the window are indexed
  * by key string in `purgedInWindow`, which is empty unless tombstones expire within the window.
  */
-/** The actions, by their code in a packed change (`atMs * ACTION_CODES + code`). */
+/** The actions, by their code in a packed change (`offsetMs * ACTION_CODES + code`). */
 const ACTIONS: readonly ActionType[] = ['ADDED', 'MODIFIED', 'DELETED'];
 const ACTION_CODES = 4;
+
+/**
+ * The largest offset from the window's origin, in ms, that a packed change holds (about 3.1
+ * days): `offsetMs * ACTION_CODES + code` then stays within 2^30, a small integer that V8 keeps
+ * in the map's own table (31 bits where pointers are compressed, 32 where not, as here). An
+ * epoch-ms time packed the same way is a 16-byte box per entry: 16 MB right after 1,000,000
+ * registrations.
+ */
+export const OFFSET_LIMIT_MS = Math.floor((2 ** 30 - 1) / ACTION_CODES) - 1;
+
+/** The action code of a packed change (its offset may be negative: after a rebase, or a clock set back). */
+function codeOf(packed: number): number {
+  return packed - Math.floor(packed / ACTION_CODES) * ACTION_CODES;
+}
+
+/**
+ * Past this offset the origin moves to the present at the next change, when the window holds
+ * at most `rebaseEarlyMaxEntries` entries (each one rewritten); a window fuller than that waits
+ * until `OFFSET_LIMIT_MS`, where it moves whatever the size. So the rewrite, one pass over the
+ * window, comes once every day and a half and almost always over a small window.
+ */
+export const REBASE_AFTER_MS = 2 ** 27;
+/** Entries the window may hold for its origin to move before `OFFSET_LIMIT_MS` forces it. */
+export const REBASE_EARLY_MAX_ENTRIES = 10_000;
 
 /**
  * Most entries one prune drops before it lets the caller go on (a change, a read of the
@@ -58,11 +84,13 @@ export const PRUNE_SLICE_ENTRIES = 1_000;
 
 export class RecentChanges {
   /**
-   * Record to its change packed in one number, `atMs * ACTION_CODES + action code` (exact: far
-   * below 2^53 for any clock reading), so that an entry costs one boxed number rather than an
-   * object plus one (48 bytes less per instance); `changes()` builds the objects when asked.
+   * Record to its change packed in one small integer, `offsetMs * ACTION_CODES + action code`
+   * with `offsetMs` from `originMs` (see `OFFSET_LIMIT_MS`), so that an entry costs the map's
+   * own slots and no object or boxed number; `changes()` builds the objects when asked.
    */
   private readonly byRecord = new Map<InstanceRecord, number>();
+  /** Epoch ms that offset 0 stands for: the time of the first change, moved by `rebase`. */
+  private originMs: number | undefined;
   /** Key string to record, for records purged from the store while their entry is in the window. */
   private readonly purgedInWindow = new Map<string, InstanceRecord>();
   private unsubscribe: (() => void)[] = [];
@@ -108,9 +136,9 @@ export class RecentChanges {
     let left = 2 * this.byRecord.size;
     for (const [record, packed] of this.byRecord) {
       if (left-- === 0) return;
-      const atMs = Math.floor(packed / ACTION_CODES);
+      const atMs = this.atMsOf(packed);
       if (atMs <= oldestMs) continue;
-      yield { atMs, record, action: ACTIONS[packed % ACTION_CODES]! };
+      yield { atMs, record, action: ACTIONS[codeOf(packed)]! };
     }
   }
 
@@ -132,8 +160,41 @@ export class RecentChanges {
     // Delete first so that the entry moves to the end: the map stays in time order.
     if (change.before !== null) this.byRecord.delete(change.before);
     else if (this.purgedInWindow.size > 0) this.forgetPurged(instanceKeyString(entry.record));
-    this.byRecord.set(entry.record, nowMs * ACTION_CODES + ACTIONS.indexOf(action));
+    this.byRecord.set(entry.record, this.offsetOf(nowMs) * ACTION_CODES + ACTIONS.indexOf(action));
     this.prune(nowMs);
+  }
+
+  private atMsOf(packed: number): number {
+    return this.originMs! + Math.floor(packed / ACTION_CODES);
+  }
+
+  /** `nowMs` as an offset from the origin, after moving the origin when it is due. */
+  private offsetOf(nowMs: number): number {
+    if (this.originMs === undefined) this.originMs = nowMs;
+    const offsetMs = nowMs - this.originMs;
+    const due = Math.abs(offsetMs) > OFFSET_LIMIT_MS || (offsetMs > REBASE_AFTER_MS && this.byRecord.size <= (this.init.rebaseEarlyMaxEntries ?? REBASE_EARLY_MAX_ENTRIES));
+    if (!due) return offsetMs;
+    this.rebase(nowMs);
+    return 0;
+  }
+
+  /**
+   * Moves the origin to `nowMs`, rewriting every entry against it (setting a key that is in a
+   * map keeps its place, so time order holds). An entry out of the window, or out of reach of
+   * the new origin (the clock went back by days), is dropped.
+   */
+  private rebase(nowMs: number): void {
+    const oldestMs = nowMs - this.init.windowMs;
+    for (const [record, packed] of this.byRecord) {
+      const atMs = this.atMsOf(packed);
+      const offsetMs = atMs - nowMs;
+      if (atMs <= oldestMs || Math.abs(offsetMs) > OFFSET_LIMIT_MS) {
+        this.drop(record);
+        continue;
+      }
+      this.byRecord.set(record, offsetMs * ACTION_CODES + codeOf(packed));
+    }
+    this.originMs = nowMs;
   }
 
   private purged(purged: StoredInstance): void {
@@ -155,17 +216,21 @@ export class RecentChanges {
     const oldestMs = nowMs - this.init.windowMs;
     let dropped = 0;
     for (const [record, packed] of this.byRecord) {
-      if (Math.floor(packed / ACTION_CODES) > oldestMs) break;
+      if (this.atMsOf(packed) > oldestMs) break;
       if (dropped === PRUNE_SLICE_ENTRIES) {
         this.prunePending();
         return;
       }
       dropped += 1;
-      this.byRecord.delete(record);
-      if (this.purgedInWindow.size > 0 && record.deleted !== null) {
-        const key = instanceKeyString(record);
-        if (this.purgedInWindow.get(key) === record) this.purgedInWindow.delete(key);
-      }
+      this.drop(record);
+    }
+  }
+
+  private drop(record: InstanceRecord): void {
+    this.byRecord.delete(record);
+    if (this.purgedInWindow.size > 0 && record.deleted !== null) {
+      const key = instanceKeyString(record);
+      if (this.purgedInWindow.get(key) === record) this.purgedInWindow.delete(key);
     }
   }
 

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { PRUNE_SLICE_ENTRIES, RecentChanges } from '../../../src/eureka/recent-changes.js';
+import { OFFSET_LIMIT_MS, PRUNE_SLICE_ENTRIES, REBASE_AFTER_MS, RecentChanges } from '../../../src/eureka/recent-changes.js';
 import { createTestNode } from '../../support/node.js';
 import { eurekaData } from './fixtures.js';
 
-async function setup(windowMs = 180_000) {
+async function setup(windowMs = 180_000, rebaseEarlyMaxEntries?: number) {
   const { clock, node } = await createTestNode({ start: false });
   const recent = new RecentChanges(
     { clock, store: node.store, leaseView: () => node.registry.leaseView() },
-    { windowMs, namespace: 'default' },
+    { windowMs, namespace: 'default', rebaseEarlyMaxEntries },
   );
   recent.start();
   const register = (instanceId: string, namespace = 'default', data = eurekaData()) =>
@@ -124,5 +124,90 @@ describe('RecentChanges', () => {
       if (met.length > 100) break;
     }
     expect(met).toEqual(['a', 'b', 'c', 'a', 'b', 'c']);
+  });
+  describe('times kept as offsets from a moving origin', () => {
+    /**
+     * A window whose own clock is moved by `jump` (days at a time, without firing days of the
+     * node's timers); the node's clock stays where it is.
+     */
+    async function jumpingWindow(rebaseEarlyMaxEntries?: number) {
+      const { clock, node } = await createTestNode({ start: false });
+      let shiftMs = 0;
+      const windowClock = { nowMs: () => clock.nowMs() + shiftMs, setTimeout: clock.setTimeout.bind(clock), setInterval: clock.setInterval.bind(clock) };
+      const recent = new RecentChanges(
+        { clock: windowClock, store: node.store, leaseView: () => node.registry.leaseView() },
+        { windowMs: 180_000, namespace: 'default', rebaseEarlyMaxEntries },
+      );
+      recent.start();
+      const register = (instanceId: string) =>
+        node.registry.register({ namespace: 'default', service: 'ORDERS', instanceId, data: eurekaData(), leaseDurationMs: 600_000 });
+      const jump = (ms: number) => (shiftMs += ms);
+      /** The window's changes as `[instanceId, ms before now, action]`. */
+      const ages = () => recent.changes().map((change) => [change.record.instanceId, windowClock.nowMs() - change.atMs, change.action]);
+      return { node, recent, register, jump, ages };
+    }
+
+    it('moves its origin past REBASE_AFTER_MS while the window is small, each change keeping its time and action', async () => {
+      const { node, recent, register, jump, ages } = await jumpingWindow();
+      register('a');
+      jump(REBASE_AFTER_MS - 60_000);
+      register('b');
+      node.registry.cancel({ namespace: 'default', service: 'ORDERS', instanceId: 'b' });
+      register('c');
+      jump(60_001);
+      // Past REBASE_AFTER_MS from the first change: this one moves the origin, and a (days old) is dropped.
+      register('d');
+      expect(ages()).toEqual([
+        ['b', 60_001, 'DELETED'],
+        ['c', 60_001, 'ADDED'],
+        ['d', 0, 'ADDED'],
+      ]);
+      expect(recent.size).toBe(3);
+      jump(119_999);
+      register('e');
+      expect(ages().map(([id]) => id)).toEqual(['d', 'e']);
+    });
+
+    it('waits for OFFSET_LIMIT_MS when the window is fuller than the early limit, and then moves it anyway', async () => {
+      const { recent, register, jump, ages } = await jumpingWindow(1);
+      register('a');
+      jump(REBASE_AFTER_MS);
+      register('b');
+      register('c');
+      jump(OFFSET_LIMIT_MS - REBASE_AFTER_MS - 100_000);
+      register('d');
+      // Two entries or more held: no early move, and offsets past REBASE_AFTER_MS read right.
+      expect(ages()).toEqual([['d', 0, 'ADDED']]);
+      register('e');
+      jump(100_001);
+      // Past OFFSET_LIMIT_MS: moved whatever the size.
+      register('f');
+      expect(ages()).toEqual([
+        ['d', 100_001, 'ADDED'],
+        ['e', 100_001, 'ADDED'],
+        ['f', 0, 'ADDED'],
+      ]);
+      expect(recent.size).toBe(3);
+      jump(OFFSET_LIMIT_MS);
+      register('g');
+      expect(ages()).toEqual([['g', 0, 'ADDED']]);
+    });
+
+    it('reads right, dropping what it cannot reach, when its clock is set back by days', async () => {
+      const { register, jump, ages } = await jumpingWindow();
+      register('a');
+      jump(1_000);
+      register('b');
+      jump(-(OFFSET_LIMIT_MS + 11_000));
+      register('c');
+      // a and b are days ahead of the window's clock now: dropped by the move, not kept at a wrong time.
+      expect(ages()).toEqual([['c', 0, 'ADDED']]);
+      jump(10_000);
+      register('d');
+      expect(ages()).toEqual([
+        ['c', 10_000, 'ADDED'],
+        ['d', 0, 'ADDED'],
+      ]);
+    });
   });
 });

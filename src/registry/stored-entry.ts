@@ -92,30 +92,31 @@ function decode(stored: StoredTime, origin: TimeOrigin): number {
 
 const HIDDEN = 1;
 const HELD = 2;
+/** `bits` holds the flags in its low two bits and the sub-bucket above them (`subBucket * FLAG_SPAN + flags`). */
+const FLAG_SPAN = 4;
 
 /**
  * A stored instance as the store keeps it: one class, so that every entry has one hidden
  * class with its fields inside the object, and its three lease times as small integers (offsets
  * from a `TimeOrigin`) behind accessors that read and take epoch ms, so that readers see the
- * `StoredInstance` they always did. The flags `hidden` and `held` share one field. At 100,000
+ * `StoredInstance` they always did. The flags `hidden` and `held` share one field with the
+ * sub-bucket (a digest has far fewer than 2^28 sub-buckets: the field stays a small integer). At 100,000
  * instances this is 64 bytes an instance less than a plain object with epoch-ms numbers (each
  * of them a 16-byte box, and a field more for the second flag); see docs/benchmarks.md.
  */
 export class StoredEntry implements StoredInstance {
   record: InstanceRecord;
   revision: number;
-  readonly subBucket: number;
   private origin: TimeOrigin;
   private leaseExpiresAt: StoredTime;
   private heardUntil: StoredTime;
   private ownedSince: StoredTime;
-  private flags: number;
+  /** The sub-bucket and the two flags, `subBucket * FLAG_SPAN + (hidden | held)`. */
+  private bits: number;
 
   constructor(record: InstanceRecord, lease: LocalLeaseState, revision: number, subBucket: number, origin: TimeOrigin) {
     this.record = record;
     this.revision = revision;
-    // `| 0`: a sub-bucket is a small integer, but one computed by cold code comes as a boxed number.
-    this.subBucket = subBucket | 0;
     // The earliest time of the lease anchors a store's first origin (the others are later: a
     // lease runs out after it was taken).
     const first = lease.ownedSinceMs !== 0 ? lease.ownedSinceMs : lease.heardUntilMs !== 0 ? lease.heardUntilMs : lease.leaseExpiresAtMs;
@@ -124,7 +125,8 @@ export class StoredEntry implements StoredInstance {
     this.leaseExpiresAt = encode(lease.leaseExpiresAtMs, chosen);
     this.heardUntil = encode(lease.heardUntilMs, chosen);
     this.ownedSince = encode(lease.ownedSinceMs, chosen);
-    this.flags = (lease.hidden ? HIDDEN : 0) | (lease.held ? HELD : 0);
+    // `| 0`: a sub-bucket is a small integer, but one computed by cold code comes as a boxed number.
+    this.bits = (subBucket * FLAG_SPAN + ((lease.hidden ? HIDDEN : 0) | (lease.held ? HELD : 0))) | 0;
     // A later time of the same lease may need a newer origin (a grace period reaching past this one).
     this.leaseExpiresAtMs = lease.leaseExpiresAtMs;
     this.heardUntilMs = lease.heardUntilMs;
@@ -159,20 +161,25 @@ export class StoredEntry implements StoredInstance {
     this.ownedSince = encode(timeMs, this.originFor(timeMs));
   }
 
+  /** The anti-entropy digest sub-bucket of its key (see `StoredInstance`). */
+  get subBucket(): number {
+    return this.bits >> 2; // FLAG_SPAN is 4: two bits
+  }
+
   get hidden(): boolean {
-    return (this.flags & HIDDEN) !== 0;
+    return (this.bits & HIDDEN) !== 0;
   }
 
   set hidden(value: boolean) {
-    this.flags = value ? this.flags | HIDDEN : this.flags & ~HIDDEN;
+    this.bits = value ? this.bits | HIDDEN : this.bits & ~HIDDEN;
   }
 
   get held(): boolean {
-    return (this.flags & HELD) !== 0;
+    return (this.bits & HELD) !== 0;
   }
 
   set held(value: boolean) {
-    this.flags = value ? this.flags | HELD : this.flags & ~HELD;
+    this.bits = value ? this.bits | HELD : this.bits & ~HELD;
   }
 
   /**

@@ -17,7 +17,7 @@ describe('InstanceStore', () => {
     // One class, the same own fields for every entry (one hidden class), lease times behind accessors.
     expect(entry).toBeInstanceOf(StoredEntry);
     expect(Object.keys(entry).sort()).toEqual(
-      ['flags', 'heardUntil', 'leaseExpiresAt', 'origin', 'ownedSince', 'record', 'revision', 'subBucket'].sort(),
+      ['bits', 'heardUntil', 'leaseExpiresAt', 'origin', 'ownedSince', 'record', 'revision'].sort(),
     );
     const { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, revision, subBucket } = entry;
     expect({ record: entry.record, leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, revision, subBucket }).toEqual({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NO_LEASE, type LocalLeaseState } from '../../../src/registry/store.js';
 import { OFFSET_LIMIT_MS, REBASE_REACH_MS, StoredEntry, TimeOrigin } from '../../../src/registry/stored-entry.js';
+import { SUB_BUCKETS } from '../../../src/registry/digest.js';
 import { record } from '../../support/records.js';
 
 const NOW_MS = 1_764_900_000_000;
@@ -47,6 +48,20 @@ describe('StoredEntry', () => {
     expect([entry.hidden, entry.held]).toEqual([false, true]);
     Object.assign(entry, { hidden: true, held: false, leaseExpiresAtMs: NOW_MS + 5 });
     expect([entry.hidden, entry.held, entry.leaseExpiresAtMs]).toEqual([true, false, NOW_MS + 5]);
+  });
+
+  it('keeps its sub-bucket and both flags apart in one field, over every sub-bucket a digest of 65,536 buckets has', () => {
+    const last = 65_536 * SUB_BUCKETS - 1;
+    for (const subBucket of [0, 1, 3, 4, 4_095, 65_535, last]) {
+      for (const [hidden, held] of [[false, false], [true, false], [false, true], [true, true]] as const) {
+        const entry = new StoredEntry(record(), { ...NO_LEASE, hidden, held }, 1, subBucket, TimeOrigin.unanchored());
+        expect([entry.subBucket, entry.hidden, entry.held]).toEqual([subBucket, hidden, held]);
+        entry.hidden = !hidden;
+        entry.held = !held;
+        expect([entry.subBucket, entry.hidden, entry.held]).toEqual([subBucket, !hidden, !held]);
+        expect(typeof (entry as unknown as Record<string, unknown>)['bits']).toBe('number');
+      }
+    }
   });
 
   it('keeps times near its origin as small integers inside the object, and 0 as one shared value', () => {

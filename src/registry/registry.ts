@@ -326,11 +326,16 @@ export class Registry {
   ownerDown(peerId: string): void {
     const nowMs = this.components.clock.nowMs();
     const graceMs = this.init.ownerDownGraceMs ?? 0;
+    const { store } = this.components;
     let count = 0;
-    for (const entry of this.components.store.entries()) {
-      if (entry.record.owner !== peerId || entry.record.deleted !== null) continue;
-      this.components.store.updateLease(entry, { leaseExpiresAtMs: this.rules.ownerDownLeaseExpiresAtMs(entry, nowMs, graceMs) }, false);
-      count += 1;
+    // One pass over the whole store in one turn (a partial pass would serve the rest as expired
+    // meanwhile): a loop per service and a plain field write, no patch object per instance.
+    for (const service of store.allServices()) {
+      for (const entry of service.instances.values()) {
+        if (entry.record.owner !== peerId || entry.record.deleted !== null) continue;
+        store.setLeaseExpiry(entry, this.rules.ownerDownLeaseExpiresAtMs(entry, nowMs, graceMs));
+        count += 1;
+      }
     }
     if (count > 0) this.log.warn({ owner: peerId, instances: count }, 'owner down: its instances get one grace period');
   }
@@ -349,9 +354,10 @@ export class Registry {
 
   /** Called when membership sees `peerId` come back: what was hidden for its sake is shown again. */
   ownerUp(peerId: string): void {
-    for (const entry of this.components.store.entries()) {
-      if (entry.record.owner === peerId && entry.hidden) {
-        this.components.store.updateLease(entry, { hidden: false }, true);
+    const { store } = this.components;
+    for (const service of store.allServices()) {
+      for (const entry of service.instances.values()) {
+        if (entry.record.owner === peerId && entry.hidden) store.updateLease(entry, { hidden: false }, true);
       }
     }
   }

@@ -151,6 +151,37 @@ describe('Registry', () => {
       expect(changes.at(-1)).toMatchObject({ kind: 'write', origin: 'local' });
     });
 
+    it('gives every live instance of a down owner, in every service, one grace period, and nothing else, as no change readers see', async () => {
+      const { clock, registry, changes } = await setup();
+      const nowMs = clock.nowMs();
+      const down = [
+        registry.applyRemote(record({ wallMs: nowMs, peerId: 'peer-2', instanceId: 'i-1' }), 1_000),
+        registry.applyRemote(record({ wallMs: nowMs, peerId: 'peer-2', instanceId: 'i-2', service: 'billing' }), 1_000),
+      ];
+      expect(down).toEqual(['apply', 'apply']);
+      registry.applyRemote(record({ wallMs: nowMs, peerId: 'peer-3', instanceId: 'i-3' }), 1_000);
+      registry.applyRemote(record({ wallMs: nowMs, peerId: 'peer-2', instanceId: 'i-4', deleted: 'cancel' }), 0);
+      const key = (instanceId: string, service = 'orders') => ({ namespace: 'default', service, instanceId });
+      const tombstone = registry.store.get(key('i-4'))!;
+      const before = [key('i-1'), key('i-2', 'billing'), key('i-3')].map((k) => {
+        const { leaseExpiresAtMs, revision } = registry.store.get(k)!;
+        return { leaseExpiresAtMs, revision };
+      });
+      const beforeTombstone = { leaseExpiresAtMs: tombstone.leaseExpiresAtMs, revision: tombstone.revision };
+      const changeCount = changes.length;
+
+      registry.ownerDown('peer-2');
+
+      const [one, two, other] = [key('i-1'), key('i-2', 'billing'), key('i-3')].map((k) => registry.store.get(k)!);
+      // Its lease (30 s) at least, from now: far past the 1 s the sender vouched for.
+      expect(one!.leaseExpiresAtMs).toBeGreaterThanOrEqual(nowMs + 30_000);
+      expect(two!.leaseExpiresAtMs).toBe(one!.leaseExpiresAtMs);
+      expect(other!.leaseExpiresAtMs).toBe(before[2]!.leaseExpiresAtMs);
+      expect({ leaseExpiresAtMs: tombstone.leaseExpiresAtMs, revision: tombstone.revision }).toEqual(beforeTombstone);
+      expect([one!.revision, two!.revision, other!.revision]).toEqual(before.map((entry) => entry.revision));
+      expect(changes).toHaveLength(changeCount);
+    });
+
     it('keeps the grace a down owner\'s instance got here when a newer version of it arrives from a peer that still saw the owner up', async () => {
       // Found by chaos (seed 20261129, 5 peers, `--kills detected --serial`): a status change made
       // on a peer that still saw the owner up came with that peer's view of the lease (one

@@ -30,6 +30,17 @@ describe('InstanceStore', () => {
     expect(changes).toEqual([{ kind: 'write', origin: 'local', before: null, entry }]);
   });
 
+  it('sets an entry\'s lease end alone: no revision, nothing on the change feed', () => {
+    const store = new InstanceStore(16);
+    const entry = store.write(record(), lease, 'local');
+    const changes: StoreChange[] = [];
+    store.onChange((change) => changes.push(change));
+    store.setLeaseExpiry(entry, 9_000);
+    const { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, revision } = entry;
+    expect({ leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, revision }).toEqual({ ...lease, leaseExpiresAtMs: 9_000, revision: 1 });
+    expect(changes).toEqual([]);
+  });
+
   it('tells purge listeners of a purged record only, and not the change feed', () => {
     const store = new InstanceStore(16);
     const purged: StoredInstance[] = [];

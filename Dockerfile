@@ -29,5 +29,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
 # It listens on 0.0.0.0, so it starts only with client tokens and peer authentication
 # (REGISTRY_TOKENS, REGISTRY_CLUSTER_SECRET; docs/security.md) or REGISTRY_INSECURE=true.
 # Same command as `npm start`, without npm in between so signals reach the peer directly; its
-# Node flags are src/node-flags.ts's (a young generation of 8 MB semi-spaces: docs/deployment.md).
-CMD ["node", "--max-semi-space-size=8", "dist/main.js"]
+# Node flags are src/node-flags.ts's (8 MB young-generation semi-spaces, an old generation
+# allowed 20% over what survived its last collection: docs/deployment.md).
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=20", "dist/main.js"]

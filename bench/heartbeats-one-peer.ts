@@ -7,7 +7,7 @@
  * for `--seconds` (default 40), at most 256 in flight: their p50 / p99 / max, and the peer's
  * GC pauses from its trace (Mark-Compact and Scavenge: count, p50, p99, max). 127.0.0.1 only;
  * bounded in count and time.
- *   npm run build && BENCH_PEER_NODE_FLAGS="--max-semi-space-size=8 --trace-gc" npx tsx bench/heartbeats-one-peer.ts [--instances=1000000] [--rate=8000] [--seconds=40]
+ *   npm run build && BENCH_PEER_NODE_FLAGS="--max-semi-space-size=8 --heap-growing-percent=20 --trace-gc" npx tsx bench/heartbeats-one-peer.ts [--instances=1000000] [--rate=8000] [--seconds=40]
  */
 import { readFileSync } from 'node:fs';
 import { percentile, pool, round, runAtRate } from './lib.js';

@@ -4,23 +4,29 @@
 # and again after 20 s idle. Outside CI; 127.0.0.1 only; every load bounded (loader maxMs).
 #   bench/rss-vs-heap.sh one N    one peer, N registrations (1,000 services, five metadata keys)
 #   bench/rss-vs-heap.sh two N    two peers, N registrations on the first only, both measured
-# NODE_FLAGS overrides the peers' Node flags (default: PEER_NODE_FLAGS, src/node-flags.ts).
+# NODE_FLAGS overrides the peers' Node flags (default: PEER_NODE_FLAGS, src/node-flags.ts);
+# LOG_DIR keeps the peers' logs (with NODE_FLAGS="--max-semi-space-size=8 --trace-gc-verbose": each
+# collection's heap spaces). CLUSTER_EXTRA adds fields to the config's "cluster" section, e.g. '"antiEntropyIntervalMs":600000'.
 # Needs `npm run build`. Run from the repository root.
 set -euo pipefail
 MODE=${1:?one or two}; N=${2:?instances}
-FLAGS=${NODE_FLAGS:---max-semi-space-size=8}
+FLAGS=${NODE_FLAGS:---max-semi-space-size=8 --heap-growing-percent=20}
 WORK=$(mktemp -d)
 BASE=$((20000 + RANDOM % 5000))
 PEERS=1; [ "$MODE" = two ] && PEERS=2
 PIDS=()
-cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [ -n "${LOG_DIR:-}" ]; then mkdir -p "$LOG_DIR" && cp "$WORK"/p*.log "$LOG_DIR"/; fi
+  rm -rf "$WORK"
+}
 trap cleanup EXIT
 members=""
 for i in $(seq 1 $PEERS); do
   members="$members${members:+,}{\"id\":\"p$i\",\"url\":\"http://127.0.0.1:$((BASE + i))\",\"region\":\"local\",\"zone\":\"a\"}"
 done
 cat > "$WORK/cluster.json" <<J
-{"cluster":{"name":"rss","profile":"lan"},"peers":[$members],"limits":{"rateLimitPerSecond":0,"instancesPerServiceMax":10000000,"instancesPerNamespaceMax":100000000}}
+{"cluster":{"name":"rss","profile":"lan"${CLUSTER_EXTRA:+,$CLUSTER_EXTRA}},"peers":[$members],"limits":{"rateLimitPerSecond":0,"instancesPerServiceMax":10000000,"instancesPerNamespaceMax":100000000}}
 J
 for i in $(seq 1 $PEERS); do
   # shellcheck disable=SC2086
@@ -38,6 +44,9 @@ report() {
     total=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^nodejs_heap_size_total_bytes/ {print $2}')
     used=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^nodejs_heap_size_used_bytes/ {print $2}')
     echo "$1 p$i: RSS $((rss / 1024)) MB, anonymous $((anon / 1024)) MB, V8 heap committed $((total / 1048576)) MB, in use $((used / 1048576)) MB"
+    if [ "$PEERS" -gt 1 ]; then
+      echo "  anti-entropy: $(curl -s "http://127.0.0.1:$port/metrics" | grep -E '^registry_anti_entropy_(rounds_total|rounds_in_sync_total|repaired_keys_total)' | tr '\n' ' ')"
+    fi
   done
 }
 report "idle"

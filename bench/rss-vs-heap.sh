@@ -10,7 +10,8 @@
 # Needs `npm run build`. Run from the repository root.
 set -euo pipefail
 MODE=${1:?one or two}; N=${2:?instances}
-FLAGS=${NODE_FLAGS:---max-semi-space-size=8 --heap-growing-percent=20}
+FLAGS=${NODE_FLAGS:-$(node --input-type=module -e "import('./dist/node-flags.js').then((m) => console.log(m.PEER_NODE_FLAGS.join(' ')))")}
+echo "peers' Node flags: $FLAGS"
 WORK=$(mktemp -d)
 BASE=$((20000 + RANDOM % 5000))
 PEERS=1; [ "$MODE" = two ] && PEERS=2
@@ -39,13 +40,14 @@ done
 report() {
   for i in $(seq 1 $PEERS); do
     local pid=${PIDS[$((i - 1))]} port=$((BASE + i))
-    local rss anon total used
+    local rss anon metrics total used
     rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status"); anon=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status")
-    total=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^nodejs_heap_size_total_bytes/ {print $2}')
-    used=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^nodejs_heap_size_used_bytes/ {print $2}')
+    metrics=$(curl -s "http://127.0.0.1:$port/metrics")
+    total=$(awk '/^nodejs_heap_size_total_bytes/ {print $2}' <<< "$metrics")
+    used=$(awk '/^nodejs_heap_size_used_bytes/ {print $2}' <<< "$metrics")
     echo "$1 p$i: RSS $((rss / 1024)) MB, anonymous $((anon / 1024)) MB, V8 heap committed $((total / 1048576)) MB, in use $((used / 1048576)) MB"
     if [ "$PEERS" -gt 1 ]; then
-      echo "  anti-entropy: $(curl -s "http://127.0.0.1:$port/metrics" | grep -E '^registry_anti_entropy_(rounds_total|rounds_in_sync_total|repaired_keys_total)' | tr '\n' ' ')"
+      echo "  anti-entropy: $(grep -E '^registry_anti_entropy_(rounds_total|rounds_in_sync_total|repaired_keys_total)' <<< "$metrics" | tr '\n' ' ')"
     fi
   done
 }

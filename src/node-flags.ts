@@ -17,7 +17,7 @@
  * took a flood of registrations so ends with its heap committed well above what it holds, and
  * often keeps it: an idle peer allocates too little to reach the next collection. With the
  * limit 20% above what survived:
- * one peer of 1,000,000 instances 564-568 MB after idle against 596-651 MB; of two peers with
+ * one peer of 1,000,000 instances 564-568 MB after idle against 596-637 MB; of two peers with
  * every registration on the first, that one 660 against 722-864 MB and the other 570 against
  * 590-620 MB (`bench/rss-vs-heap.sh one|two 1000000` with `NODE_FLAGS`, 2026-12-06). The cost:
  * more full collections while the registry grows (23 against 8 while registering a million,

@@ -328,15 +328,12 @@ export class Registry {
     const graceMs = this.init.ownerDownGraceMs ?? 0;
     const { store } = this.components;
     let count = 0;
-    // One pass over the whole store in one turn (a partial pass would serve the rest as expired
-    // meanwhile): a loop per service and a plain field write, no patch object per instance.
-    for (const service of store.allServices()) {
-      for (const entry of service.instances.values()) {
-        if (entry.record.owner !== peerId || entry.record.deleted !== null) continue;
-        store.setLeaseExpiry(entry, this.rules.ownerDownLeaseExpiresAtMs(entry, nowMs, graceMs));
-        count += 1;
-      }
-    }
+    // One pass over the whole store in one turn: a partial pass would serve the rest as expired meanwhile.
+    store.forEachEntry((entry) => {
+      if (entry.record.owner !== peerId || entry.record.deleted !== null) return;
+      store.updateLease(entry, { leaseExpiresAtMs: this.rules.ownerDownLeaseExpiresAtMs(entry, nowMs, graceMs) }, false);
+      count += 1;
+    });
     if (count > 0) this.log.warn({ owner: peerId, instances: count }, 'owner down: its instances get one grace period');
   }
 
@@ -355,11 +352,9 @@ export class Registry {
   /** Called when membership sees `peerId` come back: what was hidden for its sake is shown again. */
   ownerUp(peerId: string): void {
     const { store } = this.components;
-    for (const service of store.allServices()) {
-      for (const entry of service.instances.values()) {
-        if (entry.record.owner === peerId && entry.hidden) store.updateLease(entry, { hidden: false }, true);
-      }
-    }
+    store.forEachEntry((entry) => {
+      if (entry.record.owner === peerId && entry.hidden) store.updateLease(entry, { hidden: false }, true);
+    });
   }
 
   /** The stored instance if it exists and is not a tombstone; hidden ones included. */

@@ -30,12 +30,26 @@ describe('InstanceStore', () => {
     expect(changes).toEqual([{ kind: 'write', origin: 'local', before: null, entry }]);
   });
 
-  it('sets an entry\'s lease end alone: no revision, nothing on the change feed', () => {
+  it('visits every stored instance, tombstones included, in every namespace and service', () => {
+    const store = new InstanceStore(16);
+    const written = [
+      store.write(record(), lease, 'local'),
+      store.write(record({ instanceId: 'i-2', deleted: 'cancel' }), lease, 'local'),
+      store.write(record({ service: 'billing' }), lease, 'local'),
+      store.write(record({ namespace: 'team-a' }), lease, 'local'),
+    ];
+    const visited: StoredInstance[] = [];
+    store.forEachEntry((entry) => visited.push(entry));
+    expect(visited).toHaveLength(written.length);
+    expect(new Set(visited)).toEqual(new Set(written));
+  });
+
+  it('sets an entry\'s lease end alone when told that readers see no change: no revision, nothing on the change feed', () => {
     const store = new InstanceStore(16);
     const entry = store.write(record(), lease, 'local');
     const changes: StoreChange[] = [];
     store.onChange((change) => changes.push(change));
-    store.setLeaseExpiry(entry, 9_000);
+    store.updateLease(entry, { leaseExpiresAtMs: 9_000 }, false);
     const { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, revision } = entry;
     expect({ leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, revision }).toEqual({ ...lease, leaseExpiresAtMs: 9_000, revision: 1 });
     expect(changes).toEqual([]);

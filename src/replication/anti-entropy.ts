@@ -20,11 +20,11 @@ import type {
   SnapshotResponse,
   WireRecord,
 } from '../transport/peer-calls.js';
-import { PeerCallError, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
+import { PeerCallError, type EncodedRequest, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
 import { bucketOfSub, SUB_BUCKETS } from '../registry/digest.js';
 import { SnapshotPages } from './snapshot-pages.js';
 import type { Inbox } from './inbox.js';
-import { parseKeyString, toWireRecord } from './wire.js';
+import { encodeReplicate, parseKeyString, toWireRecord } from './wire.js';
 
 export interface AntiEntropyComponents {
   clock: Clock;
@@ -288,15 +288,17 @@ export class AntiEntropy {
     const pulled = inbox.apply(peer.id, theirs.records, 'repair').applied;
     const reconcileDoneMs = clock.nowMs();
 
-    const view = registry.leaseView();
-    const wanted: WireRecord[] = [];
+    const wanted: StoredInstance[] = [];
     for (const keyString of theirs.want) {
       const key = parseKeyString(keyString);
       const entry = key && registry.store.get(key);
-      if (entry) wanted.push(toWireRecord(entry, view));
+      if (entry) wanted.push(entry);
     }
+    // Each push encoded as it goes (the record as stored then, its lease as of then): the wire
+    // copies of a large repair are never all held at once, nor across the calls.
     for (let i = 0; i < wanted.length; i += this.init.pushBatchMaxRecords) {
-      await call('replicate', { from: this.init.selfId, records: wanted.slice(i, i + this.init.pushBatchMaxRecords), repair: true });
+      const push = encodeReplicate(this.init.selfId, wanted.slice(i, i + this.init.pushBatchMaxRecords), registry.leaseView(), true);
+      await this.call(peer, 'replicate', push);
     }
     const work: RoundWork = {
       differingBuckets: differing.length,
@@ -328,7 +330,7 @@ export class AntiEntropy {
   }
 
   /** One call to `peer`, with the anti-entropy call timeout. */
-  private call<M extends PeerMethod>(peer: PeerDescriptor, method: M, request: PeerRequest<M>): Promise<ReceivedAnswer<M>> {
+  private call<M extends PeerMethod>(peer: PeerDescriptor, method: M, request: PeerRequest<M> | EncodedRequest<M>): Promise<ReceivedAnswer<M>> {
     return callPeer(this.components.transport, peer, method, request, { timeoutMs: this.init.callTimeoutMs });
   }
 

@@ -2,20 +2,24 @@ import PQueue from 'p-queue';
 import type { Clock, TimerHandle } from '../clock/clock.js';
 import type { Rng } from '../clock/rng.js';
 import type { Logger } from '../log/logger.js';
-import type { InstanceKey } from '../registry/types.js';
-import { PeerCallError, type FailureKind, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
+import type { StoredInstance } from '../registry/types.js';
+import { PeerCallError, type EncodedRequest, type FailureKind, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
 import { cappedBackoffMs } from '../clock/backoff.js';
-import { Outbox } from './outbox.js';
+import { Outbox, type OutboxBatch } from './outbox.js';
 import { callPeer } from '../transport/peer-answers.js';
-import type { ReplicateRequest, WireRecord } from '../transport/peer-calls.js';
 
 export interface ChannelComponents {
   clock: Clock;
   rng: Rng;
   transport: PeerTransport;
   logger: Logger;
-  /** The current wire records of these keys (purged keys are skipped). */
-  records(keys: InstanceKey[]): WireRecord[];
+  /**
+   * The `replicate` request of these queued entries as they are stored now, encoded (entries
+   * superseded or purged since are left out); undefined when none is left.
+   */
+  encode(entries: StoredInstance[]): EncodedRequest<'replicate'> | undefined;
+  /** Whether an entry is still the store's current one for its key: only those are sent or put back after a failure. */
+  isCurrent(entry: StoredInstance): boolean;
   /** Whether the peer is up; sending to a down peer waits until it is back. */
   isUp(peerId: string): boolean;
   reportContact(peerId: string): void;
@@ -61,13 +65,14 @@ export interface ChannelStats {
  * membership says the peer is down; it resumes when the peer is back.
  */
 export class PeerChannel {
-  private readonly outbox: Outbox;
+  private readonly outbox: Outbox<StoredInstance>;
   private readonly queue: PQueue;
   private flushTimer: TimerHandle | undefined;
   private flushAtMs = 0;
   private backoffUntilMs = 0;
   private stopped = false;
   private readonly log: Logger;
+  private readonly isCurrent: (entry: StoredInstance) => boolean;
   private readonly stats = {
     batchesSent: 0,
     recordsSent: 0,
@@ -87,12 +92,13 @@ export class PeerChannel {
     this.outbox = new Outbox(init.queueMaxRecords);
     this.queue = new PQueue({ concurrency: init.concurrency });
     this.log = components.logger.child({ component: 'replication', to: peer.id });
+    this.isCurrent = (entry) => components.isCurrent(entry);
   }
 
-  /** Queues a local write for this peer. */
-  enqueue(key: InstanceKey): void {
+  /** Queues a local write for this peer: the entry it stored. */
+  enqueue(entry: StoredInstance): void {
     if (this.stopped) return;
-    this.outbox.add(key, this.components.clock.nowMs());
+    this.outbox.add(entry, this.components.clock.nowMs());
     this.schedule();
   }
 
@@ -148,20 +154,20 @@ export class PeerChannel {
     this.flushTimer?.cancel();
     this.flushTimer = undefined;
     while (!this.stopped && this.outbox.size > 0 && this.queue.pending + this.queue.size < this.init.concurrency) {
-      const batch = this.outbox.take(this.init.batchMaxRecords);
+      const batch = this.outbox.take(this.init.batchMaxRecords, this.isCurrent);
+      if (batch.items.length === 0) break;
       // When a batch completes, what queued meanwhile goes (at once if it waited long enough).
       void this.queue.add(() => this.send(batch)).then(() => this.schedule());
     }
   }
 
-  private async send(batch: ReturnType<Outbox['take']>): Promise<void> {
-    const records = this.components.records(batch.map((item) => item.key));
-    if (records.length === 0) return;
-    const request: ReplicateRequest = { from: this.init.selfId, records };
+  private async send(batch: OutboxBatch<StoredInstance>): Promise<void> {
+    const request = this.components.encode(batch.items);
+    if (request === undefined) return;
     try {
       await callPeer(this.components.transport, this.peer, 'replicate', request, { timeoutMs: this.init.callTimeoutMs });
       this.stats.batchesSent += 1;
-      this.stats.recordsSent += records.length;
+      this.stats.recordsSent += request.items;
       this.stats.consecutiveFailures = 0;
       this.stats.lastSuccessMs = this.components.clock.nowMs();
       this.components.reportContact(this.peer.id);
@@ -170,18 +176,18 @@ export class PeerChannel {
     }
   }
 
-  private onFailure(batch: ReturnType<Outbox['take']>, error: unknown): void {
+  private onFailure(batch: OutboxBatch<StoredInstance>, error: unknown): void {
     const kind: FailureKind = error instanceof PeerCallError ? error.kind : 'transient';
     const message = error instanceof Error ? error.message : String(error);
     this.stats.failures[kind] += 1;
     this.stats.lastFailureMs = this.components.clock.nowMs();
     this.stats.lastError = message;
     if (kind === 'permanent') {
-      this.stats.droppedRefused += batch.length;
-      this.log.warn({ records: batch.length, error: message }, 'peer refused a replication batch; dropped (anti-entropy will repair)');
+      this.stats.droppedRefused += batch.items.length;
+      this.log.warn({ records: batch.items.length, error: message }, 'peer refused a replication batch; dropped (anti-entropy will repair)');
       return;
     }
-    this.outbox.restore(batch);
+    this.outbox.restore(batch, this.isCurrent);
     this.stats.consecutiveFailures += 1;
     const delayMs = cappedBackoffMs(this.stats.consecutiveFailures, this.init.retryBaseMs, this.init.retryMaxMs, this.components.rng.next());
     this.backoffUntilMs = this.components.clock.nowMs() + delayMs;

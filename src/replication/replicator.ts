@@ -2,11 +2,11 @@ import type { Clock } from '../clock/clock.js';
 import type { Rng } from '../clock/rng.js';
 import type { Logger } from '../log/logger.js';
 import type { Registry } from '../registry/registry.js';
-import type { InstanceKey } from '../registry/types.js';
+import type { StoredInstance } from '../registry/types.js';
 import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
 import { PeerChannel, type ChannelInit, type ChannelStats } from './channel.js';
-import type { WireRecord } from '../transport/peer-calls.js';
-import { toWireRecord } from './wire.js';
+import type { EncodedRequest } from '../transport/transport.js';
+import { encodeReplicate } from './wire.js';
 
 export interface ReplicatorComponents {
   clock: Clock;
@@ -43,7 +43,7 @@ export class Replicator {
   start(): void {
     this.unsubscribe ??= this.components.registry.store.onChange((change) => {
       if (change.kind !== 'write' || change.origin !== 'local') return;
-      for (const channel of this.channels.values()) channel.enqueue(change.entry.record);
+      for (const channel of this.channels.values()) channel.enqueue(change.entry);
     });
   }
 
@@ -63,7 +63,8 @@ export class Replicator {
         rng: this.components.rng,
         transport: this.components.transport,
         logger: this.components.logger,
-        records: (keys) => this.records(keys),
+        encode: (entries) => this.encode(entries),
+        isCurrent: (entry) => this.isCurrent(entry),
         isUp: (peerId) => this.components.isUp(peerId),
         reportContact: (peerId) => this.components.reportContact(peerId),
       },
@@ -85,14 +86,14 @@ export class Replicator {
     return Object.fromEntries([...this.channels].map(([id, channel]) => [id, channel.snapshot()]));
   }
 
-  private records(keys: InstanceKey[]): WireRecord[] {
-    const { registry } = this.components;
-    const view = registry.leaseView();
-    const out: WireRecord[] = [];
-    for (const key of keys) {
-      const entry = registry.store.get(key);
-      if (entry) out.push(toWireRecord(entry, view));
-    }
-    return out;
+  /** A batch's request: the queued entries still current (not superseded or purged since), as stored now. */
+  private encode(entries: StoredInstance[]): EncodedRequest<'replicate'> | undefined {
+    const current = entries.filter((entry) => this.isCurrent(entry));
+    if (current.length === 0) return undefined;
+    return encodeReplicate(this.init.selfId, current, this.components.registry.leaseView());
+  }
+
+  private isCurrent(entry: StoredInstance): boolean {
+    return this.components.registry.store.get(entry.record) === entry;
   }
 }

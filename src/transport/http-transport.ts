@@ -7,6 +7,7 @@ import { PeerTrafficCounts } from './peer-traffic.js';
 import {
   classifyFailure,
   PeerCallError,
+  requestJson,
   type CallOptions,
   type PeerDescriptor,
   type PeerMethod,
@@ -152,7 +153,7 @@ export class HttpTransport implements PeerTransport {
 
   /** The path, the body as sent (gzip towards another region when large) and the headers, signed when a secret is set. */
   private async prepare(peer: PeerDescriptor, method: string, body: unknown, compress = true): Promise<{ path: string; payload: string | Buffer; headers: Record<string, string> }> {
-    const json = JSON.stringify(body);
+    const json = requestJson(body);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     let payload: string | Buffer = json;
     if (compress && peer.region !== this.options.selfRegion) {

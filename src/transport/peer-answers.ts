@@ -1,7 +1,7 @@
 import { RegistryError } from '../errors.js';
 import { isObject, parseDescriptors, parsePingResponse } from '../membership/messages.js';
 import type { PeerDescriptor, PeerMethod, PeerRequest, ReceivedAnswer } from './peer-calls.js';
-import type { CallOptions, PeerTransport } from './transport.js';
+import type { CallOptions, EncodedRequest, PeerTransport } from './transport.js';
 
 function answerObject(method: PeerMethod, answer: unknown): Record<string, unknown> {
   if (!isObject(answer)) throw new RegistryError('REG_ERR_VALIDATION', `${method} answer: must be a JSON object`);
@@ -73,7 +73,7 @@ export async function callPeer<M extends PeerMethod>(
   transport: PeerTransport,
   peer: PeerDescriptor,
   method: M,
-  request: PeerRequest<M>,
+  request: PeerRequest<M> | EncodedRequest<M>,
   options: CallOptions,
 ): Promise<ReceivedAnswer<M>> {
   return checkAnswer(method, await transport.call(peer, method, request, options));

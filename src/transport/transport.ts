@@ -30,12 +30,32 @@ export interface StreamOptions {
 }
 
 /**
+ * A request already encoded as JSON, for a caller whose request is built from many objects it
+ * must not keep alive while the call is out: a replication batch's wire records (copies of the
+ * records with their leases) live for the microseconds of building it instead of the round
+ * trip, so they die young rather than as old-generation garbage (issue 36). `items` is how many
+ * records it carries, for the caller's counts.
+ */
+export class EncodedRequest<M extends PeerMethod> {
+  declare readonly method?: M;
+  constructor(
+    readonly json: string,
+    readonly items: number,
+  ) {}
+}
+
+/** What a request body is as JSON text: an encoded request's own, anything else stringified. */
+export function requestJson(body: unknown): string {
+  return body instanceof EncodedRequest ? body.json : JSON.stringify(body);
+}
+
+/**
  * Sends one call to a peer and returns its answer as parsed JSON; throws a `PeerCallError` on
  * failure. The answer is another process's word, unchecked: callers go through `callPeer`
  * (peer-answers.ts), which checks it once per call name and types it.
  */
 export interface PeerTransport {
-  call<M extends PeerMethod>(peer: PeerDescriptor, method: M, body: PeerRequest<M>, options: CallOptions): Promise<unknown>;
+  call<M extends PeerMethod>(peer: PeerDescriptor, method: M, body: PeerRequest<M> | EncodedRequest<M>, options: CallOptions): Promise<unknown>;
   /**
    * Opens the peer's start-up snapshot stream and yields its lines (without their newline),
    * unparsed, as they come; throws a `PeerCallError` (with the status when the peer answered

@@ -57,6 +57,38 @@ describe('replication between equal peers', () => {
     }
   });
 
+  it('sends a key written again before its batch went once, as last written', async () => {
+    const c = await startCluster({ size: 2, cluster: { antiEntropyIntervalMs: 600_000 } });
+    const a = c.node('peer-a');
+    a.registry.register(instance('i-1'));
+    a.registry.update(instance('i-1'), { status: 'OUT_OF_SERVICE' });
+    a.registry.update(instance('i-1'), { status: 'STARTING' });
+    await c.advance(50);
+    expect(a.replicator.stats()['peer-b']!.recordsSent).toBe(1);
+    expect(c.node('peer-b').registry.find(instance('i-1'))?.record.data.status).toBe('STARTING');
+  });
+
+  it('puts a failed batch back without the writes superseded while it was out, then sends the newest', async () => {
+    const c = await startCluster({ size: 2, cluster: { antiEntropyIntervalMs: 600_000 } });
+    const a = c.node('peer-a');
+    c.network.cutOneWay('peer-a', 'peer-b');
+    a.registry.register(instance('i-1'));
+    a.registry.register(instance('i-2'));
+    await c.advance(30);
+    expect(a.replicator.stats()['peer-b']).toMatchObject({ queued: 0, inFlight: 1 });
+    a.registry.update(instance('i-1'), { status: 'OUT_OF_SERVICE' });
+    await c.advance(5_000);
+    const stats = a.replicator.stats()['peer-b']!;
+    expect(stats.failures.transient).toBeGreaterThan(0);
+    // The update, and i-2 put back; i-1's first write is superseded and never sent again.
+    expect(stats.queued).toBe(2);
+    c.network.heal();
+    await c.advance(10_000);
+    expect(visibleIds(c, 'peer-b')).toEqual(['i-1', 'i-2']);
+    expect(c.node('peer-b').registry.find(instance('i-1'))?.record.data.status).toBe('OUT_OF_SERVICE');
+    expect(a.replicator.stats()['peer-b']).toMatchObject({ queued: 0, recordsSent: 2 });
+  });
+
   it('lets a later write win whatever the peers clocks say', async () => {
     // peer-a runs 5 s ahead, peer-b 5 s behind.
     const c = await startCluster({ size: 3, skewsMs: [5_000, -5_000, 0] });

@@ -5,6 +5,7 @@ import { RegistryError } from '../../src/errors.js';
 import {
   classifyFailure,
   PeerCallError,
+  requestJson,
   type CallOptions,
   type PeerApi,
   type PeerDescriptor,
@@ -179,7 +180,7 @@ export class SimNetwork {
   /** Serialises a message onto a link; undefined when the link drops it. */
   private send(from: string, to: string, payload: unknown): string | undefined {
     // A stream's lines are text already; everything else travels as JSON.
-    const text = typeof payload === 'string' ? payload : JSON.stringify(payload ?? null);
+    const text = typeof payload === 'string' ? payload : requestJson(payload ?? null);
     const stats = this.linkStats.get(link(from, to)) ?? { messages: 0, bytes: 0 };
     stats.messages += 1;
     const crossRegion = (this.regions.get(from) ?? '') !== (this.regions.get(to) ?? '');

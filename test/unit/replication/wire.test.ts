@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseKeyString, parseWireRecord } from '../../../src/replication/wire.js';
-import { record } from '../../support/records.js';
+import { NO_GUARDS } from '../../../src/registry/visibility.js';
+import { encodeReplicate, parseKeyString, parseWireRecord, toWireRecord } from '../../../src/replication/wire.js';
+import { record, stored } from '../../support/records.js';
 
 const valid = { ...record({ wallMs: 5_000, peerId: 'peer-a' }), leaseRemainingMs: 1_000 };
 
@@ -40,5 +41,26 @@ describe('parseKeyString', () => {
     ['a//c', undefined],
   ])('%s', (text, expected) => {
     expect(parseKeyString(text)).toEqual(expected);
+  });
+});
+
+describe('encodeReplicate', () => {
+  const leases = { nowMs: 10_000, selfId: 'a', liveness: { isUp: () => true }, guards: NO_GUARDS };
+  const entries = [
+    stored(record({ instanceId: 'i-1' }), { leaseExpiresAtMs: 25_000 }),
+    stored(record({ instanceId: 'i-2', deleted: 'cancel', wallMs: 2_000 })),
+    stored(record({ instanceId: 'i-3', data: { ...record().data, metadata: { 'a"b': 'c\\d' }, extensions: { eureka: { hostName: 'h' } } } })),
+  ];
+
+  it.each([
+    ['a batch', entries, false],
+    ['one record', entries.slice(0, 1), false],
+    ['no record', [], false],
+    ['a repair push', entries, true],
+  ])('writes %s as JSON.stringify writes the request, and counts its records', (_name, batch, repair) => {
+    const encoded = encodeReplicate('peer "a"', batch, leases, repair);
+    const request = { from: 'peer "a"', records: batch.map((entry) => toWireRecord(entry, leases)), ...(repair ? { repair } : {}) };
+    expect(encoded.json).toBe(JSON.stringify(request));
+    expect(encoded.items).toBe(batch.length);
   });
 });

@@ -21,7 +21,9 @@ const oldSpaceBytes = () => v8.getHeapSpaceStatistics().find((space) => space.sp
 
 let fullCollections = 0;
 new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) if ((entry.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullCollections += 1;
+  for (const entry of list.getEntries()) {
+    if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullCollections += 1;
+  }
 }).observe({ entryTypes: ['gc'] });
 
 /** Runs `work` (after a warm-up round) and prints the old space's growth per write. */

@@ -33,6 +33,10 @@ export function renderScaleMarkdown(result: ScaleResult): string {
     row(`${c.peers} peers: register all / listed on every peer`, `${c.registerSeconds} s / ${n(c.allListedMs)} ms after`);
     row(`${c.peers} peers: heartbeats (every instance every ${o.heartbeatSeconds} s, ${c.heartbeatSeconds} s)`, `${n(c.heartbeatsPerSecond)}/s: p50 ${c.p50Ms} / p99 ${c.p99Ms} / max ${c.maxMs} ms; ${c.errors} errors, ${c.skippedBeats} not sent (in-flight cap)`);
     row(`${c.peers} peers: RSS each`, `${c.rssMb.join(', ')} MB`);
+    if (c.points !== undefined && c.idleRssMb !== undefined && c.slopeBytesPerInstance !== undefined) {
+      row(`${c.peers} peers: RSS each, idle and by instances (each step heartbeating)`, [`idle: ${c.idleRssMb.join(', ')} MB`, ...c.points.map((point) => `${n(point.instances)}: ${point.rssMb.join(', ')} MB`)].join('; '));
+      row(`${c.peers} peers: bytes per instance (slope of each peer's RSS, least squares)`, `${c.slopeBytesPerInstance.map(n).join(', ')} B`);
+    }
   }
   return out.join('\n');
 }

@@ -10,9 +10,10 @@
  *      (the first 10,000 apart: a cold peer);
  *   2. a new peer joins it (`--no-join` leaves it out): time until it is ready and until it lists every instance, its RSS,
  *      and the serving peer's CPU seconds meanwhile;
- *   3. five peers (fresh), the instances registered over all of them, then every instance
- *      heartbeating on its own peer once per `--heartbeat-s`: heartbeat latency p50 / p99 / max
- *      and every peer's RSS.
+ *   3. five peers (fresh), the instances registered over all of them in steps to N/10, N/2 and
+ *      N, those registered so far heartbeating on their own peers once per `--heartbeat-s`
+ *      after each step (15 s, 15 s, then up to 60 s): every peer's RSS idle and at each step
+ *      and its slope, and the last step's heartbeat latency p50 / p99 / max.
  * Figures go to bench/scale-results.json (shown in bench/RESULTS.md) and, with `--out=DIR`,
  * to DIR/scale.json and DIR/scale.md. `--node-flags="--max-semi-space-size=4 ..."` runs the
  * peers with those Node flags instead of `PEER_NODE_FLAGS` (`--node-flags=` with none), to
@@ -110,7 +111,12 @@ interface Cluster {
   maxMs: number;
   errors: number;
   skippedBeats: number;
+  /** Each peer's RSS at the end. */
   rssMb: number[];
+  /** Each peer's RSS before any instance, at N/10, N/2 and N (each after a while heartbeating), and the slope through those three; absent from results recorded before 2026-12-06. */
+  idleRssMb?: number[];
+  points?: { instances: number; rssMb: number[] }[];
+  slopeBytesPerInstance?: number[];
 }
 
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -120,6 +126,8 @@ const SETTLE_MS = 2_000;
 const COLD_COUNT = 10_000;
 const IN_FLIGHT_PER_LOADER = 64;
 const MAX_LOADERS = 8;
+/** How long the instances registered at N/10 and N/2 heartbeat before each peer's RSS is read. */
+const STEP_HEARTBEAT_MS = 15_000;
 
 /** Which cores each peer and the loaders get. Pure. */
 export function coreLayout(cores: number, peers: number): { peerCores: string[]; loaderCores: string } {
@@ -327,8 +335,9 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
     await stopAll();
 
     // 3. Five peers with heartbeats.
-    // Registering over five peers (each applies every record) at 15,000 a second or more, then at least 20 s of heartbeats.
-    const clusterEstimateMs = (options.instances / 15_000) * 1_000 + 50_000;
+    // Registering over five peers (each applies every record) at 15,000 a second or more, two
+    // steps of heartbeats, then at least 20 s of heartbeats.
+    const clusterEstimateMs = (options.instances / 15_000) * 1_000 + 50_000 + 2 * (STEP_HEARTBEAT_MS + 5_000);
     if (!options.withCluster) cluster = { skipped: '--no-cluster' };
     else if (options.peers < 2) cluster = { skipped: '--peers below 2' };
     else if (clusterEstimateMs > left()) cluster = { skipped: `needs about ${Math.round(clusterEstimateMs / 1_000)} s, ${Math.round(left() / 1_000)} s left` };
@@ -371,44 +380,67 @@ async function heartbeatingCluster(
   const peers = await Promise.all(fresh.map((spec, k) => startScalePeer(spec, fresh, layout.peerCores[k]!, 60_000, options)));
   started.push(...peers);
   const urls = peers.map((peer) => peer.url);
-  const loadStartedMs = performance.now();
-  const load = await runLoaders(
-    ranges(0, options.instances, layout.loaders).map(([a, b]) => ({ mode: 'register', urls, from: a, to: b, services: options.services, inFlight: IN_FLIGHT_PER_LOADER, maxMs: Math.max(10_000, left() - 60_000) })),
-    layout.loaderCores,
-  );
-  const registerSeconds = round((performance.now() - loadStartedMs) / 1_000);
-  if (load.done !== options.instances) throw new Error(`cluster: registered ${load.done} of ${options.instances} (${load.errors} errors)`);
-  const listed = await Promise.all(urls.map((url) => untilListed(url, options.instances, Math.max(10_000, left() - 40_000))));
-  const allListedMs = Math.round(Math.max(...listed));
+  await sleep(SETTLE_MS);
+  const idleRssMb = peers.map((peer) => round(peer.rssMb(), 1));
+  /** Every instance of 0 to `count` heartbeating on its own peer once every `heartbeatSeconds`, for `durationMs`. */
+  const heartbeat = (count: number, durationMs: number) =>
+    runLoaders(
+      ranges(0, count, layout.loaders).map(([a, b]) => ({
+        mode: 'heartbeat',
+        urls,
+        from: a,
+        to: b,
+        services: options.services,
+        inFlight: 1_024,
+        maxMs: durationMs + 5_000,
+        ratePerSecond: (count / options.heartbeatSeconds) * ((b - a) / count),
+        durationMs,
+      })),
+      layout.loaderCores,
+    );
+  // RSS at N/10, N/2 and N, each after the instances registered so far heartbeat a while, so
+  // that the slope through them leaves out what a loaded peer holds whatever its instance count
+  // (its young generation, grown for the load, and the idle peer's own).
+  const points: { instances: number; rssMb: number[] }[] = [];
+  let loaded = 0;
+  let registerMs = 0;
+  let allListedMs = 0;
+  let beats: Awaited<ReturnType<typeof heartbeat>> | undefined;
+  let heartbeatMs = STEP_HEARTBEAT_MS;
+  for (const target of [Math.round(options.instances / 10), Math.round(options.instances / 2), options.instances]) {
+    const loadStartedMs = performance.now();
+    const load = await runLoaders(
+      ranges(loaded, target, layout.loaders).map(([a, b]) => ({ mode: 'register', urls, from: a, to: b, services: options.services, inFlight: IN_FLIGHT_PER_LOADER, maxMs: Math.max(10_000, left() - 60_000) })),
+      layout.loaderCores,
+    );
+    registerMs += performance.now() - loadStartedMs;
+    if (load.done !== target - loaded) throw new Error(`cluster: registered ${loaded + load.done} of ${target} (${load.errors} errors)`);
+    loaded = target;
+    const listed = await Promise.all(urls.map((url) => untilListed(url, loaded, Math.max(10_000, left() - 40_000))));
+    allListedMs = Math.round(Math.max(...listed));
+    if (loaded === options.instances) heartbeatMs = Math.max(10_000, Math.min(60_000, left() - 20_000));
+    beats = await heartbeat(loaded, heartbeatMs);
+    points.push({ instances: loaded, rssMb: peers.map((peer) => round(peer.rssMb(), 1)) });
+    progress(`cluster: ${loaded} instances heartbeating ${Math.round(heartbeatMs / 1_000)} s, RSS ${points.at(-1)!.rssMb.join(', ')} MB (idle ${idleRssMb.join(', ')} MB)`);
+  }
+  const registerSeconds = round(registerMs / 1_000);
   progress(`cluster: ${options.instances} registered over ${peers.length} peers in ${registerSeconds} s, listed on every peer ${allListedMs} ms after`);
-  const heartbeatMs = Math.max(10_000, Math.min(60_000, left() - 20_000));
-  const rate = options.instances / options.heartbeatSeconds;
-  const beats = await runLoaders(
-    ranges(0, options.instances, layout.loaders).map(([a, b]) => ({
-      mode: 'heartbeat',
-      urls,
-      from: a,
-      to: b,
-      services: options.services,
-      inFlight: 1_024,
-      maxMs: heartbeatMs + 5_000,
-      ratePerSecond: (rate * (b - a)) / options.instances,
-      durationMs: heartbeatMs,
-    })),
-    layout.loaderCores,
-  );
+  const slopes = peers.map((_, k) => linearFit(points.map((point) => [point.instances / 10_000, point.rssMb[k]!])));
   const figures: Cluster = {
     peers: peers.length,
     registerSeconds,
     allListedMs,
-    heartbeatsPerSecond: Math.round(beats.done / (heartbeatMs / 1_000)),
+    heartbeatsPerSecond: Math.round(beats!.done / (heartbeatMs / 1_000)),
     heartbeatSeconds: round(heartbeatMs / 1_000),
-    p50Ms: beats.p50Ms,
-    p99Ms: beats.p99Ms,
-    maxMs: beats.maxMs,
-    errors: beats.errors,
-    skippedBeats: beats.skipped,
-    rssMb: peers.map((peer) => round(peer.rssMb(), 1)),
+    p50Ms: beats!.p50Ms,
+    p99Ms: beats!.p99Ms,
+    maxMs: beats!.maxMs,
+    errors: beats!.errors,
+    skippedBeats: beats!.skipped,
+    rssMb: points.at(-1)!.rssMb,
+    idleRssMb,
+    points,
+    slopeBytesPerInstance: slopes.map((fit) => Math.round((fit.mbPer10k * 1_048_576) / 10_000)),
   };
   progress(`cluster: ${figures.heartbeatsPerSecond} heartbeats/s for ${figures.heartbeatSeconds} s: p50 ${figures.p50Ms} / p99 ${figures.p99Ms} / max ${figures.maxMs} ms (${figures.errors} errors); RSS ${figures.rssMb.join(', ')} MB`);
   return figures;

@@ -36,6 +36,42 @@ describe('scale benchmark: markdown', () => {
   });
 });
 
+describe('scale benchmark: markdown of the heartbeating peers', () => {
+  it('shows each peer\'s RSS idle and at each step, and the slope of each', () => {
+    const result: ScaleResult = {
+      options: { instances: 100_000, cores: 2, services: 1_000, peers: 2, heartbeatSeconds: 30, budgetMs: 400_000, idleSeconds: 20, nodeFlags: [] },
+      machine: { cpus: 2, model: 'test cpu', node: 'v20.0.0' },
+      layout: { peerCores: ['0-1', '0-1'], loaderCores: '0-1', loaders: 2 },
+      startedAt: '2026-12-06T00:00:00.000Z',
+      durationSeconds: 200,
+      onePeer: { skipped: 'not run' },
+      join: { skipped: '--no-join' },
+      cluster: {
+        peers: 2,
+        registerSeconds: 30,
+        allListedMs: 600,
+        heartbeatsPerSecond: 3_300,
+        heartbeatSeconds: 60,
+        p50Ms: 1,
+        p99Ms: 9,
+        maxMs: 20,
+        errors: 0,
+        skippedBeats: 0,
+        rssMb: [170.5, 171],
+        idleRssMb: [99, 100],
+        points: [
+          { instances: 10_000, rssMb: [120, 121] },
+          { instances: 100_000, rssMb: [170.5, 171] },
+        ],
+        slopeBytesPerInstance: [530, 525],
+      },
+    };
+    const page = renderScaleMarkdown(result);
+    expect(page).toContain('| 2 peers: RSS each, idle and by instances (each step heartbeating) | idle: 99, 100 MB; 10,000: 120, 121 MB; 100,000: 170.5, 171 MB |');
+    expect(page).toContain('| 2 peers: bytes per instance (slope of each peer\'s RSS, least squares) | 530, 525 B |');
+  });
+});
+
 describe('scale benchmark: markdown of a result recorded before the heap and the flags were', () => {
   it('leaves out what it does not hold, and says the flags were not recorded', () => {
     const result: ScaleResult = {

@@ -393,7 +393,7 @@ async function heartbeatingCluster(
         services: options.services,
         inFlight: 1_024,
         maxMs: durationMs + 5_000,
-        ratePerSecond: (count / options.heartbeatSeconds) * ((b - a) / count),
+        ratePerSecond: (b - a) / options.heartbeatSeconds,
         durationMs,
       })),
       layout.loaderCores,

@@ -179,8 +179,8 @@ export class SharedEurekaDocuments {
     // A change makes the kept documents stale: let their old parts go at once rather than at
     // the next full fetch, which may be long in coming (clients fetch deltas). Only when some
     // are kept: V8's Map.clear() gives the map a new table, in the old generation for a map that
-    // lives there, so clearing an empty map on every write left about 60 B of old-space garbage
-    // per write (measured with v8.getHeapSpaceStatistics; issue 36).
+    // lives there, so clearing an empty map on every write left about 150 B of old-space garbage
+    // per write (issue 36; bench/old-space-garbage.ts, with --initial-old-space-size=4000).
     this.unsubscribe = components.views.onChange(() => {
       if (this.documents.size > 0) this.documents.clear();
     });

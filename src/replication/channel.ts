@@ -13,12 +13,9 @@ export interface ChannelComponents {
   rng: Rng;
   transport: PeerTransport;
   logger: Logger;
-  /**
-   * The `replicate` request of these queued entries as they are stored now, encoded (entries
-   * superseded or purged since are left out); undefined when none is left.
-   */
-  encode(entries: StoredInstance[]): EncodedRequest<'replicate'> | undefined;
-  /** Whether an entry is still the store's current one for its key: only those are sent or put back after a failure. */
+  /** The `replicate` request of these entries, encoded with their leases as of now. */
+  encode(entries: StoredInstance[]): EncodedRequest<'replicate'>;
+  /** Whether an entry is still the store's current one for its key: only those are taken, or put back after a failure. */
   isCurrent(entry: StoredInstance): boolean;
   /** Whether the peer is up; sending to a down peer waits until it is back. */
   isUp(peerId: string): boolean;
@@ -154,6 +151,9 @@ export class PeerChannel {
     this.flushTimer?.cancel();
     this.flushTimer = undefined;
     while (!this.stopped && this.outbox.size > 0 && this.queue.pending + this.queue.size < this.init.concurrency) {
+      // Entries superseded or purged since their write are passed over here. The batch is
+      // encoded in this same turn (p-queue starts a task at once when a slot is free, and one
+      // is), so what it sends is current.
       const batch = this.outbox.take(this.init.batchMaxRecords, this.isCurrent);
       if (batch.items.length === 0) break;
       // When a batch completes, what queued meanwhile goes (at once if it waited long enough).
@@ -163,7 +163,6 @@ export class PeerChannel {
 
   private async send(batch: OutboxBatch<StoredInstance>): Promise<void> {
     const request = this.components.encode(batch.items);
-    if (request === undefined) return;
     try {
       await callPeer(this.components.transport, this.peer, 'replicate', request, { timeoutMs: this.init.callTimeoutMs });
       this.stats.batchesSent += 1;

@@ -86,11 +86,8 @@ export class Replicator {
     return Object.fromEntries([...this.channels].map(([id, channel]) => [id, channel.snapshot()]));
   }
 
-  /** A batch's request: the queued entries still current (not superseded or purged since), as stored now. */
-  private encode(entries: StoredInstance[]): EncodedRequest<'replicate'> | undefined {
-    const current = entries.filter((entry) => this.isCurrent(entry));
-    if (current.length === 0) return undefined;
-    return encodeReplicate(this.init.selfId, current, this.components.registry.leaseView());
+  private encode(entries: StoredInstance[]): EncodedRequest<'replicate'> {
+    return encodeReplicate(this.init.selfId, entries, this.components.registry.leaseView());
   }
 
   private isCurrent(entry: StoredInstance): boolean {

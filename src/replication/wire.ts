@@ -132,11 +132,9 @@ export function toWireRecord(entry: StoredInstance, view: LeaseView): WireRecord
 /**
  * A `replicate` request for these stored instances, encoded at once, with the same JSON as
  * `JSON.stringify` of the request. Each wire record (a copy of its record with the lease left
- * now) is written out as soon as it is made, so it dies young: held in an array for the whole
- * batch, a scavenge in the middle of one saw most of them alive, V8 then allocated every later
- * one straight in the old generation (allocation-site pretenuring), and each batch left old-space
- * garbage on the peer taking the writes, once per peer it replicates to (issue 36). The pieces
- * are joined into one flat string, which the transport measures and sends without copying.
+ * now) is written out as soon as it is made, instead of all of them being held, as the request
+ * object held them, for the call's whole round trip (issue 36). The pieces are joined into one
+ * flat string, which the transport measures and sends without copying.
  */
 export function encodeReplicate(from: string, entries: readonly StoredInstance[], view: LeaseView, repair = false): EncodedRequest<'replicate'> {
   const parts = [`{"from":${JSON.stringify(from)},"records":[`];

@@ -32,9 +32,8 @@ export interface StreamOptions {
 /**
  * A request already encoded as JSON, for a caller whose request is built from many objects it
  * must not keep alive while the call is out: a replication batch's wire records (copies of the
- * records with their leases) live for the microseconds of building it instead of the round
- * trip, so they die young rather than as old-generation garbage (issue 36). `items` is how many
- * records it carries, for the caller's counts.
+ * records with their leases) live while it is built instead of for the round trip (issue 36).
+ * `items` is how many records it carries, for the caller's counts.
  */
 export class EncodedRequest<M extends PeerMethod> {
   declare readonly method?: M;

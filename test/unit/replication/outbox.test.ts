@@ -58,6 +58,16 @@ describe('Outbox', () => {
     expect(ids(outbox.take(10, always))).toEqual(['again']);
   });
 
+  it('goes on in order after a backlog far past its first room drains (its arrays made small again)', () => {
+    const outbox = new Outbox<Item>(100_000);
+    for (let i = 0; i < 40_000; i++) outbox.add(item(String(i)), i);
+    expect(outbox.take(100_000, always).items).toHaveLength(40_000);
+    for (const [id, atMs] of [['a', 1], ['b', 2]] as const) outbox.add(item(id), atMs);
+    const batch = outbox.take(10, always);
+    expect(ids(batch)).toEqual(['a', 'b']);
+    expect(batch.queuedAtMs).toEqual([1, 2]);
+  });
+
   it('stays within its bound when the bound is not a power of two', () => {
     const outbox = new Outbox<Item>(300);
     for (let i = 0; i < 1_000; i++) outbox.add(item(String(i)), i);

@@ -6,7 +6,7 @@ const n = (value: number) => value.toLocaleString('en-US');
 export function renderScaleMarkdown(result: ScaleResult): string {
   const o = result.options;
   const out: string[] = [
-    `Scale run ${result.startedAt}, ${result.durationSeconds} s: ${n(o.instances)} instances in ${n(o.services)} services (five metadata keys each), ${o.cores} of ${result.machine.cpus} CPUs (${result.machine.model}), Node ${result.machine.node}, peer Node flags: ${o.nodeFlags === undefined ? 'not recorded' : o.nodeFlags.length > 0 ? o.nodeFlags.join(' ') : 'none'}; peers on CPUs ${result.layout.peerCores.join(' / ')}, ${result.layout.loaders} load generators on ${result.layout.loaderCores}.`,
+    `Scale run ${result.startedAt}, ${result.durationSeconds} s: ${n(o.instances)} instances in ${n(o.services)} services (five metadata keys each), ${o.cores} of ${result.machine.cpus} CPUs (${result.machine.model}), Node ${result.machine.node}, peer Node flags: ${o.nodeFlags === undefined ? 'not recorded' : o.nodeFlags.length > 0 ? o.nodeFlags.join(' ') : 'none'}${o.listingCacheBytes === undefined ? '' : `, limits.listingCacheMaxBytes ${n(o.listingCacheBytes)}`}; peers on CPUs ${result.layout.peerCores.join(' / ')}, ${result.layout.loaders} load generators on ${result.layout.loaderCores}.`,
     '',
     '| figure | value |',
     '| --- | --- |',
@@ -36,6 +36,10 @@ export function renderScaleMarkdown(result: ScaleResult): string {
     if (c.points !== undefined && c.idleRssMb !== undefined && c.slopeBytesPerInstance !== undefined) {
       row(`${c.peers} peers: RSS each, idle and by instances (each step heartbeating)`, [`idle: ${c.idleRssMb.join(', ')} MB`, ...c.points.map((point) => `${n(point.instances)}: ${point.rssMb.join(', ')} MB`)].join('; '));
       row(`${c.peers} peers: bytes per instance (slope of each peer's RSS, least squares)`, `${c.slopeBytesPerInstance.map(n).join(', ')} B`);
+    }
+    if (c.heapSlopes !== undefined) {
+      const { committed, used, young } = c.heapSlopes;
+      row(`${c.peers} peers: slopes of the V8 heap committed / in use / young generation committed`, `${committed.map(n).join(', ')} / ${used.map(n).join(', ')} / ${young.map(n).join(', ')} B per instance`);
     }
   }
   return out.join('\n');

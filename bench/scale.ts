@@ -13,14 +13,18 @@
  *   3. five peers (fresh), the instances registered over all of them in steps to N/10, N/2 and
  *      N, those registered so far heartbeating on their own peers once per `--heartbeat-s`
  *      after each step (15 s, 15 s, then up to 60 s): every peer's RSS idle and at each step
- *      and its slope, and the last step's heartbeat latency p50 / p99 / max.
+ *      and its slope, the slopes of each peer's V8 heap (committed, in use, young generation),
+ *      and the last step's heartbeat latency p50 / p99 / max.
  * Figures go to bench/scale-results.json (shown in bench/RESULTS.md) and, with `--out=DIR`,
  * to DIR/scale.json and DIR/scale.md. `--node-flags="--max-semi-space-size=4 ..."` runs the
  * peers with those Node flags instead of `PEER_NODE_FLAGS` (`--node-flags=` with none), to
- * measure what a flag does to RSS.
+ * measure what a flag does to RSS. `--listing-cache-bytes=N` sets the peers'
+ * `limits.listingCacheMaxBytes` (a bounded cache that fills as instances heartbeat: 0 leaves
+ * its filling out of the slope); `--heap-snapshots=DIR` has the cluster's first peer write a
+ * heap snapshot at each step (bench/heap-totals.ts and bench/heap-retainers.ts read them).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -54,12 +58,25 @@ export interface ScaleOptions {
   idleSeconds: number;
   /** The peers' Node flags (`--node-flags`, default `PEER_NODE_FLAGS`). */
   nodeFlags: readonly string[];
+  /**
+   * The peers' `limits.listingCacheMaxBytes` (`--listing-cache-bytes=N`; absent: the default,
+   * 8 MB). The cache is bounded, but it fills while the instances heartbeat, so a slope through
+   * small counts carries its filling: 0 measures the slope without it.
+   */
+  listingCacheBytes?: number;
+  /**
+   * `--heap-snapshots=DIR`: the cluster's first peer writes a heap snapshot into DIR at each
+   * step, after its RSS is read (the peer holds its loop a few seconds meanwhile, so the
+   * heartbeat figures are not comparable), to read with bench/heap-retainers.ts and
+   * bench/heap-totals.ts.
+   */
+  heapSnapshotDir?: string;
   outDir?: string;
 }
 
 export interface ScaleResult {
   /** `idleSeconds` and `nodeFlags` are absent from results recorded before 2026-12-05 (20 s; `PEER_NODE_FLAGS` then). */
-  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'withJoin' | 'main' | 'idleSeconds' | 'nodeFlags'> & Partial<Pick<ScaleOptions, 'idleSeconds' | 'nodeFlags'>>;
+  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'withJoin' | 'main' | 'idleSeconds' | 'nodeFlags' | 'heapSnapshotDir'> & Partial<Pick<ScaleOptions, 'idleSeconds' | 'nodeFlags'>>;
   machine: { cpus: number; model: string; node: string };
   layout: { peerCores: string[]; loaderCores: string; loaders: number };
   startedAt: string;
@@ -115,8 +132,24 @@ interface Cluster {
   rssMb: number[];
   /** Each peer's RSS before any instance, at N/10, N/2 and N (each after a while heartbeating), and the slope through those three; absent from results recorded before 2026-12-06. */
   idleRssMb?: number[];
-  points?: { instances: number; rssMb: number[] }[];
+  points?: ClusterPoint[];
   slopeBytesPerInstance?: number[];
+  /** The slopes of each peer's V8 heap committed, heap in use and young generation committed through the same points; absent before 2026-12-06 08:30. */
+  heapSlopes?: { committed: number[]; used: number[]; young: number[] };
+}
+
+/** Each peer's figures at one step of the cluster phase (the heap ones absent from results recorded before 2026-12-06 08:30). */
+interface ClusterPoint {
+  instances: number;
+  rssMb: number[];
+  heap?: HeapFigures[];
+}
+
+/** A peer's V8 heap now, in MB, from its /metrics (no collection forced): committed, in use, and its young generation committed. */
+interface HeapFigures {
+  committedMb: number;
+  usedMb: number;
+  youngMb: number;
 }
 
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -150,14 +183,19 @@ interface PeerSpec {
 }
 
 /** A cluster file naming `peers` (seeds), the rate limit and the per-service cap off for the load. */
-function clusterFile(name: string, peers: PeerSpec[]): string {
+function clusterFile(name: string, peers: PeerSpec[], listingCacheBytes: number | undefined): string {
   const file = join(tmpdir(), `registry-scale-${process.pid}-${name}.json`);
   writeFileSync(
     file,
     JSON.stringify({
       cluster: { name: 'scale', profile: 'lan' },
       peers: peers.map((peer) => ({ id: peer.id, url: `http://127.0.0.1:${peer.port}`, region: 'local', zone: 'a' })),
-      limits: { rateLimitPerSecond: 0, instancesPerServiceMax: 10_000_000, instancesPerNamespaceMax: 100_000_000 },
+      limits: {
+        rateLimitPerSecond: 0,
+        instancesPerServiceMax: 10_000_000,
+        instancesPerNamespaceMax: 100_000_000,
+        ...(listingCacheBytes === undefined ? {} : { listingCacheMaxBytes: listingCacheBytes }),
+      },
     }),
   );
   return file;
@@ -169,7 +207,9 @@ function pinnedTo(cores: string, command: string[]): [string, string[]] {
 }
 
 async function startScalePeer(spec: PeerSpec, seeds: PeerSpec[], cores: string, readyTimeoutMs: number, options: ScaleOptions): Promise<ServerProcess> {
-  const [command, args] = pinnedTo(cores, [process.execPath, ...options.nodeFlags, options.main, '--config', clusterFile(spec.id, seeds), '--id', spec.id, '--log-level', 'warn']);
+  const snapshots = options.heapSnapshotDir === undefined ? [] : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.heapSnapshotDir}`];
+  const config = clusterFile(spec.id, seeds, options.listingCacheBytes);
+  const [command, args] = pinnedTo(cores, [process.execPath, ...options.nodeFlags, ...snapshots, options.main, '--config', config, '--id', spec.id, '--log-level', 'warn']);
   const server = await startServer({
     name: `scale-${spec.id}`,
     command,
@@ -229,11 +269,45 @@ async function totalListed(url: string): Promise<number> {
 
 /** The V8 heap a peer uses now, in MB, from its /metrics (prom-client's `nodejs_heap_size_used_bytes`). */
 async function heapUsedMb(url: string): Promise<number> {
+  return (await heapFigures(url)).usedMb;
+}
+
+/** A peer's V8 heap now, from prom-client's `nodejs_heap_size_total_bytes`, `nodejs_heap_size_used_bytes` and the new space's `nodejs_heap_space_size_total_bytes`. */
+async function heapFigures(url: string): Promise<HeapFigures> {
   const response = await fetch(`${url}/metrics`);
-  const text = await response.text();
-  const line = text.split('\n').find((row) => row.startsWith('nodejs_heap_size_used_bytes '));
-  if (!line) throw new Error(`${url}/metrics has no nodejs_heap_size_used_bytes`);
-  return Number(line.split(' ')[1]) / 1_048_576;
+  const rows = (await response.text()).split('\n');
+  const mb = (prefix: string) => {
+    const line = rows.find((row) => row.startsWith(prefix));
+    if (!line) throw new Error(`${url}/metrics has no ${prefix.trim()}`);
+    return round(Number(line.slice(prefix.length).trim().split(' ')[0]) / 1_048_576, 1);
+  };
+  return {
+    committedMb: mb('nodejs_heap_size_total_bytes '),
+    usedMb: mb('nodejs_heap_size_used_bytes '),
+    youngMb: mb('nodejs_heap_space_size_total_bytes{space="new"} '),
+  };
+}
+
+/**
+ * Has `peer` (started with `--heapsnapshot-signal=SIGUSR2`) write a heap snapshot into `dir`
+ * and waits until it is written (its size steady and the peer answering again; at most 120 s).
+ * Prints the file's name.
+ */
+async function heapSnapshot(peer: ServerProcess, dir: string, instances: number): Promise<void> {
+  const before = new Set(readdirSync(dir));
+  process.kill(peer.pid, 'SIGUSR2');
+  const deadline = performance.now() + 120_000;
+  let file: string | undefined;
+  let size = -1;
+  while (performance.now() < deadline) {
+    await sleep(1_000);
+    file ??= readdirSync(dir).find((name) => !before.has(name) && name.endsWith('.heapsnapshot'));
+    if (file === undefined) continue;
+    const now = statSync(join(dir, file)).size;
+    if (now === size && now > 0 && (await fetch(`${peer.url}/readyz`).then((answer) => answer.ok).catch(() => false))) break;
+    size = now;
+  }
+  progress(`cluster: ${instances} instances, heap snapshot of ${peer.name}: ${file === undefined ? 'none written' : join(dir, file)}`);
 }
 
 /** Polls (every 100 ms, bounded) until the peer lists `count` instances; ms taken, or NaN. */
@@ -355,6 +429,7 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
       budgetMs: options.budgetMs,
       idleSeconds: options.idleSeconds,
       nodeFlags: options.nodeFlags,
+      ...(options.listingCacheBytes === undefined ? {} : { listingCacheBytes: options.listingCacheBytes }),
     },
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
     layout,
@@ -401,7 +476,7 @@ async function heartbeatingCluster(
   // RSS at N/10, N/2 and N, each after the instances registered so far heartbeat a while, so
   // that the slope through them leaves out what a loaded peer holds whatever its instance count
   // (its young generation, grown for the load, and the idle peer's own).
-  const points: { instances: number; rssMb: number[] }[] = [];
+  const points: ClusterPoint[] = [];
   let loaded = 0;
   let registerMs = 0;
   let allListedMs = 0;
@@ -420,12 +495,19 @@ async function heartbeatingCluster(
     allListedMs = Math.round(Math.max(...listed));
     if (loaded === options.instances) heartbeatMs = Math.max(10_000, Math.min(60_000, left() - 20_000));
     beats = await heartbeat(loaded, heartbeatMs);
-    points.push({ instances: loaded, rssMb: peers.map((peer) => round(peer.rssMb(), 1)) });
-    progress(`cluster: ${loaded} instances heartbeating ${Math.round(heartbeatMs / 1_000)} s, RSS ${points.at(-1)!.rssMb.join(', ')} MB (idle ${idleRssMb.join(', ')} MB)`);
+    const rssMb = peers.map((peer) => round(peer.rssMb(), 1));
+    const heap = await Promise.all(urls.map(heapFigures));
+    points.push({ instances: loaded, rssMb, heap });
+    progress(
+      `cluster: ${loaded} instances heartbeating ${Math.round(heartbeatMs / 1_000)} s, RSS ${rssMb.join(', ')} MB (idle ${idleRssMb.join(', ')} MB); ` +
+        `heap committed ${heap.map((h) => h.committedMb).join(', ')}, in use ${heap.map((h) => h.usedMb).join(', ')}, young ${heap.map((h) => h.youngMb).join(', ')} MB`,
+    );
+    if (options.heapSnapshotDir !== undefined) await heapSnapshot(peers[0]!, options.heapSnapshotDir, loaded);
   }
   const registerSeconds = round(registerMs / 1_000);
   progress(`cluster: ${options.instances} registered over ${peers.length} peers in ${registerSeconds} s, listed on every peer ${allListedMs} ms after`);
-  const slopes = peers.map((_, k) => linearFit(points.map((point) => [point.instances / 10_000, point.rssMb[k]!])));
+  const slopeOf = (value: (point: ClusterPoint, k: number) => number) =>
+    peers.map((_, k) => Math.round((linearFit(points.map((point) => [point.instances / 10_000, value(point, k)])).mbPer10k * 1_048_576) / 10_000));
   const figures: Cluster = {
     peers: peers.length,
     registerSeconds,
@@ -440,7 +522,12 @@ async function heartbeatingCluster(
     rssMb: points.at(-1)!.rssMb,
     idleRssMb,
     points,
-    slopeBytesPerInstance: slopes.map((fit) => Math.round((fit.mbPer10k * 1_048_576) / 10_000)),
+    slopeBytesPerInstance: slopeOf((point, k) => point.rssMb[k]!),
+    heapSlopes: {
+      committed: slopeOf((point, k) => point.heap![k]!.committedMb),
+      used: slopeOf((point, k) => point.heap![k]!.usedMb),
+      young: slopeOf((point, k) => point.heap![k]!.youngMb),
+    },
   };
   progress(`cluster: ${figures.heartbeatsPerSecond} heartbeats/s for ${figures.heartbeatSeconds} s: p50 ${figures.p50Ms} / p99 ${figures.p99Ms} / max ${figures.maxMs} ms (${figures.errors} errors); RSS ${figures.rssMb.join(', ')} MB`);
   return figures;
@@ -457,6 +544,14 @@ export function nodeFlagsOf(text: string | undefined): readonly string[] {
   const wrong = flags.find((flag) => !flag.startsWith('--'));
   if (wrong !== undefined) throw new Error(`--node-flags: ${JSON.stringify(wrong)} is not a Node flag (--name or --name=value)`);
   return flags;
+}
+
+/** `--listing-cache-bytes`: absent, or a whole number of bytes (0 switches the cache off). Pure. */
+export function listingCacheBytesOf(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const bytes = Number(text);
+  if (text.trim() === '' || !Number.isSafeInteger(bytes) || bytes < 0) throw new Error(`--listing-cache-bytes: ${JSON.stringify(text)} is not a whole number of bytes`);
+  return bytes;
 }
 
 function argument(name: string): string | undefined {
@@ -482,6 +577,8 @@ export function scaleOptionsFromArgs(): ScaleOptions {
     idleSeconds: number('idle-s', 20),
     main: argument('main') ?? 'dist/main.js',
     nodeFlags: nodeFlagsOf(argument('node-flags')),
+    listingCacheBytes: listingCacheBytesOf(argument('listing-cache-bytes')),
+    heapSnapshotDir: argument('heap-snapshots'),
     outDir: argument('out'),
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { coreLayout, nodeFlagsOf, type ScaleResult } from '../../../bench/scale.js';
+import { coreLayout, listingCacheBytesOf, nodeFlagsOf, type ScaleResult } from '../../../bench/scale.js';
 import { PEER_NODE_FLAGS } from '../../../src/node-flags.js';
 import { renderScaleMarkdown } from '../../../bench/scale-report.js';
 
@@ -37,38 +37,54 @@ describe('scale benchmark: markdown', () => {
 });
 
 describe('scale benchmark: markdown of the heartbeating peers', () => {
+  const twoPeers = {
+    peers: 2,
+    registerSeconds: 30,
+    allListedMs: 600,
+    heartbeatsPerSecond: 3_300,
+    heartbeatSeconds: 60,
+    p50Ms: 1,
+    p99Ms: 9,
+    maxMs: 20,
+    errors: 0,
+    skippedBeats: 0,
+    rssMb: [170.5, 171],
+    idleRssMb: [99, 100],
+    points: [
+      { instances: 10_000, rssMb: [120, 121] },
+      { instances: 100_000, rssMb: [170.5, 171] },
+    ],
+    slopeBytesPerInstance: [530, 525],
+  };
+  const resultOf = (cluster: ScaleResult['cluster'], listingCacheBytes?: number): ScaleResult => ({
+    options: { instances: 100_000, cores: 2, services: 1_000, peers: 2, heartbeatSeconds: 30, budgetMs: 400_000, idleSeconds: 20, nodeFlags: [], ...(listingCacheBytes === undefined ? {} : { listingCacheBytes }) },
+    machine: { cpus: 2, model: 'test cpu', node: 'v20.0.0' },
+    layout: { peerCores: ['0-1', '0-1'], loaderCores: '0-1', loaders: 2 },
+    startedAt: '2026-12-06T00:00:00.000Z',
+    durationSeconds: 200,
+    onePeer: { skipped: 'not run' },
+    join: { skipped: '--no-join' },
+    cluster,
+  });
   it('shows each peer\'s RSS idle and at each step, and the slope of each', () => {
-    const result: ScaleResult = {
-      options: { instances: 100_000, cores: 2, services: 1_000, peers: 2, heartbeatSeconds: 30, budgetMs: 400_000, idleSeconds: 20, nodeFlags: [] },
-      machine: { cpus: 2, model: 'test cpu', node: 'v20.0.0' },
-      layout: { peerCores: ['0-1', '0-1'], loaderCores: '0-1', loaders: 2 },
-      startedAt: '2026-12-06T00:00:00.000Z',
-      durationSeconds: 200,
-      onePeer: { skipped: 'not run' },
-      join: { skipped: '--no-join' },
-      cluster: {
-        peers: 2,
-        registerSeconds: 30,
-        allListedMs: 600,
-        heartbeatsPerSecond: 3_300,
-        heartbeatSeconds: 60,
-        p50Ms: 1,
-        p99Ms: 9,
-        maxMs: 20,
-        errors: 0,
-        skippedBeats: 0,
-        rssMb: [170.5, 171],
-        idleRssMb: [99, 100],
-        points: [
-          { instances: 10_000, rssMb: [120, 121] },
-          { instances: 100_000, rssMb: [170.5, 171] },
-        ],
-        slopeBytesPerInstance: [530, 525],
-      },
-    };
-    const page = renderScaleMarkdown(result);
+    const page = renderScaleMarkdown(resultOf(twoPeers));
     expect(page).toContain('| 2 peers: RSS each, idle and by instances (each step heartbeating) | idle: 99, 100 MB; 10,000: 120, 121 MB; 100,000: 170.5, 171 MB |');
     expect(page).toContain('| 2 peers: bytes per instance (slope of each peer\'s RSS, least squares) | 530, 525 B |');
+    expect(page).not.toContain('slopes of the V8 heap');
+    expect(page).not.toContain('listingCacheMaxBytes');
+  });
+  it('shows the slopes of the heap beside, and the listing cache size the peers ran with', () => {
+    const cluster = {
+      ...twoPeers,
+      points: [
+        { instances: 10_000, rssMb: [120, 121], heap: [{ committedMb: 57, usedMb: 45, youngMb: 16 }, { committedMb: 58, usedMb: 44, youngMb: 16 }] },
+        { instances: 100_000, rssMb: [170.5, 171], heap: [{ committedMb: 110, usedMb: 95, youngMb: 16 }, { committedMb: 109, usedMb: 94, youngMb: 16 }] },
+      ],
+      heapSlopes: { committed: [612, 1_001], used: [580, 575], young: [0, 0] },
+    };
+    const page = renderScaleMarkdown(resultOf(cluster, 0));
+    expect(page).toContain('| 2 peers: slopes of the V8 heap committed / in use / young generation committed | 612, 1,001 / 580, 575 / 0, 0 B per instance |');
+    expect(page).toContain('peer Node flags: none, limits.listingCacheMaxBytes 0;');
   });
 });
 
@@ -89,6 +105,17 @@ describe('scale benchmark: markdown of a result recorded before the heap and the
     expect(page).toContain('| one peer: RSS by instances (heap in use) | 100,000: 183.4 MB |');
     expect(page).toContain('| one peer: bytes per instance (slope of RSS, least squares) | 772 B (R² 0.999); above idle at 100,000: 825 B |');
     expect(page).toContain('| one peer: RSS at the end after 20 s idle | 168.4 MB: 668 B per instance above idle |');
+  });
+});
+
+describe('scale benchmark: --listing-cache-bytes', () => {
+  it('leaves the peers\' default unless told, and takes a whole number of bytes, 0 included', () => {
+    expect(listingCacheBytesOf(undefined)).toBeUndefined();
+    expect(listingCacheBytesOf('0')).toBe(0);
+    expect(listingCacheBytesOf('8388608')).toBe(8_388_608);
+  });
+  it('refuses what is not a whole number of bytes', () => {
+    for (const wrong of ['', ' ', '-1', '1.5', '8MB']) expect(() => listingCacheBytesOf(wrong)).toThrow('is not a whole number of bytes');
   });
 });
 

@@ -119,31 +119,35 @@ export class InstanceStore {
   /**
    * Stores a new version of a record with its local lease state, and announces it. A record
    * naming its service in another case than the stored service is stored under the stored
-   * name (one service, shown as first registered). The store owns the record from then on: its
-   * metadata, zone, group and owner are replaced by equal shared values (shared-values.ts).
+   * name (one service, shown as first registered). What is stored is a new entry holding the
+   * record's fields (the entry is its own `record`), not `written` itself; the store owns the
+   * record's data from then on: its metadata, zone and group, and the owner, are replaced by
+   * equal shared values (shared-values.ts).
    */
   write(written: InstanceRecord, lease: LocalLeaseState, origin: ChangeOrigin): StoredInstance {
     const service = this.serviceFor(written.namespace, written.service);
-    const record = written.service === service.service ? written : { ...written, service: service.service };
-    // The service's own strings: a name parsed from a request or a batch is a copy of its own
-    // when longer than the 10 characters V8 internalises in JSON.
-    record.service = service.service;
-    record.namespace = service.namespace;
-    const previous = service.instances.get(record.instanceId);
-    const keyString = instanceKeyString(record);
+    const previous = service.instances.get(written.instanceId);
+    const keyString = instanceKeyString(written);
     const subBucket = previous?.subBucket ?? subBucketOf(keyString, this.digest.bucketCount);
-    this.shared.adopt(record, this.recordCount, previous?.record);
+    // The entry is the stored record (one object, one hidden class: stored-entry.ts), built from
+    // the written one's fields; its revision is set once the change is counted.
+    this.timeOrigin = this.timeOrigin.newest();
+    const entry = new StoredEntry(written, lease, 0, subBucket, this.timeOrigin);
+    // The service's own strings, its name as first stored included: a name parsed from a
+    // request or a batch is a copy of its own when longer than the 10 characters V8
+    // internalises in JSON.
+    entry.service = service.service;
+    entry.namespace = service.namespace;
+    this.shared.adopt(entry, this.recordCount, previous?.record);
     if (previous) {
       this.digest.toggle(keyString, subBucket, previous.record.version, previous.record.deleted !== null);
     } else {
       this.recordCount += 1;
     }
-    this.digest.toggle(keyString, subBucket, record.version, record.deleted !== null);
-    this.countLive(service, (record.deleted === null ? 1 : 0) - (previous && previous.record.deleted === null ? 1 : 0));
-    // One class for every entry (one hidden class, lease times as small integers: stored-entry.ts).
-    this.timeOrigin = this.timeOrigin.newest();
-    const entry = new StoredEntry(record, lease, this.bump(service), subBucket, this.timeOrigin);
-    service.instances.set(record.instanceId, entry);
+    this.digest.toggle(keyString, subBucket, entry.version, entry.deleted !== null);
+    this.countLive(service, (entry.deleted === null ? 1 : 0) - (previous && previous.record.deleted === null ? 1 : 0));
+    entry.revision = this.bump(service);
+    service.instances.set(entry.instanceId, entry);
     this.emit({ kind: 'write', origin, before: previous?.record ?? null, entry });
     return entry;
   }

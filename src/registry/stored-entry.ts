@@ -1,5 +1,6 @@
 import type { LocalLeaseState } from './store.js';
-import type { InstanceRecord, StoredInstance } from './types.js';
+import type { Version } from '../clock/hlc.js';
+import type { DeleteReason, InstanceData, InstanceRecord, StoredInstance } from './types.js';
 
 /**
  * The largest offset from an origin, in ms, kept as a small integer (about 12.4 days). V8 keeps
@@ -96,90 +97,135 @@ const HELD = 2;
 const FLAG_SPAN = 4;
 
 /**
- * A stored instance as the store keeps it: one class, so that every entry has one hidden
- * class with its fields inside the object, and its three lease times as small integers (offsets
- * from a `TimeOrigin`) behind accessors that read and take epoch ms, so that readers see the
- * `StoredInstance` they always did. The flags `hidden` and `held` share one field with the
- * sub-bucket (a digest has far fewer than 2^28 sub-buckets: the field stays a small integer). At 100,000
- * instances this is 64 bytes an instance less than a plain object with epoch-ms numbers (each
- * of them a 16-byte box, and a field more for the second flag); see docs/benchmarks.md.
+ * A stored instance as the store keeps it: the replicated record and this peer's lease state
+ * in one object of one class, so that every entry has one hidden class with its fields inside
+ * the object. The entry is its own `record`: the record's nine fields are its public fields, in
+ * the order a record literal has them, and everything local to this peer is in private (`#`)
+ * fields, which no spread, `JSON.stringify`, `Object.keys` or test equality sees. So a reader
+ * that spreads, encodes or compares `entry.record` sees exactly the record it always did, and a
+ * record costs no object of its own (96 bytes, where pointers take 8 bytes as in Node's builds)
+ * beside its entry. A record is still never changed once stored: every write stores a new entry.
+ *
+ * The three lease times are small integers (offsets from a `TimeOrigin`) behind accessors that
+ * read and take epoch ms, and the flags `hidden` and `held` share one field with the sub-bucket
+ * (a digest has far fewer than 2^28 sub-buckets: the field stays a small integer). See
+ * docs/benchmarks.md (Capacity) for what each step saved.
  */
-export class StoredEntry implements StoredInstance {
-  record: InstanceRecord;
-  revision: number;
-  private origin: TimeOrigin;
-  private leaseExpiresAt: StoredTime;
-  private heardUntil: StoredTime;
-  private ownedSince: StoredTime;
+export class StoredEntry implements StoredInstance, InstanceRecord {
+  namespace: string;
+  service: string;
+  instanceId: string;
+  data: InstanceData;
+  version: Version;
+  owner: string;
+  deleted: DeleteReason | null;
+  leaseDurationMs: number;
+  registeredAtMs: number;
+  #revision: number;
+  #origin: TimeOrigin;
+  #leaseExpiresAt: StoredTime;
+  #heardUntil: StoredTime;
+  #ownedSince: StoredTime;
   /** The sub-bucket and the two flags, `subBucket * FLAG_SPAN + (hidden | held)`. */
-  private bits: number;
+  #bits: number;
 
+  /** An entry holding a copy of `record`'s fields (the data object itself, not a copy of it). */
   constructor(record: InstanceRecord, lease: LocalLeaseState, revision: number, subBucket: number, origin: TimeOrigin) {
-    this.record = record;
-    this.revision = revision;
+    this.namespace = record.namespace;
+    this.service = record.service;
+    this.instanceId = record.instanceId;
+    this.data = record.data;
+    this.version = record.version;
+    this.owner = record.owner;
+    this.deleted = record.deleted;
+    this.leaseDurationMs = record.leaseDurationMs;
+    this.registeredAtMs = record.registeredAtMs;
+    this.#revision = revision;
     // The earliest time of the lease anchors a store's first origin (the others are later: a
     // lease runs out after it was taken).
     const first = lease.ownedSinceMs !== 0 ? lease.ownedSinceMs : lease.heardUntilMs !== 0 ? lease.heardUntilMs : lease.leaseExpiresAtMs;
     const chosen = origin.reaching(first);
-    this.origin = chosen;
-    this.leaseExpiresAt = encode(lease.leaseExpiresAtMs, chosen);
-    this.heardUntil = encode(lease.heardUntilMs, chosen);
-    this.ownedSince = encode(lease.ownedSinceMs, chosen);
+    this.#origin = chosen;
+    this.#leaseExpiresAt = encode(lease.leaseExpiresAtMs, chosen);
+    this.#heardUntil = encode(lease.heardUntilMs, chosen);
+    this.#ownedSince = encode(lease.ownedSinceMs, chosen);
     // `| 0`: a sub-bucket is a small integer, but one computed by cold code comes as a boxed number.
-    this.bits = (subBucket * FLAG_SPAN + ((lease.hidden ? HIDDEN : 0) | (lease.held ? HELD : 0))) | 0;
+    this.#bits = (subBucket * FLAG_SPAN + ((lease.hidden ? HIDDEN : 0) | (lease.held ? HELD : 0))) | 0;
     // A later time of the same lease may need a newer origin (a grace period reaching past this one).
     this.leaseExpiresAtMs = lease.leaseExpiresAtMs;
     this.heardUntilMs = lease.heardUntilMs;
   }
 
+  /**
+   * What an entry holds in its private fields, as held (offsets, `FarTime`s, the packed bits):
+   * for tests, which check that times stay small integers and that far ones share their box.
+   */
+  static heldFields(entry: StoredEntry): { leaseExpiresAt: StoredTime; heardUntil: StoredTime; ownedSince: StoredTime; bits: number } {
+    return { leaseExpiresAt: entry.#leaseExpiresAt, heardUntil: entry.#heardUntil, ownedSince: entry.#ownedSince, bits: entry.#bits };
+  }
+
+  /** The replicated record: the entry itself (its public fields). */
+  get record(): InstanceRecord {
+    return this;
+  }
+
+  /** Local revision of the last change to this instance (see `StoredInstance`). */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  set revision(revision: number) {
+    this.#revision = revision;
+  }
+
   /** The origin this entry's offsets count from (for tests and the store's newest origin). */
   get timeOrigin(): TimeOrigin {
-    return this.origin;
+    return this.#origin;
   }
 
   get leaseExpiresAtMs(): number {
-    return decode(this.leaseExpiresAt, this.origin);
+    return decode(this.#leaseExpiresAt, this.#origin);
   }
 
   set leaseExpiresAtMs(timeMs: number) {
-    this.leaseExpiresAt = encode(timeMs, this.originFor(timeMs));
+    this.#leaseExpiresAt = encode(timeMs, this.originFor(timeMs));
   }
 
   get heardUntilMs(): number {
-    return decode(this.heardUntil, this.origin);
+    return decode(this.#heardUntil, this.#origin);
   }
 
   set heardUntilMs(timeMs: number) {
-    this.heardUntil = encode(timeMs, this.originFor(timeMs));
+    this.#heardUntil = encode(timeMs, this.originFor(timeMs));
   }
 
   get ownedSinceMs(): number {
-    return decode(this.ownedSince, this.origin);
+    return decode(this.#ownedSince, this.#origin);
   }
 
   set ownedSinceMs(timeMs: number) {
-    this.ownedSince = encode(timeMs, this.originFor(timeMs));
+    this.#ownedSince = encode(timeMs, this.originFor(timeMs));
   }
 
   /** The anti-entropy digest sub-bucket of its key (see `StoredInstance`). */
   get subBucket(): number {
-    return this.bits >> 2; // FLAG_SPAN is 4: two bits
+    return this.#bits >> 2; // FLAG_SPAN is 4: two bits
   }
 
   get hidden(): boolean {
-    return (this.bits & HIDDEN) !== 0;
+    return (this.#bits & HIDDEN) !== 0;
   }
 
   set hidden(value: boolean) {
-    this.bits = value ? this.bits | HIDDEN : this.bits & ~HIDDEN;
+    this.#bits = value ? this.#bits | HIDDEN : this.#bits & ~HIDDEN;
   }
 
   get held(): boolean {
-    return (this.bits & HELD) !== 0;
+    return (this.#bits & HELD) !== 0;
   }
 
   set held(value: boolean) {
-    this.bits = value ? this.bits | HELD : this.bits & ~HELD;
+    this.#bits = value ? this.#bits | HELD : this.#bits & ~HELD;
   }
 
   /**
@@ -188,17 +234,17 @@ export class StoredEntry implements StoredInstance {
    * times moved over to it first.
    */
   private originFor(timeMs: number): TimeOrigin {
-    const current = this.origin;
+    const current = this.#origin;
     if (timeMs === 0 || fits(timeMs - current.originMs)) return current;
     const newest = current.reaching(timeMs);
     if (newest === current) return current;
     const leaseExpiresAtMs = this.leaseExpiresAtMs;
     const heardUntilMs = this.heardUntilMs;
     const ownedSinceMs = this.ownedSinceMs;
-    this.origin = newest;
-    this.leaseExpiresAt = encode(leaseExpiresAtMs, newest);
-    this.heardUntil = encode(heardUntilMs, newest);
-    this.ownedSince = encode(ownedSinceMs, newest);
+    this.#origin = newest;
+    this.#leaseExpiresAt = encode(leaseExpiresAtMs, newest);
+    this.#heardUntil = encode(heardUntilMs, newest);
+    this.#ownedSince = encode(ownedSinceMs, newest);
     return newest;
   }
 }

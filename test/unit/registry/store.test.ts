@@ -14,11 +14,12 @@ describe('InstanceStore', () => {
     store.onChange((change) => changes.push(change));
     const rec = record();
     const entry = store.write(rec, lease, 'local');
-    // One class, the same own fields for every entry (one hidden class), lease times behind accessors.
+    // One class, the entry its own record: its own fields are the record's, in the record's
+    // order (the lease is private, behind accessors); a new object, not the one written.
     expect(entry).toBeInstanceOf(StoredEntry);
-    expect(Object.keys(entry).sort()).toEqual(
-      ['bits', 'heardUntil', 'leaseExpiresAt', 'origin', 'ownedSince', 'record', 'revision'].sort(),
-    );
+    expect(entry.record).toBe(entry);
+    expect(entry.record).not.toBe(rec);
+    expect(Object.keys(entry)).toEqual(Object.keys(rec));
     const { leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, revision, subBucket } = entry;
     expect({ record: entry.record, leaseExpiresAtMs, heardUntilMs, hidden, held, ownedSinceMs, revision, subBucket }).toEqual({
       record: rec,

@@ -17,6 +17,20 @@ function entryOf(lease: LocalLeaseState, origin = TimeOrigin.unanchored()): Stor
 }
 
 describe('StoredEntry', () => {
+  it('is its own record: spreads, JSON and equality see the record it was given and nothing of the lease', () => {
+    const given = record({ data: { host: '10.0.0.9', port: 81, securePort: 443, status: 'DOWN', weight: 3, zone: 'z', metadata: { a: 'b' }, group: 'g' }, deleted: 'evict' });
+    const entry = new StoredEntry(given, { leaseExpiresAtMs: NOW_MS + 30_000, heardUntilMs: NOW_MS, hidden: true, held: true, ownedSinceMs: NOW_MS }, 7, 3, TimeOrigin.unanchored());
+    expect(entry.record).toBe(entry);
+    expect(entry.record.data).toBe(given.data);
+    expect(Object.keys(entry)).toEqual(Object.keys(given));
+    expect(JSON.stringify(entry.record)).toBe(JSON.stringify(given));
+    expect({ ...entry.record }).toEqual(given);
+    expect({ ...entry.record, version: 'x' }).toEqual({ ...given, version: 'x' });
+    expect(entry.record).toEqual(given);
+    // Still the lease it was given, behind the record's fields.
+    expect([entry.leaseExpiresAtMs, entry.hidden, entry.held, entry.revision, entry.subBucket]).toEqual([NOW_MS + 30_000, true, true, 7, 3]);
+  });
+
   it.each([
     ['an owned lease', { leaseExpiresAtMs: NOW_MS + 30_000, heardUntilMs: NOW_MS + 30_000, hidden: false, held: false, ownedSinceMs: NOW_MS }],
     ['a foreign lease, never heard here', { leaseExpiresAtMs: NOW_MS + 90_000, heardUntilMs: 0, hidden: false, held: true, ownedSinceMs: 0 }],
@@ -59,19 +73,19 @@ describe('StoredEntry', () => {
         entry.hidden = !hidden;
         entry.held = !held;
         expect([entry.subBucket, entry.hidden, entry.held]).toEqual([subBucket, !hidden, !held]);
-        expect(typeof (entry as unknown as Record<string, unknown>)['bits']).toBe('number');
+        expect(typeof StoredEntry.heldFields(entry).bits).toBe('number');
       }
     }
   });
 
   it('keeps times near its origin as small integers inside the object, and 0 as one shared value', () => {
     const entry = entryOf({ leaseExpiresAtMs: NOW_MS + 30_000, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: NOW_MS });
-    const fields = entry as unknown as Record<string, unknown>;
-    expect(fields['leaseExpiresAt']).toBe(30_000);
-    expect(fields['ownedSince']).toBe(0);
+    const fields = StoredEntry.heldFields(entry);
+    expect(fields.leaseExpiresAt).toBe(30_000);
+    expect(fields.ownedSince).toBe(0);
     const other = entryOf({ leaseExpiresAtMs: 0, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: 0 }, entry.timeOrigin);
-    expect(typeof fields['heardUntil']).toBe('object');
-    expect((other as unknown as Record<string, unknown>)['heardUntil']).toBe(fields['heardUntil']);
+    expect(typeof fields.heardUntil).toBe('object');
+    expect(StoredEntry.heldFields(other).heardUntil).toBe(fields.heardUntil);
   });
 
   it('starts a new origin when time moves past the newest one, and moves an entry over when it needs it', () => {
@@ -87,7 +101,7 @@ describe('StoredEntry', () => {
     expect(first.timeOrigin.originMs).toBe(laterMs);
     expect(leaseOf(first)).toEqual({ leaseExpiresAtMs: laterMs, heardUntilMs: NOW_MS + 30_000, hidden: false, held: false, ownedSinceMs: NOW_MS });
     expect(leaseOf(detached)).toEqual({ leaseExpiresAtMs: NOW_MS + 60_000, heardUntilMs: 0, hidden: false, held: false, ownedSinceMs: NOW_MS + 1 });
-    expect((first as unknown as Record<string, unknown>)['leaseExpiresAt']).toBe(0);
+    expect(StoredEntry.heldFields(first).leaseExpiresAt).toBe(0);
     // Another entry on the old origin moves to the newest instead of starting a third.
     detached.heardUntilMs = laterMs + 5;
     expect(detached.timeOrigin).toBe(first.timeOrigin);

@@ -130,9 +130,9 @@ export class InstanceStore {
     const keyString = instanceKeyString(written);
     const subBucket = previous?.subBucket ?? subBucketOf(keyString, this.digest.bucketCount);
     // The entry is the stored record (one object, one hidden class: stored-entry.ts), built from
-    // the written one's fields; its revision is set once the change is counted.
+    // the written one's fields.
     this.timeOrigin = this.timeOrigin.newest();
-    const entry = new StoredEntry(written, lease, 0, subBucket, this.timeOrigin);
+    const entry = new StoredEntry(written, lease, this.bump(service), subBucket, this.timeOrigin);
     // The service's own strings, its name as first stored included: a name parsed from a
     // request or a batch is a copy of its own when longer than the 10 characters V8
     // internalises in JSON.
@@ -146,7 +146,6 @@ export class InstanceStore {
     }
     this.digest.toggle(keyString, subBucket, entry.version, entry.deleted !== null);
     this.countLive(service, (entry.deleted === null ? 1 : 0) - (previous && previous.record.deleted === null ? 1 : 0));
-    entry.revision = this.bump(service);
     service.instances.set(entry.instanceId, entry);
     this.emit({ kind: 'write', origin, before: previous?.record ?? null, entry });
     return entry;

@@ -112,6 +112,8 @@ const FLAG_SPAN = 4;
  * docs/benchmarks.md (Capacity) for what each step saved.
  */
 export class StoredEntry implements StoredInstance, InstanceRecord {
+  // The record's fields as `InstanceRecord` declares them (`implements` checks that they match);
+  // the constructor assigns them in a record literal's order, which is their JSON order.
   namespace: string;
   service: string;
   instanceId: string;

@@ -215,6 +215,8 @@ export class RegistryNode {
     this.antiEntropy.stop();
     this.membership.stop();
     this.reaper.stop();
+    // What an owner going down or coming back left to do is done now: no timer outlives the peer.
+    this.registry.finishOwnerPasses();
     await this.replicator.stop();
     await this.persistence?.close();
   }

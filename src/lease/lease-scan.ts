@@ -45,6 +45,12 @@ export interface ScanContext {
   nowMs: number;
   selfId: string;
   membership: MembershipView;
+  /**
+   * True while the registry gives a down owner's instances their grace, in turns
+   * (`Registry.graceUnderway`): until it is done the owner counts as up, so nothing of it is
+   * hidden before it has its grace. Absent: never.
+   */
+  graceUnderway?(owner: string): boolean;
   tombstoneTtlMs: number;
   orphanTimeoutMs: number;
   renewalWindowMs: number;
@@ -76,7 +82,7 @@ export class LeaseRule {
   ownerDownSinceMs(owner: string): number | null {
     let known = this.downSince.get(owner);
     if (known === undefined) {
-      known = this.context.membership.downSinceMs(owner);
+      known = this.context.graceUnderway?.(owner) === true ? null : this.context.membership.downSinceMs(owner);
       this.downSince.set(owner, known);
       this.regionDown.set(owner, known !== null && (this.context.membership.wholeRegionDown?.(owner) ?? false));
     }

@@ -219,7 +219,8 @@ export class Reaper {
   }
 
   private context(nowMs: number): ScanContext {
-    return { ...this.init, nowMs, selfId: this.components.registry.peerId, membership: this.components.membership };
+    const { registry, membership } = this.components;
+    return { ...this.init, nowMs, selfId: registry.peerId, membership, graceUnderway: (owner) => registry.graceUnderway(owner) };
   }
 
   /**

@@ -6,6 +6,7 @@ import type { Logger } from '../log/logger.js';
 import { sameExtensions } from './extensions.js';
 import { decideMerge, type MergeDecision } from './merge.js';
 import type { OwnershipRules } from './ownership-rules.js';
+import { OwnerPasses } from './owner-passes.js';
 import { checkQuota, type InstanceQuota } from './quota.js';
 import { NO_LEASE, type InstanceStore, type LocalLeaseState } from './store.js';
 import {
@@ -64,6 +65,8 @@ export interface RegistryInit {
   quota?: InstanceQuota;
   /** The least grace a down owner's instances get (see `ownerDownGraceMs`); their lease if longer. */
   ownerDownGraceMs?: number;
+  /** Entries an owner pass visits per turn; default `OWNER_PASS_SLICE_ENTRIES` (tests set it low). */
+  ownerPassSliceEntries?: number;
 }
 
 export interface RegisterResult {
@@ -106,6 +109,10 @@ export class Registry {
   /** Caps the info lines of instance writes made here (registered, updated, cancelled); the rest go to debug. */
   private readonly writeLines: LineBudget;
   private readonly rules: OwnershipRules;
+  /** What an owner going down or coming back does to its instances, in turns (owner-passes.ts). */
+  private readonly ownerPasses: OwnerPasses;
+  /** Membership as readers see it: an owner is up until its down pass ends. */
+  private readonly liveness: PeerLiveness;
 
   constructor(
     private readonly components: RegistryComponents,
@@ -117,6 +124,19 @@ export class Registry {
     this.writeLines = new LineBudget(components.clock, WRITE_LINES_PER_SECOND, (count, sinceMs) =>
       this.log.info({ count, sinceMs }, `instance writes logged at debug only (over ${WRITE_LINES_PER_SECOND} lines a second)`),
     );
+    const graceMs = init.ownerDownGraceMs ?? 0;
+    this.ownerPasses = new OwnerPasses(
+      {
+        clock: components.clock,
+        store: components.store,
+        graceUntilMs: (entry, nowMs) => this.rules.ownerDownLeaseExpiresAtMs(entry, nowMs, graceMs),
+        ended: (owner, down, changed) => {
+          if (down && changed > 0) this.log.warn({ owner, instances: changed }, 'owner down: its instances get one grace period');
+        },
+      },
+      init.ownerPassSliceEntries,
+    );
+    this.liveness = this.ownerPasses.liveness(components.liveness);
   }
 
   /** Writes the summary of instance writes not logged one by one, if any (the reaper calls it on every run). */
@@ -136,7 +156,7 @@ export class Registry {
     return {
       nowMs: this.components.clock.nowMs(),
       selfId: this.peerId,
-      liveness: this.components.liveness,
+      liveness: this.liveness,
       guards: this.components.guards?.() ?? NO_GUARDS,
       regionOfZone: this.components.regionOfZone,
     };
@@ -311,7 +331,7 @@ export class Registry {
     const lease = this.rules.remoteLease(current, record, leaseRemainingMs, {
       nowMs,
       selfId: this.peerId,
-      liveness: this.components.liveness,
+      liveness: this.liveness,
       ownerDownGraceMs: this.init.ownerDownGraceMs ?? 0,
     });
     store.write(record, lease, 'remote');
@@ -321,20 +341,21 @@ export class Registry {
 
   /**
    * Called when membership sees `peerId` go down: its instances get one grace period here (the
-   * lease layer's `ownerDownLeaseExpiresAtMs`).
+   * lease layer's `ownerDownLeaseExpiresAtMs`), in turns; until the last turn the owner counts
+   * as up here (owner-passes.ts).
    */
   ownerDown(peerId: string): void {
-    const nowMs = this.components.clock.nowMs();
-    const graceMs = this.init.ownerDownGraceMs ?? 0;
-    const { store } = this.components;
-    let count = 0;
-    // One pass over the whole store in one turn: a partial pass would serve the rest as expired meanwhile.
-    store.forEachEntry((entry) => {
-      if (entry.record.owner !== peerId || entry.record.deleted !== null) return;
-      store.updateLease(entry, { leaseExpiresAtMs: this.rules.ownerDownLeaseExpiresAtMs(entry, nowMs, graceMs) }, false);
-      count += 1;
-    });
-    if (count > 0) this.log.warn({ owner: peerId, instances: count }, 'owner down: its instances get one grace period');
+    this.ownerPasses.down(peerId);
+  }
+
+  /** True while `peerId`'s instances are being given their grace: until then it counts as up here (the reaper asks). */
+  graceUnderway(peerId: string): boolean {
+    return this.ownerPasses.graceUnderway(peerId);
+  }
+
+  /** Ends the owner passes still running, in this turn (the peer stops). */
+  finishOwnerPasses(): void {
+    this.ownerPasses.finishAll();
   }
 
   /**
@@ -349,12 +370,9 @@ export class Registry {
     this.restartedOwners.set(peerId, this.components.clock.nowMs());
   }
 
-  /** Called when membership sees `peerId` come back: what was hidden for its sake is shown again. */
+  /** Called when membership sees `peerId` come back: what was hidden for its sake is shown again, in turns. */
   ownerUp(peerId: string): void {
-    const { store } = this.components;
-    store.forEachEntry((entry) => {
-      if (entry.record.owner === peerId && entry.hidden) store.updateLease(entry, { hidden: false }, true);
-    });
+    this.ownerPasses.up(peerId);
   }
 
   /** The stored instance if it exists and is not a tombstone; hidden ones included. */

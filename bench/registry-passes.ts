@@ -1,5 +1,5 @@
 /**
- * What a peer of N instances (default 1,000,000) spends, in process, on three passes that go
+ * What a peer of N instances (default 1,000,000) spends, in process, on four passes that go
  * over the whole store, each with the figure it is set against in the same run:
  *
  *   - reconcile scan: finding the records of the differing sub-buckets (one pass over the
@@ -11,15 +11,20 @@
  *     (the scan alone); silent logger;
  *   - owner down: `registry.ownerDown` for an owner of a quarter of the instances (one pass
  *     over the store, its instances' grace leases, in turns of `OWNER_PASS_SLICE_ENTRIES`),
- *     three owners in turn: the longest turn, against all its turns together.
+ *     three owners in turn: the longest turn, against all its turns together;
+ *   - holds: a timer-driven reaper run (its scan in slices) when a tenth of the instances, this
+ *     peer's own, expired while the other peers are asked about them, flagging them held in
+ *     turns of `HOLD_MAX_PER_TURN` (its longest turn) against the same run flagging all in one
+ *     turn; two rounds.
  *
  * Milliseconds of one turn of the event loop each (timed with performance.now()), but for the
  * owner-down reference.
  *   npx tsx bench/registry-passes.ts [--instances=1000000]
  */
-import { Reaper } from '../src/lease/reaper.js';
+import { HOLD_MAX_PER_TURN, Reaper } from '../src/lease/reaper.js';
 import { silentLogger } from '../src/log/logger.js';
 import { bucketOfSub, SUB_BUCKETS } from '../src/registry/digest.js';
+import type { StoredInstance } from '../src/registry/types.js';
 import { wantedSubBuckets } from '../src/replication/anti-entropy.js';
 import { createTestNode } from '../test/support/node.js';
 import { record } from '../test/support/records.js';
@@ -34,11 +39,11 @@ const timed = (work: () => void): number => {
 };
 
 /** A node holding N replicated instances over 1,000 services, owned by `ownerOf(i)`. */
-async function filled(ownerOf: (i: number) => string) {
+async function filled(ownerOf: (i: number, self: string) => string) {
   const { node, clock } = await createTestNode({ start: false });
   for (let i = 0; i < N; i++) {
     const data = { host: '10.0.0.2', port: 1 + (i % 60_000), securePort: null, status: 'UP' as const, weight: 1, zone: '', metadata: METADATA };
-    node.registry.applyRemote(record({ service: `svc-${i % 1_000}`, instanceId: `i-${i}`, peerId: ownerOf(i), wallMs: clock.nowMs(), data, leaseDurationMs: 30_000 }), 30_000);
+    node.registry.applyRemote(record({ service: `svc-${i % 1_000}`, instanceId: `i-${i}`, peerId: ownerOf(i, node.registry.peerId), wallMs: clock.nowMs(), data, leaseDurationMs: 30_000 }), 30_000);
   }
   return { node, clock };
 }
@@ -107,6 +112,51 @@ const rows: Record<string, string | number>[] = [];
     if (node.registry.graceUnderway(owner)) throw new Error(`the pass for ${owner} did not end`);
     const wholeMs = round(turnsMs.reduce((sum, ms) => sum + ms, 0), 1);
     rows.push({ pass: `registry.ownerDown(${owner}): longest of ${turnsMs.length} turns`, 'ms now': Math.max(...turnsMs), 'ms reference': wholeMs, reference: 'all its turns together', records: N / owners.length });
+  }
+  await node.stop();
+}
+
+// 4. A tenth of the instances, this peer's own, expired while the other peers are asked about
+//    them (the lease check): a timer-driven run (its scan in slices) flagging them held in
+//    turns of HOLD_MAX_PER_TURN, against the same run flagging them all in one turn.
+{
+  const { node, clock } = await filled((i, self) => (i % 10 === 0 ? self : 'peer-c'));
+  const membership = {
+    isUp: () => true,
+    downSinceMs: () => null,
+    livePeerIds: () => [node.registry.peerId, 'peer-b', 'peer-c'],
+  };
+  const { cluster } = node.config;
+  const unanswered = { clear: () => [] };
+  // Every timer callback of the clock (the reaper's tick, its slices and its turns) is timed.
+  let turnsMs: number[] = [];
+  const schedule = clock.setTimeout.bind(clock);
+  const every = clock.setInterval.bind(clock);
+  clock.setTimeout = (fn, delayMs) => schedule(() => turnsMs.push(timed(fn)), delayMs);
+  clock.setInterval = (fn, periodMs) => every(() => turnsMs.push(timed(fn)), periodMs);
+  clock.jump(30_000 + 60_000);
+  const own: StoredInstance[] = [];
+  node.store.forEachEntry((entry) => {
+    if (entry.record.owner === node.registry.peerId) own.push(entry);
+  });
+  /** The longest turn of one timer-driven run that flags at most `holdsPerTurn` a turn, and how many turns. */
+  const run = async (holdsPerTurn: number): Promise<{ longestMs: number; turns: number; checking: number }> => {
+    for (const entry of own) node.store.updateLease(entry, { held: false }, false);
+    const reaper = new Reaper(
+      { clock, rng: node.components.rng, registry: node.registry, membership, safety: node.safety, logger: silentLogger, expiryCheck: unanswered },
+      { evictionIntervalMs: 1_000, tombstoneTtlMs: cluster.tombstoneTtlMs, orphanTimeoutMs: cluster.orphanTimeoutMs, heartbeatIntervalMs: cluster.heartbeatIntervalMs, renewalWindowMs: cluster.renewalWindowMs, holdsPerTurn },
+    );
+    turnsMs = [];
+    reaper.start();
+    await clock.advance(1_000);
+    reaper.stop();
+    if (own.some((entry) => !entry.held)) throw new Error('not every expired instance was flagged held');
+    return { longestMs: Math.max(...turnsMs), turns: turnsMs.length, checking: reaper.lastRun?.checking ?? 0 };
+  };
+  for (let r = 0; r < 2; r++) {
+    const inTurns = await run(HOLD_MAX_PER_TURN);
+    const oneTurn = await run(Number.MAX_SAFE_INTEGER);
+    rows.push({ pass: `reaper run holding this peer's expired instances: longest of ${inTurns.turns} turns (${oneTurn.turns})`, 'ms now': inTurns.longestMs, 'ms reference': oneTurn.longestMs, reference: 'the same run flagging all in one turn', records: inTurns.checking });
   }
   await node.stop();
 }

@@ -43,6 +43,19 @@ export const TOMBSTONE_PURGE_MAX_PER_RUN = 5_000;
 export const HIDE_MAX_PER_TURN = 10_000;
 
 /**
+ * Most of this peer's expired instances a timer-driven run flags held in one turn, of those
+ * that reads already serve as held by rule (taken back at a restart and not heard since, or
+ * being asked about while other peers are up: visibility.ts): the rest are flagged in later
+ * turns, each looked at again first. Each flag is a store change the change feed announces: a
+ * tenth of a registry of 1,000,000 expiring together made the run's last turn 116-117 ms, and
+ * 91-100 ms with the flags in turns (`npx tsx bench/registry-passes.ts`, 2026-12-06); what is
+ * left of that turn is the rest of the run's work per expired instance (the re-check, the
+ * shuffle, the lease check). Holds of the eviction caps are flagged at once: a peer alone
+ * serves them by the flag only.
+ */
+export const HOLD_MAX_PER_TURN = 10_000;
+
+/**
  * What the owner does before it evicts an instance whose lease ran out: asks the other peers
  * whether one of them hears its client (replication/lease-check.ts). Absent: evict at once.
  */
@@ -80,6 +93,8 @@ export interface ReaperInit {
   purgeMaxPerRun?: number;
   /** Most instances of down owners a timer-driven run hides per turn; default `HIDE_MAX_PER_TURN` (tests set it low). */
   hidesPerTurn?: number;
+  /** Most instances held by rule a timer-driven run flags per turn; default `HOLD_MAX_PER_TURN` (tests set it low). */
+  holdsPerTurn?: number;
 }
 
 /** What one run did; exposed for tests, metrics and `/v1/cluster`. */
@@ -118,6 +133,8 @@ export class Reaper {
   private sliced: SlicedRun | undefined;
   /** The next turn of a timer-driven run's hides, while more are left than one turn takes. */
   private hidingLater: TimerHandle | undefined;
+  /** The next turn of a timer-driven run's holds, while more are left than one turn takes. */
+  private holdingLater: TimerHandle | undefined;
   private readonly sliceEntries: number;
   lastRun: ReaperRun | undefined;
 
@@ -152,10 +169,10 @@ export class Reaper {
    * and an instance whose check was answered meanwhile is in it (expired before it began).
    */
   private begin(): void {
-    if (this.sliced || this.hidingLater) return;
+    if (this.sliced || this.hidingLater || this.holdingLater) return;
     const { clock, registry } = this.components;
     if (registry.store.size <= this.sliceEntries) {
-      this.runOnce(this.hideMaxPerTurn);
+      this.runOnce(this.hideMaxPerTurn, this.holdMaxPerTurn);
       return;
     }
     const run: SlicedRun = { scan: new LeaseScan(registry.store.allServices(), this.context(clock.nowMs())), next: undefined };
@@ -181,11 +198,15 @@ export class Reaper {
     // or counts that a few writes move by a few, so a run's few milliseconds of lag change no
     // decision that the next run, a second later, would not make anyway.
     const current = (entry: StoredInstance) => registry.store.get(entry.record) === entry;
-    this.finish(stillCandidates(run.scan.result, new LeaseRule(this.context(nowMs)), current), nowMs, this.hideMaxPerTurn);
+    this.finish(stillCandidates(run.scan.result, new LeaseRule(this.context(nowMs)), current), nowMs, this.hideMaxPerTurn, this.holdMaxPerTurn);
   }
 
   private get hideMaxPerTurn(): number {
     return Math.max(1, this.init.hidesPerTurn ?? HIDE_MAX_PER_TURN);
+  }
+
+  private get holdMaxPerTurn(): number {
+    return Math.max(1, this.init.holdsPerTurn ?? HOLD_MAX_PER_TURN);
   }
 
   /**
@@ -211,11 +232,33 @@ export class Reaper {
     }, 0);
   }
 
+  /**
+   * Flags `entries` held (this peer's expired instances that reads already serve as held by
+   * rule: see HOLD_MAX_PER_TURN) at most `perTurn` a turn of the event loop. Those left for a
+   * later turn are looked at again then: still the stored entry, not held yet, its lease still
+   * over (a heartbeat or a takeover meanwhile leaves it alone).
+   */
+  private holdInTurns(entries: readonly StoredInstance[], perTurn: number): void {
+    const { registry, clock } = this.components;
+    const turn = entries.length <= perTurn ? entries : entries.slice(0, perTurn);
+    for (const entry of turn) registry.hold(entry);
+    if (entries.length <= perTurn) return;
+    const rest = entries.slice(perTurn);
+    this.holdingLater = clock.setTimeout(() => {
+      this.holdingLater = undefined;
+      const nowMs = clock.nowMs();
+      const still = rest.filter((entry) => registry.store.get(entry.record) === entry && !entry.held && entry.leaseExpiresAtMs <= nowMs);
+      this.holdInTurns(still, perTurn);
+    }, 0);
+  }
+
   private cancelSliced(): void {
     this.sliced?.next?.cancel();
     this.sliced = undefined;
     this.hidingLater?.cancel();
     this.hidingLater = undefined;
+    this.holdingLater?.cancel();
+    this.holdingLater = undefined;
   }
 
   private context(nowMs: number): ScanContext {
@@ -227,19 +270,20 @@ export class Reaper {
    * One whole pass over the registry, synchronous, so nothing changes under it (the admin
    * routes and tests call it). A sliced run in progress is dropped: this one supersedes it.
    */
-  runOnce(hidePerTurn = Number.POSITIVE_INFINITY): ReaperRun {
+  runOnce(hidePerTurn = Number.POSITIVE_INFINITY, holdPerTurn = Number.POSITIVE_INFINITY): ReaperRun {
     this.cancelSliced();
     const { clock, registry } = this.components;
     const nowMs = clock.nowMs();
     registry.flushLogSummary();
-    return this.finish(scanLeases(registry.store.allServices(), this.context(nowMs)), nowMs, hidePerTurn);
+    return this.finish(scanLeases(registry.store.allServices(), this.context(nowMs)), nowMs, hidePerTurn, holdPerTurn);
   }
 
   /**
    * Acts on a scan: purges, hides, holds and evicts within the guards; records the run. Hides
-   * beyond `hidePerTurn` happen in later turns (`hideInTurns`), counted in the run's `hidden`.
+   * beyond `hidePerTurn` happen in later turns (`hideInTurns`), counted in the run's `hidden`;
+   * so do holds by rule beyond `holdPerTurn` (`holdInTurns`), counted in `held` and `checking`.
    */
-  private finish(scan: ReaperScan, nowMs: number, hidePerTurn: number): ReaperRun {
+  private finish(scan: ReaperScan, nowMs: number, hidePerTurn: number, holdPerTurn: number): ReaperRun {
     const { registry, membership, rng, safety } = this.components;
     const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
@@ -260,6 +304,8 @@ export class Reaper {
     this.holdingDownOwners = guards.holdDownOwners;
 
     const candidates: StoredInstance[] = [];
+    /** Held by a rule the reads apply too (visibility.ts): flagged in turns (`holdInTurns`). */
+    const heldByRule: StoredInstance[] = [];
     let checking = 0;
     if (guards.suspendOwnedExpiry) held.selfPreservation = scan.expiredOwned.length;
     else {
@@ -270,7 +316,7 @@ export class Reaper {
       for (const entry of shuffled(rng, scan.expiredOwned)) {
         if (heldAfterRestart(entry, nowMs, membership)) {
           held.partitionGuard += 1;
-          registry.hold(entry);
+          heldByRule.push(entry);
         } else expired.push(entry);
       }
       // Before evicting, the other peers are asked whether one of them hears the client; the
@@ -280,7 +326,7 @@ export class Reaper {
         const evictable = new Set(cleared);
         for (const entry of expired) {
           if (evictable.has(entry)) continue;
-          registry.hold(entry);
+          heldByRule.push(entry);
           checking += 1;
         }
       }
@@ -316,6 +362,7 @@ export class Reaper {
       checking,
     };
     this.hideInTurns(toHide, run, hidePerTurn);
+    this.holdInTurns(heldByRule, holdPerTurn);
     if (plan.evict.length > 0 || held.serviceCap + held.runCap > 0) this.log.debug({ ...run }, 'reaper run');
     this.lastRun = run;
     return run;

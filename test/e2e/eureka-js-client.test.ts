@@ -44,6 +44,8 @@ interface ClientOptions {
   hostName: string;
   vipAddress: string;
   serviceUrls: string[];
+  /** Heartbeat interval in ms (default 100). */
+  heartbeatInterval?: number;
 }
 
 /** A client with eureka-js-client's defaults, but intervals of 100 ms so the test takes seconds. */
@@ -60,7 +62,7 @@ function client(options: ClientOptions): Eureka {
     },
     eureka: {
       serviceUrls: { default: options.serviceUrls },
-      heartbeatInterval: 100,
+      heartbeatInterval: options.heartbeatInterval ?? 100,
       registryFetchInterval: 100,
       maxRetries: 3,
       requestRetryDelay: 50,
@@ -211,6 +213,13 @@ describe.each(LAYOUTS)('eureka-js-client, $name', ({ servicePath }) => {
       hostName: 'survivor.e2e.test',
       vipAddress: 'survivor.e2e',
       serviceUrls: [urlsOf(first)[0]!, urlsOf(second)[0]!],
+      // Once its first peer is gone, each heartbeat fails there and is retried on the second
+      // after requestRetryDelay (50 ms): at 100 ms apart, a heartbeat answered late on a busy
+      // machine can leave the next one in flight when the test stops the client, and its 404
+      // after the deregistration registers the instance again (eureka-js-client does so on
+      // any heartbeat 404; see stopBetweenHeartbeats). Most likely why the instance never went
+      // away once in a full `npm test` (2026-12-06); 400 ms gives that race four times the room.
+      heartbeatInterval: 400,
     });
     const watcher = client({ app: 'e2e-watcher', hostName: 'watcher.e2e.test', vipAddress: 'watcher.e2e', serviceUrls: urlsOf(third) });
     await start(orders);

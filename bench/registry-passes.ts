@@ -25,6 +25,8 @@ import { HOLD_MAX_PER_TURN, Reaper } from '../src/lease/reaper.js';
 import { silentLogger } from '../src/log/logger.js';
 import { bucketOfSub, SUB_BUCKETS } from '../src/registry/digest.js';
 import type { StoredInstance } from '../src/registry/types.js';
+import { LeaseCheck } from '../src/replication/lease-check.js';
+import type { PeerTransport } from '../src/transport/transport.js';
 import { wantedSubBuckets } from '../src/replication/anti-entropy.js';
 import { createTestNode } from '../test/support/node.js';
 import { record } from '../test/support/records.js';
@@ -117,7 +119,7 @@ const rows: Record<string, string | number>[] = [];
 }
 
 // 4. A tenth of the instances, this peer's own, expired while the other peers are asked about
-//    them (the lease check): a timer-driven run (its scan in slices) flagging them held in
+//    them (the real lease check; they never answer): a timer-driven run (its scan in slices) flagging them held in
 //    turns of HOLD_MAX_PER_TURN, against the same run flagging them all in one turn.
 {
   const { node, clock } = await filled((i, self) => (i % 10 === 0 ? self : 'peer-c'));
@@ -127,7 +129,14 @@ const rows: Record<string, string | number>[] = [];
     livePeerIds: () => [node.registry.peerId, 'peer-b', 'peer-c'],
   };
   const { cluster } = node.config;
-  const unanswered = { clear: () => [] };
+  // The real lease check, asking two peers that never answer (the calls stay pending).
+  const pending: PeerTransport = { call: () => new Promise(() => undefined) };
+  const peers = ['peer-b', 'peer-c'].map((id) => ({ id, url: `http://${id}.invalid`, region: 'sim', zone: 'z' }));
+  const leaseCheck = () =>
+    new LeaseCheck(
+      { transport: pending, inbox: node.inbox, logger: silentLogger, livePeers: () => peers, reportContact: () => undefined },
+      { selfId: node.registry.peerId, callTimeoutMs: 60_000, batchMaxEntries: 1_000 },
+    );
   // Every timer callback of the clock (the reaper's tick, its slices and its turns) is timed.
   let turnsMs: number[] = [];
   const schedule = clock.setTimeout.bind(clock);
@@ -143,7 +152,7 @@ const rows: Record<string, string | number>[] = [];
   const run = async (holdsPerTurn: number): Promise<{ longestMs: number; turns: number; checking: number }> => {
     for (const entry of own) node.store.updateLease(entry, { held: false }, false);
     const reaper = new Reaper(
-      { clock, rng: node.components.rng, registry: node.registry, membership, safety: node.safety, logger: silentLogger, expiryCheck: unanswered },
+      { clock, rng: node.components.rng, registry: node.registry, membership, safety: node.safety, logger: silentLogger, expiryCheck: leaseCheck() },
       { evictionIntervalMs: 1_000, tombstoneTtlMs: cluster.tombstoneTtlMs, orphanTimeoutMs: cluster.orphanTimeoutMs, heartbeatIntervalMs: cluster.heartbeatIntervalMs, renewalWindowMs: cluster.renewalWindowMs, holdsPerTurn },
     );
     turnsMs = [];

@@ -46,12 +46,10 @@ export const HIDE_MAX_PER_TURN = 10_000;
  * Most of this peer's expired instances a timer-driven run flags held in one turn, of those
  * that reads already serve as held by rule (taken back at a restart and not heard since, or
  * being asked about while other peers are up: visibility.ts): the rest are flagged in later
- * turns, each looked at again first. Each flag is a store change the change feed announces: a
- * tenth of a registry of 1,000,000 expiring together made the run's last turn 116-117 ms, and
- * 91-100 ms with the flags in turns (`npx tsx bench/registry-passes.ts`, 2026-12-06); what is
- * left of that turn is the rest of the run's work per expired instance (the re-check, the
- * shuffle, the lease check). Holds of the eviction caps are flagged at once: a peer alone
- * serves them by the flag only.
+ * turns, each looked at again first. Each flag is a store change the change feed announces;
+ * 100,000 of them were about 50-65 ms of the run's last turn when a tenth of a registry of
+ * 1,000,000 expired together (bench/findings.md, 2026-12-06 evening). Holds of the eviction
+ * caps are flagged at once: a peer alone serves them by the flag only.
  */
 export const HOLD_MAX_PER_TURN = 10_000;
 
@@ -312,8 +310,12 @@ export class Reaper {
       // An instance this peer took back at a restart (from its data dir or a snapshot) and has
       // not heard since may be heartbeating a peer it cannot reach: held by the same rule the
       // reads apply (see heldAfterRestart), so that no read sees it unserved before this run.
+      // In the scan's order, which is the store's (near enough the entries' memory order), not
+      // shuffled first: this loop and the lease check read every expired entry, which in a
+      // random order costs a cache miss each (bench/findings.md, 2026-12-06 evening). Only
+      // what is evicted needs the random order: `cleared`, shuffled below.
       const expired: StoredInstance[] = [];
-      for (const entry of shuffled(rng, scan.expiredOwned)) {
+      for (const entry of scan.expiredOwned) {
         if (heldAfterRestart(entry, nowMs, membership)) {
           held.partitionGuard += 1;
           heldByRule.push(entry);
@@ -330,7 +332,7 @@ export class Reaper {
           checking += 1;
         }
       }
-      candidates.push(...cleared);
+      candidates.push(...shuffled(rng, cleared));
     }
     const orphans = guards.holdDownOwners ? [] : scan.orphans;
     candidates.push(...orphans);

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { HybridClock } from '../../../src/clock/hlc.js';
 import { LeaseRule, type MembershipView } from '../../../src/lease/lease-scan.js';
@@ -42,10 +43,9 @@ class TestMembership implements MembershipView {
  * (6 of peer-b, 2 of peer-c) and `gamma` (2 of peer-b): 10 of peer-b's. Their leases, as the
  * sender saw them, ran out long ago: while their owner is up, that does not matter.
  */
-function harness(sliceEntries: number) {
-  const fake = new FakeClock();
+function harness(sliceEntries: number, shared: { fake: FakeClock; membership: TestMembership } = { fake: new FakeClock(), membership: new TestMembership() }) {
+  const { fake, membership } = shared;
   const clock = new SteppedClock(fake);
-  const membership = new TestMembership();
   const lines: LogLine[] = [];
   const store = new InstanceStore(16);
   const registry = new Registry(
@@ -195,5 +195,85 @@ describe('an owner coming back, in turns', () => {
     expect(h.served(h.ofOwner('peer-b'))).toEqual(h.ofOwner('peer-b').map(() => true));
     // Each shown once: three by the up pass, seven by the down pass that cut it short.
     expect(h.changes).toHaveLength(10);
+  });
+});
+
+describe('owner passes in turns, against whole ones', () => {
+  it('leave every instance served as whole passes would, with the same grace for a down owner, whatever is written between turns (property, seeded)', () => {
+    type Op =
+      | { kind: 'put'; namespace: number; service: number; id: number; owner: number; leaseMs: number; deleted: boolean }
+      | { kind: 'advance'; ms: number }
+      | { kind: 'down' | 'up'; owner: number }
+      | { kind: 'turn' | 'check' };
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      {
+        weight: 6,
+        arbitrary: fc.record({
+          kind: fc.constant('put' as const),
+          namespace: fc.nat(1),
+          service: fc.nat(4),
+          id: fc.nat(5),
+          owner: fc.nat(1),
+          leaseMs: fc.integer({ min: 0, max: LEASE_MS }),
+          deleted: fc.boolean(),
+        }),
+      },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 2_000 }) }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('down' as const, 'up' as const), owner: fc.nat(1) }) },
+      { weight: 4, arbitrary: fc.record({ kind: fc.constantFrom('turn' as const, 'check' as const) }) },
+    );
+    const NAMESPACES = ['default', 'team-a'];
+    const SERVICES = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+    const OWNERS = ['peer-b', 'peer-c'];
+
+    fc.assert(
+      fc.property(fc.array(op, { minLength: 10, maxLength: 80 }), fc.integer({ min: 1, max: 5 }), (ops, sliceEntries) => {
+        const shared = { fake: new FakeClock(), membership: new TestMembership() };
+        const inTurns = harness(sliceEntries, shared);
+        const whole = harness(1_000_000, shared);
+        let counter = 0;
+        /** Every key both hold: served alike, and a down owner's instances with the same lease. */
+        const compare = () => {
+          inTurns.clock.runAll();
+          expect(inTurns.registry.graceUnderway('peer-b') || inTurns.registry.graceUnderway('peer-c')).toBe(false);
+          const seen = (h: ReturnType<typeof harness>) =>
+            [...h.store.entries()].map((entry) => {
+              const { namespace, service, instanceId, owner, deleted } = entry.record;
+              const down = shared.membership.downSince.has(owner);
+              return [`${namespace}/${service}/${instanceId}`, owner, deleted, isServed(entry, h.registry.leaseView()), entry.hidden, down ? entry.leaseExpiresAtMs : null];
+            });
+          expect(seen(inTurns)).toEqual(seen(whole));
+        };
+        for (const step of ops) {
+          if (step.kind === 'put') {
+            const rec = record({
+              namespace: NAMESPACES[step.namespace]!,
+              service: SERVICES[step.service]!,
+              instanceId: `i-${step.id}`,
+              peerId: OWNERS[step.owner]!,
+              wallMs: shared.fake.nowMs(),
+              counter: counter++,
+              leaseDurationMs: LEASE_MS,
+            });
+            const written = step.deleted ? { ...rec, deleted: 'cancel' as const } : rec;
+            for (const h of [inTurns, whole]) h.registry.applyRemote(written, step.leaseMs);
+          } else if (step.kind === 'advance') shared.fake.jump(step.ms);
+          else if (step.kind === 'down') {
+            const owner = OWNERS[step.owner]!;
+            if (shared.membership.downSince.has(owner)) continue;
+            shared.membership.downSince.set(owner, shared.fake.nowMs());
+            for (const h of [inTurns, whole]) h.registry.ownerDown(owner);
+          } else if (step.kind === 'up') {
+            const owner = OWNERS[step.owner]!;
+            if (!shared.membership.downSince.has(owner)) continue;
+            shared.membership.downSince.delete(owner);
+            for (const h of [inTurns, whole]) h.registry.ownerUp(owner);
+          } else if (step.kind === 'turn') inTurns.clock.runSlice();
+          else compare();
+        }
+        compare();
+      }),
+      { numRuns: 200, seed: 20261206 },
+    );
   });
 });

@@ -1,5 +1,5 @@
 /**
- * What a peer of N instances (default 1,000,000) spends, in process, on four passes that go
+ * What a peer of N instances (default 1,000,000) spends, in process, on five passes that go
  * over the whole store, each with the figure it is set against in the same run:
  *
  *   - reconcile scan: finding the records of the differing sub-buckets (one pass over the
@@ -15,13 +15,16 @@
  *   - holds: a timer-driven reaper run (its scan in slices) when a tenth of the instances, this
  *     peer's own, expired while the other peers are asked about them, flagging them held in
  *     turns of `HOLD_MAX_PER_TURN` (its longest turn) against the same run flagging all in one
- *     turn; two rounds.
+ *     turn; two rounds;
+ *   - evictions: a timer-driven reaper run on a peer alone when a tenth of the instances, its
+ *     own, expired, evicting what the caps allow in turns of `EVICT_MAX_PER_TURN` (the longest
+ *     turn) against the same run evicting all in one turn, each on a registry of its own.
  *
  * Milliseconds of one turn of the event loop each (timed with performance.now()), but for the
  * owner-down reference.
  *   npx tsx bench/registry-passes.ts [--instances=1000000]
  */
-import { HOLD_MAX_PER_TURN, Reaper } from '../src/lease/reaper.js';
+import { EVICT_MAX_PER_TURN, HOLD_MAX_PER_TURN, Reaper } from '../src/lease/reaper.js';
 import { silentLogger } from '../src/log/logger.js';
 import { bucketOfSub, SUB_BUCKETS } from '../src/registry/digest.js';
 import type { StoredInstance } from '../src/registry/types.js';
@@ -168,6 +171,36 @@ const rows: Record<string, string | number>[] = [];
     rows.push({ pass: `reaper run holding this peer's expired instances: longest of ${inTurns.turns} turns (${oneTurn.turns})`, 'ms now': inTurns.longestMs, 'ms reference': oneTurn.longestMs, reference: 'the same run flagging all in one turn', records: inTurns.checking });
   }
   await node.stop();
+}
+
+// 5. A tenth of the instances, this peer's own, expired on a peer alone: a timer-driven run
+//    evicting what its caps allow in turns of EVICT_MAX_PER_TURN, against all in one turn (each
+//    on a registry of its own: an eviction cannot be undone).
+{
+  const evictionRun = async (evictionsPerTurn: number): Promise<{ longestMs: number; turns: number; evicted: number }> => {
+    const { node, clock } = await filled((i, self) => (i % 10 === 0 ? self : 'peer-c'));
+    const membership = { isUp: () => true, downSinceMs: () => null, livePeerIds: () => [node.registry.peerId] };
+    const { cluster } = node.config;
+    const turnsMs: number[] = [];
+    const schedule = clock.setTimeout.bind(clock);
+    const every = clock.setInterval.bind(clock);
+    clock.setTimeout = (fn, delayMs) => schedule(() => turnsMs.push(timed(fn)), delayMs);
+    clock.setInterval = (fn, periodMs) => every(() => turnsMs.push(timed(fn)), periodMs);
+    const reaper = new Reaper(
+      { clock, rng: node.components.rng, registry: node.registry, membership, safety: node.safety, logger: silentLogger },
+      { evictionIntervalMs: 1_000, tombstoneTtlMs: cluster.tombstoneTtlMs, orphanTimeoutMs: cluster.orphanTimeoutMs, heartbeatIntervalMs: cluster.heartbeatIntervalMs, renewalWindowMs: cluster.renewalWindowMs, evictionsPerTurn },
+    );
+    clock.jump(30_000 + 60_000);
+    reaper.start();
+    await clock.advance(1_000);
+    reaper.stop();
+    const evicted = reaper.lastRun?.evicted ?? 0;
+    await node.stop();
+    return { longestMs: Math.max(...turnsMs), turns: turnsMs.length, evicted };
+  };
+  const inTurns = await evictionRun(EVICT_MAX_PER_TURN);
+  const oneTurn = await evictionRun(Number.MAX_SAFE_INTEGER);
+  rows.push({ pass: `reaper run evicting this peer's expired instances: longest of ${inTurns.turns} turns (${oneTurn.turns})`, 'ms now': inTurns.longestMs, 'ms reference': oneTurn.longestMs, reference: 'the same run evicting all in one turn', records: inTurns.evicted });
 }
 
 console.log(`${N.toLocaleString('en')} instances, in process (${new Date().toISOString()})\n${table(rows)}`);

@@ -100,7 +100,10 @@ export function soaRecord(context: RecordContext, serial: number): SoaAnswer {
 export function addressRecords(owner: string, instances: readonly InstanceView[], family: 4 | 6, lookup: ServiceLookup, context: RecordContext, rotateBy: number): Answer[] {
   const region = lookup.zone === null ? undefined : context.regionOfZone(lookup.zone) ?? regionOfInstances(instances, lookup.zone);
   const candidates = instances.filter((instance) => familyOf(instance.host) === family);
-  const best = Math.min(...candidates.map((instance) => priorityOf(instance, lookup.zone, region)));
+  // A loop, not Math.min(...): a service may hold more instances than a call takes arguments
+  // (about 125,000; instancesPerServiceMax goes up to 10,000,000).
+  let best = Number.POSITIVE_INFINITY;
+  for (const instance of candidates) best = Math.min(best, priorityOf(instance, lookup.zone, region));
   const nearest = candidates.filter((instance) => priorityOf(instance, lookup.zone, region) === best);
   const addresses = [...new Set(nearest.map((instance) => addressOf(instance.host)))];
   const start = addresses.length === 0 ? 0 : rotateBy % addresses.length;
@@ -169,8 +172,8 @@ export function serviceRecords(type: string, owner: string, view: ServiceView, l
   const rotateBy = Math.floor(view.builtAtMs / 1_000);
   let answers: Answer[] = [];
   let additionals: Answer[] = [];
-  if (type === 'A' || type === 'ANY') answers.push(...addressRecords(owner, instances, 4, lookup, context, rotateBy));
-  if (type === 'AAAA' || type === 'ANY') answers.push(...addressRecords(owner, instances, 6, lookup, context, rotateBy));
+  if (type === 'A' || type === 'ANY') answers = answers.concat(addressRecords(owner, instances, 4, lookup, context, rotateBy));
+  if (type === 'AAAA' || type === 'ANY') answers = answers.concat(addressRecords(owner, instances, 6, lookup, context, rotateBy));
   if (type === 'SRV') ({ answers, additionals } = srvRecords(owner, instances, lookup, context));
   if (type === 'TXT') answers = txtRecords(owner, instances, context);
   return { rcode: RCODE.NOERROR, answers, authorities: answers.length === 0 ? soa : [], additionals };

@@ -16,6 +16,8 @@ export interface EvictionPlan<T> {
   evict: T[];
   /** Kept because their service reached its cap for the window. */
   heldByService: T[];
+  /** How many of `heldByService` each service has (what the guard's status shows per service). */
+  cappedByService: Map<string, number>;
   /** Kept because this run reached its cap; the next run takes them. */
   heldByRun: T[];
 }
@@ -40,7 +42,7 @@ export function planEvictions<T>(
   budgets: ReadonlyMap<string, ServiceBudget>,
   policy: BudgetPolicy,
 ): EvictionPlan<T> {
-  const plan: EvictionPlan<T> = { evict: [], heldByService: [], heldByRun: [] };
+  const plan: EvictionPlan<T> = { evict: [], heldByService: [], cappedByService: new Map(), heldByRun: [] };
   const left = new Map<string, number>();
   for (const candidate of candidates) {
     const service = serviceOf(candidate);
@@ -52,6 +54,7 @@ export function planEvictions<T>(
       plan.heldByRun.push(candidate);
     } else if ((left.get(service) ?? 0) <= 0) {
       plan.heldByService.push(candidate);
+      plan.cappedByService.set(service, (plan.cappedByService.get(service) ?? 0) + 1);
     } else {
       plan.evict.push(candidate);
       left.set(service, (left.get(service) ?? 0) - 1);

@@ -43,15 +43,36 @@ export const TOMBSTONE_PURGE_MAX_PER_RUN = 5_000;
 export const HIDE_MAX_PER_TURN = 10_000;
 
 /**
- * Most of this peer's expired instances a timer-driven run flags held in one turn, of those
- * that reads already serve as held by rule (taken back at a restart and not heard since, or
- * being asked about while other peers are up: visibility.ts): the rest are flagged in later
- * turns, each looked at again first. Each flag is a store change the change feed announces;
- * 100,000 of them were about 50-65 ms of the run's last turn when a tenth of a registry of
- * 1,000,000 expired together (bench/findings.md, 2026-12-06 evening). Holds of the eviction
- * caps are flagged at once: a peer alone serves them by the flag only.
+ * Most of this peer's expired instances a timer-driven run flags held in one turn: the rest
+ * are flagged in later turns, each looked at again first. Each flag is a store change the
+ * change feed announces; 100,000 of them were about 50-65 ms of the run's last turn when a
+ * tenth of a registry of 1,000,000 expired together (bench/findings.md, 2026-12-06 evening).
+ * What waits for a later turn is served meanwhile as it was before the run: held by rule
+ * (taken back at a restart and not heard since, or being asked about while other peers are
+ * up: visibility.ts), or, on a peer alone, held by an eviction cap and not served from its
+ * lease's end until a run flags it, which those turns prolong by a few ms.
  */
 export const HOLD_MAX_PER_TURN = 10_000;
+
+/**
+ * Most evictions a timer-driven run makes in one turn of the event loop; the rest of its plan
+ * is evicted in later turns, each looked at again first. An eviction is a replicated write (a
+ * tombstone: a version, the store, the digest, the change feed, the outbox), several µs each:
+ * a run evicting 30,000 of this peer's instances among 1,000,000 (a tenth expired; the
+ * per-service cap held the rest) had a turn of 336-343 ms with every eviction in it, 171-200
+ * ms with them in turns (`npx tsx bench/registry-passes.ts`, its fifth pass; bench/findings.md,
+ * 2026-12-06 evening). The caps bound how many one run evicts, not how long that takes.
+ */
+export const EVICT_MAX_PER_TURN = 2_000;
+
+/** What a run does per turn of the event loop, at most (a whole `runOnce`: no bound). */
+interface TurnBounds {
+  hides: number;
+  holds: number;
+  evictions: number;
+}
+
+const UNBOUNDED: TurnBounds = { hides: Number.POSITIVE_INFINITY, holds: Number.POSITIVE_INFINITY, evictions: Number.POSITIVE_INFINITY };
 
 /**
  * What the owner does before it evicts an instance whose lease ran out: asks the other peers
@@ -93,6 +114,8 @@ export interface ReaperInit {
   hidesPerTurn?: number;
   /** Most instances held by rule a timer-driven run flags per turn; default `HOLD_MAX_PER_TURN` (tests set it low). */
   holdsPerTurn?: number;
+  /** Most evictions a timer-driven run makes per turn; default `EVICT_MAX_PER_TURN` (tests set it low). */
+  evictionsPerTurn?: number;
 }
 
 /** What one run did; exposed for tests, metrics and `/v1/cluster`. */
@@ -113,7 +136,33 @@ interface SlicedRun {
   next: TimerHandle | undefined;
 }
 
-const serviceOf = (entry: StoredInstance) => serviceKeyString(entry.record.namespace, entry.record.service);
+/**
+ * Appends `items` to `to` one by one: `to.push(...items)` passes every item as an argument, and
+ * past about 125,000 of them (a tenth of a registry of 1,000,000 expiring, a down owner's
+ * orphans) the call overflows the stack, which stopped the peer.
+ */
+function appendAll<T>(to: T[], items: readonly T[]): void {
+  for (let i = 0; i < items.length; i++) to.push(items[i]!);
+}
+
+/**
+ * `serviceKeyString` of an entry, as one string per service for as long as the function is
+ * kept (a run): a run may go through a tenth of the registry, and the store gives every record
+ * of a service the same namespace and name strings, so two lookups on strings whose hash is
+ * known replace building and hashing a key per entry (planning 100,000 candidates took 69-77
+ * ms with a key each: bench/findings.md, 2026-12-06 evening).
+ */
+function serviceKeys(): (entry: StoredInstance) => string {
+  const byNamespace = new Map<string, Map<string, string>>();
+  return (entry) => {
+    const { namespace, service } = entry.record;
+    let names = byNamespace.get(namespace);
+    if (names === undefined) byNamespace.set(namespace, (names = new Map()));
+    let key = names.get(service);
+    if (key === undefined) names.set(service, (key = serviceKeyString(namespace, service)));
+    return key;
+  };
+}
 
 /**
  * Runs every `evictionIntervalMs`: evicts this peer's expired instances (replicated deletes),
@@ -133,6 +182,8 @@ export class Reaper {
   private hidingLater: TimerHandle | undefined;
   /** The next turn of a timer-driven run's holds, while more are left than one turn takes. */
   private holdingLater: TimerHandle | undefined;
+  /** The next turn of a timer-driven run's evictions, while more are left than one turn takes. */
+  private evictingLater: TimerHandle | undefined;
   private readonly sliceEntries: number;
   lastRun: ReaperRun | undefined;
 
@@ -167,10 +218,10 @@ export class Reaper {
    * and an instance whose check was answered meanwhile is in it (expired before it began).
    */
   private begin(): void {
-    if (this.sliced || this.hidingLater || this.holdingLater) return;
+    if (this.sliced || this.hidingLater || this.holdingLater || this.evictingLater) return;
     const { clock, registry } = this.components;
     if (registry.store.size <= this.sliceEntries) {
-      this.runOnce(this.hideMaxPerTurn, this.holdMaxPerTurn);
+      this.runWhole(this.turnBounds);
       return;
     }
     const run: SlicedRun = { scan: new LeaseScan(registry.store.allServices(), this.context(clock.nowMs())), next: undefined };
@@ -196,15 +247,16 @@ export class Reaper {
     // or counts that a few writes move by a few, so a run's few milliseconds of lag change no
     // decision that the next run, a second later, would not make anyway.
     const current = (entry: StoredInstance) => registry.store.get(entry.record) === entry;
-    this.finish(stillCandidates(run.scan.result, new LeaseRule(this.context(nowMs)), current), nowMs, this.hideMaxPerTurn, this.holdMaxPerTurn);
+    this.finish(stillCandidates(run.scan.result, new LeaseRule(this.context(nowMs)), current), nowMs, this.turnBounds);
   }
 
-  private get hideMaxPerTurn(): number {
-    return Math.max(1, this.init.hidesPerTurn ?? HIDE_MAX_PER_TURN);
-  }
-
-  private get holdMaxPerTurn(): number {
-    return Math.max(1, this.init.holdsPerTurn ?? HOLD_MAX_PER_TURN);
+  /** A timer-driven run's bounds per turn. */
+  private get turnBounds(): TurnBounds {
+    return {
+      hides: Math.max(1, this.init.hidesPerTurn ?? HIDE_MAX_PER_TURN),
+      holds: Math.max(1, this.init.holdsPerTurn ?? HOLD_MAX_PER_TURN),
+      evictions: Math.max(1, this.init.evictionsPerTurn ?? EVICT_MAX_PER_TURN),
+    };
   }
 
   /**
@@ -231,8 +283,8 @@ export class Reaper {
   }
 
   /**
-   * Flags `entries` held (this peer's expired instances that reads already serve as held by
-   * rule: see HOLD_MAX_PER_TURN) at most `perTurn` a turn of the event loop. Those left for a
+   * Flags `entries` held (this peer's expired instances: see HOLD_MAX_PER_TURN) at most
+   * `perTurn` a turn of the event loop. Those left for a
    * later turn are looked at again then: still the stored entry, not held yet, its lease still
    * over (a heartbeat or a takeover meanwhile leaves it alone).
    */
@@ -250,6 +302,41 @@ export class Reaper {
     }, 0);
   }
 
+  /**
+   * Evicts `entries` (a run's plan, in its random order) at most `perTurn` a turn of the event
+   * loop, counted in `run`. Those left for a later turn are looked at again then: still the
+   * stored entry, not held, the rule still putting it where the run found it (this peer's and
+   * expired, or an orphan), not held by the restart rule, and the guard that would keep it
+   * (self-preservation, or the partition guard for an orphan) still off.
+   */
+  private evictInTurns(entries: readonly StoredInstance[], run: ReaperRun, perTurn: number, serviceOf: (entry: StoredInstance) => string): void {
+    const { registry, safety, clock, membership } = this.components;
+    const nowMs = clock.nowMs();
+    const turn = entries.length <= perTurn ? entries : entries.slice(0, perTurn);
+    for (const entry of turn) {
+      const orphan = entry.record.owner !== registry.peerId;
+      registry.evict(entry, orphan ? `orphan: owner ${entry.record.owner} down` : 'lease expired');
+      safety.recordEviction(serviceOf(entry), nowMs);
+      if (orphan) run.orphansEvicted += 1;
+      else run.evicted += 1;
+    }
+    if (entries.length <= perTurn) return;
+    const rest = entries.slice(perTurn);
+    this.evictingLater = clock.setTimeout(() => {
+      this.evictingLater = undefined;
+      const laterMs = clock.nowMs();
+      const guards = safety.guards();
+      const rule = new LeaseRule(this.context(laterMs));
+      const still = rest.filter((entry) => {
+        if (registry.store.get(entry.record) !== entry || entry.held) return false;
+        const bucket = rule.bucketOf(entry);
+        if (bucket === 'orphans') return !guards.holdDownOwners;
+        return bucket === 'expiredOwned' && !guards.suspendOwnedExpiry && !heldAfterRestart(entry, laterMs, membership);
+      });
+      this.evictInTurns(still, run, perTurn, serviceOf);
+    }, 0);
+  }
+
   private cancelSliced(): void {
     this.sliced?.next?.cancel();
     this.sliced = undefined;
@@ -257,6 +344,8 @@ export class Reaper {
     this.hidingLater = undefined;
     this.holdingLater?.cancel();
     this.holdingLater = undefined;
+    this.evictingLater?.cancel();
+    this.evictingLater = undefined;
   }
 
   private context(nowMs: number): ScanContext {
@@ -268,20 +357,25 @@ export class Reaper {
    * One whole pass over the registry, synchronous, so nothing changes under it (the admin
    * routes and tests call it). A sliced run in progress is dropped: this one supersedes it.
    */
-  runOnce(hidePerTurn = Number.POSITIVE_INFINITY, holdPerTurn = Number.POSITIVE_INFINITY): ReaperRun {
+  runOnce(): ReaperRun {
+    return this.runWhole(UNBOUNDED);
+  }
+
+  /** `runOnce`, with what it does after its scan bounded per turn (a timer-driven run of a registry that fits in one slice). */
+  private runWhole(bounds: TurnBounds): ReaperRun {
     this.cancelSliced();
     const { clock, registry } = this.components;
     const nowMs = clock.nowMs();
     registry.flushLogSummary();
-    return this.finish(scanLeases(registry.store.allServices(), this.context(nowMs)), nowMs, hidePerTurn, holdPerTurn);
+    return this.finish(scanLeases(registry.store.allServices(), this.context(nowMs)), nowMs, bounds);
   }
 
   /**
-   * Acts on a scan: purges, hides, holds and evicts within the guards; records the run. Hides
-   * beyond `hidePerTurn` happen in later turns (`hideInTurns`), counted in the run's `hidden`;
-   * so do holds by rule beyond `holdPerTurn` (`holdInTurns`), counted in `held` and `checking`.
+   * Acts on a scan: purges, hides, holds and evicts within the guards; records the run. Hides,
+   * holds by rule and evictions beyond `bounds` happen in later turns (`hideInTurns`,
+   * `holdInTurns`, `evictInTurns`), counted in the run as they are done (holds when planned).
    */
-  private finish(scan: ReaperScan, nowMs: number, hidePerTurn: number, holdPerTurn: number): ReaperRun {
+  private finish(scan: ReaperScan, nowMs: number, bounds: TurnBounds): ReaperRun {
     const { registry, membership, rng, safety } = this.components;
     const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
@@ -302,8 +396,8 @@ export class Reaper {
     this.holdingDownOwners = guards.holdDownOwners;
 
     const candidates: StoredInstance[] = [];
-    /** Held by a rule the reads apply too (visibility.ts): flagged in turns (`holdInTurns`). */
-    const heldByRule: StoredInstance[] = [];
+    /** Held by a rule the reads apply too (visibility.ts), or by a cap: flagged in turns (`holdInTurns`). */
+    const toHold: StoredInstance[] = [];
     let checking = 0;
     if (guards.suspendOwnedExpiry) held.selfPreservation = scan.expiredOwned.length;
     else {
@@ -318,7 +412,7 @@ export class Reaper {
       for (const entry of scan.expiredOwned) {
         if (heldAfterRestart(entry, nowMs, membership)) {
           held.partitionGuard += 1;
-          heldByRule.push(entry);
+          toHold.push(entry);
         } else expired.push(entry);
       }
       // Before evicting, the other peers are asked whether one of them hears the client; the
@@ -328,43 +422,38 @@ export class Reaper {
         const evictable = new Set(cleared);
         for (const entry of expired) {
           if (evictable.has(entry)) continue;
-          heldByRule.push(entry);
+          toHold.push(entry);
           checking += 1;
         }
       }
-      candidates.push(...shuffled(rng, cleared));
+      appendAll(candidates, shuffled(rng, cleared));
     }
     const orphans = guards.holdDownOwners ? [] : scan.orphans;
-    candidates.push(...orphans);
+    appendAll(candidates, orphans);
+    const serviceOf = serviceKeys();
     const plan = planEvictions(candidates, serviceOf, safety.serviceBudgets(nowMs, scan.serviceSizes), {
       serviceMaxRatio: safety.serviceMaxRatio,
       runMax: runCap(scan.served, safety.runMaxRatio),
     });
-    let orphansEvicted = 0;
-    for (const entry of plan.evict) {
-      const orphan = entry.record.owner !== registry.peerId;
-      registry.evict(entry, orphan ? `orphan: owner ${entry.record.owner} down` : 'lease expired');
-      safety.recordEviction(serviceOf(entry), nowMs);
-      if (orphan) orphansEvicted += 1;
-    }
-    const capped = new Map<string, number>();
-    for (const entry of plan.heldByService) capped.set(serviceOf(entry), (capped.get(serviceOf(entry)) ?? 0) + 1);
-    for (const entry of [...plan.heldByService, ...plan.heldByRun]) registry.hold(entry);
-    held.serviceCap = plan.heldByService.length;
-    held.runCap = plan.heldByRun.length;
-    safety.recordHeld(nowMs, held, capped);
-
     const run: ReaperRun = {
       atMs: nowMs,
-      evicted: plan.evict.length - orphansEvicted,
-      orphansEvicted,
+      evicted: 0,
+      orphansEvicted: 0,
       hidden: 0,
       tombstonesPurged: purged.length,
       held,
       checking,
     };
-    this.hideInTurns(toHide, run, hidePerTurn);
-    this.holdInTurns(heldByRule, holdPerTurn);
+    this.evictInTurns(plan.evict, run, bounds.evictions, serviceOf);
+    // Flagged in turns like the holds by rule (see HOLD_MAX_PER_TURN).
+    appendAll(toHold, plan.heldByService);
+    appendAll(toHold, plan.heldByRun);
+    held.serviceCap = plan.heldByService.length;
+    held.runCap = plan.heldByRun.length;
+    safety.recordHeld(nowMs, held, plan.cappedByService);
+
+    this.hideInTurns(toHide, run, bounds.hides);
+    this.holdInTurns(toHold, bounds.holds);
     if (plan.evict.length > 0 || held.serviceCap + held.runCap > 0) this.log.debug({ ...run }, 'reaper run');
     this.lastRun = run;
     return run;

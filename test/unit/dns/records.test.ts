@@ -35,6 +35,12 @@ const fleet = [
 ];
 
 describe('DNS records', () => {
+  it('answers A and ANY for a service of 200,000 addresses (more than a call takes as arguments)', () => {
+    const many = Array.from({ length: 200_000 }, (_, i) => instance(`i-${i}`, `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`));
+    expect(serviceRecords('A', OWNER, view(many), lookup(), context).answers).toHaveLength(200_000);
+    expect(serviceRecords('ANY', OWNER, view(many), lookup(), context).answers).toHaveLength(200_000);
+  });
+
   it('answers A with the UP instances whose host is an IPv4 address, and AAAA with the IPv6 ones', () => {
     const a = serviceRecords('A', OWNER, view(fleet), lookup(), context);
     expect(a.rcode).toBe(RCODE.NOERROR);

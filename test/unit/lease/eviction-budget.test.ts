@@ -36,7 +36,7 @@ describe('planEvictions', () => {
       ['b', { size: 10, evictedInWindow: 0 }],
     ]);
     const plan = planEvictions(candidates, service, budgets, { serviceMaxRatio: 0.3, runMax: 100 });
-    expect(plan).toEqual({ evict: ['a:1', 'a:2', 'a:3', 'b:1'], heldByService: ['a:4'], heldByRun: [] });
+    expect(plan).toEqual({ evict: ['a:1', 'a:2', 'a:3', 'b:1'], heldByService: ['a:4'], cappedByService: new Map([['a', 1]]), heldByRun: [] });
   });
 
   it('counts what the window already evicted', () => {
@@ -50,7 +50,7 @@ describe('planEvictions', () => {
 
   it('stops at the per-run cap, keeping the order given', () => {
     const plan = planEvictions(['a:1', 'b:1', 'c:1'], service, new Map(), { serviceMaxRatio: 1, runMax: 2 });
-    expect(plan).toEqual({ evict: ['a:1', 'b:1'], heldByService: [], heldByRun: ['c:1'] });
+    expect(plan).toEqual({ evict: ['a:1', 'b:1'], heldByService: [], cappedByService: new Map(), heldByRun: ['c:1'] });
   });
 
   it('evicts everything with both caps off', () => {

@@ -3,7 +3,8 @@
 /** Lays rows out in columns under upper-case headers, two spaces apart. */
 export function table(headers: string[], rows: (string | number)[][]): string {
   const cells = [headers.map((header) => header.toUpperCase()), ...rows.map((row) => row.map(String))];
-  const widths = headers.map((_, column) => Math.max(...cells.map((row) => (row[column] ?? '').length)));
+  // A loop, not Math.max(...): a listing may have more rows than a call takes arguments (about 125,000).
+  const widths = headers.map((_, column) => cells.reduce((widest, row) => Math.max(widest, (row[column] ?? '').length), 0));
   return cells
     .map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd())
     .join('\n');

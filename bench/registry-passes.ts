@@ -24,14 +24,18 @@
  * owner-down reference.
  *   npx tsx bench/registry-passes.ts [--instances=1000000]
  */
-import { EVICT_MAX_PER_TURN, HOLD_MAX_PER_TURN, Reaper } from '../src/lease/reaper.js';
+import type { MembershipView } from '../src/lease/lease-scan.js';
+import { EVICT_MAX_PER_TURN, HOLD_MAX_PER_TURN, type ExpiryCheck, type Reaper, type ReaperInit } from '../src/lease/reaper.js';
 import { silentLogger } from '../src/log/logger.js';
 import { bucketOfSub, SUB_BUCKETS } from '../src/registry/digest.js';
 import type { StoredInstance } from '../src/registry/types.js';
 import { LeaseCheck } from '../src/replication/lease-check.js';
 import type { PeerTransport } from '../src/transport/transport.js';
 import { wantedSubBuckets } from '../src/replication/anti-entropy.js';
+import type { RegistryNode } from '../src/node.js';
+import type { FakeClock } from '../test/support/fake-clock.js';
 import { createTestNode } from '../test/support/node.js';
+import { reaperFor } from '../test/support/reaper.js';
 import { record } from '../test/support/records.js';
 import { round, table } from './lib.js';
 
@@ -52,6 +56,23 @@ async function filled(ownerOf: (i: number, self: string) => string) {
   }
   return { node, clock };
 }
+
+/**
+ * Times every timer callback of `clock` from now on (the reaper's tick, its slices and its
+ * turns; an owner pass's turns): the array they push their ms into, which a caller may empty.
+ */
+function timeTurns(clock: FakeClock): number[] {
+  const turnsMs: number[] = [];
+  const schedule = clock.setTimeout.bind(clock);
+  const every = clock.setInterval.bind(clock);
+  clock.setTimeout = (fn, delayMs) => schedule(() => turnsMs.push(timed(fn)), delayMs);
+  clock.setInterval = (fn, periodMs) => every(() => turnsMs.push(timed(fn)), periodMs);
+  return turnsMs;
+}
+
+/** A reaper of `node` on `clock`, ticking every second, with the node's lease settings and `init` on top. */
+const reaperOf = (node: RegistryNode, clock: FakeClock, membership: MembershipView, init: Partial<ReaperInit> = {}, expiryCheck?: ExpiryCheck): Reaper =>
+  reaperFor(node, clock, membership, { evictionIntervalMs: 1_000, ...init }, expiryCheck ? { expiryCheck } : {});
 
 const rows: Record<string, string | number>[] = [];
 
@@ -89,10 +110,7 @@ const rows: Record<string, string | number>[] = [];
     livePeerIds: () => [node.registry.peerId, 'peer-b', 'peer-c', 'peer-d'].filter((id) => !down.has(id)),
   };
   const { cluster } = node.config;
-  const reaper = new Reaper(
-    { clock, rng: node.components.rng, registry: node.registry, membership, safety: node.safety, logger: silentLogger },
-    { evictionIntervalMs: 1_000, tombstoneTtlMs: cluster.tombstoneTtlMs, orphanTimeoutMs: cluster.orphanTimeoutMs, heartbeatIntervalMs: cluster.heartbeatIntervalMs, renewalWindowMs: cluster.renewalWindowMs },
-  );
+  const reaper = reaperOf(node, clock, membership);
   // Past the lease and the grace, with a margin.
   clock.jump(30_000 + cluster.ownerDownGraceMs + 60_000);
   let hidden = 0;
@@ -107,9 +125,7 @@ const rows: Record<string, string | number>[] = [];
   const owners = ['peer-b', 'peer-c', 'peer-d', 'peer-e'];
   const { node, clock } = await filled((i) => owners[i % owners.length]!);
   // Each later turn of a pass is a timer of the (fake) clock: timed as it runs.
-  const turnsMs: number[] = [];
-  const schedule = clock.setTimeout.bind(clock);
-  clock.setTimeout = (fn, delayMs) => schedule(() => turnsMs.push(timed(fn)), delayMs);
+  const turnsMs = timeTurns(clock);
   for (const owner of owners.slice(0, 3)) {
     turnsMs.length = 0;
     turnsMs.push(timed(() => node.registry.ownerDown(owner)));
@@ -131,7 +147,6 @@ const rows: Record<string, string | number>[] = [];
     downSinceMs: () => null,
     livePeerIds: () => [node.registry.peerId, 'peer-b', 'peer-c'],
   };
-  const { cluster } = node.config;
   // The real lease check, asking two peers that never answer (the calls stay pending).
   const pending: PeerTransport = { call: () => new Promise(() => undefined) };
   const peers = ['peer-b', 'peer-c'].map((id) => ({ id, url: `http://${id}.invalid`, region: 'sim', zone: 'z' }));
@@ -140,25 +155,15 @@ const rows: Record<string, string | number>[] = [];
       { transport: pending, inbox: node.inbox, logger: silentLogger, livePeers: () => peers, reportContact: () => undefined },
       { selfId: node.registry.peerId, callTimeoutMs: 60_000, batchMaxEntries: 1_000 },
     );
-  // Every timer callback of the clock (the reaper's tick, its slices and its turns) is timed.
-  let turnsMs: number[] = [];
-  const schedule = clock.setTimeout.bind(clock);
-  const every = clock.setInterval.bind(clock);
-  clock.setTimeout = (fn, delayMs) => schedule(() => turnsMs.push(timed(fn)), delayMs);
-  clock.setInterval = (fn, periodMs) => every(() => turnsMs.push(timed(fn)), periodMs);
+  const turnsMs = timeTurns(clock);
   clock.jump(30_000 + 60_000);
   const own: StoredInstance[] = [];
-  node.store.forEachEntry((entry) => {
-    if (entry.record.owner === node.registry.peerId) own.push(entry);
-  });
+  for (const entry of node.store.entries()) if (entry.record.owner === node.registry.peerId) own.push(entry);
   /** The longest turn of one timer-driven run that flags at most `holdsPerTurn` a turn, and how many turns. */
   const run = async (holdsPerTurn: number): Promise<{ longestMs: number; turns: number; checking: number }> => {
     for (const entry of own) node.store.updateLease(entry, { held: false }, false);
-    const reaper = new Reaper(
-      { clock, rng: node.components.rng, registry: node.registry, membership, safety: node.safety, logger: silentLogger, expiryCheck: leaseCheck() },
-      { evictionIntervalMs: 1_000, tombstoneTtlMs: cluster.tombstoneTtlMs, orphanTimeoutMs: cluster.orphanTimeoutMs, heartbeatIntervalMs: cluster.heartbeatIntervalMs, renewalWindowMs: cluster.renewalWindowMs, holdsPerTurn },
-    );
-    turnsMs = [];
+    const reaper = reaperOf(node, clock, membership, { holdsPerTurn }, leaseCheck());
+    turnsMs.length = 0;
     reaper.start();
     await clock.advance(1_000);
     reaper.stop();
@@ -180,16 +185,8 @@ const rows: Record<string, string | number>[] = [];
   const evictionRun = async (evictionsPerTurn: number): Promise<{ longestMs: number; turns: number; evicted: number }> => {
     const { node, clock } = await filled((i, self) => (i % 10 === 0 ? self : 'peer-c'));
     const membership = { isUp: () => true, downSinceMs: () => null, livePeerIds: () => [node.registry.peerId] };
-    const { cluster } = node.config;
-    const turnsMs: number[] = [];
-    const schedule = clock.setTimeout.bind(clock);
-    const every = clock.setInterval.bind(clock);
-    clock.setTimeout = (fn, delayMs) => schedule(() => turnsMs.push(timed(fn)), delayMs);
-    clock.setInterval = (fn, periodMs) => every(() => turnsMs.push(timed(fn)), periodMs);
-    const reaper = new Reaper(
-      { clock, rng: node.components.rng, registry: node.registry, membership, safety: node.safety, logger: silentLogger },
-      { evictionIntervalMs: 1_000, tombstoneTtlMs: cluster.tombstoneTtlMs, orphanTimeoutMs: cluster.orphanTimeoutMs, heartbeatIntervalMs: cluster.heartbeatIntervalMs, renewalWindowMs: cluster.renewalWindowMs, evictionsPerTurn },
-    );
+    const turnsMs = timeTurns(clock);
+    const reaper = reaperOf(node, clock, membership, { evictionsPerTurn });
     clock.jump(30_000 + 60_000);
     reaper.start();
     await clock.advance(1_000);

@@ -65,6 +65,9 @@ export const HOLD_MAX_PER_TURN = 10_000;
  */
 export const EVICT_MAX_PER_TURN = 2_000;
 
+/** What a run may leave for later turns of the event loop. */
+type TurnWork = 'hides' | 'holds' | 'evictions';
+
 /** What a run does per turn of the event loop, at most (a whole `runOnce`: no bound). */
 interface TurnBounds {
   hides: number;
@@ -178,12 +181,8 @@ export class Reaper {
   private holdingDownOwners = false;
   /** The timer-driven run in progress, while its scan goes through the registry in slices. */
   private sliced: SlicedRun | undefined;
-  /** The next turn of a timer-driven run's hides, while more are left than one turn takes. */
-  private hidingLater: TimerHandle | undefined;
-  /** The next turn of a timer-driven run's holds, while more are left than one turn takes. */
-  private holdingLater: TimerHandle | undefined;
-  /** The next turn of a timer-driven run's evictions, while more are left than one turn takes. */
-  private evictingLater: TimerHandle | undefined;
+  /** The next turn of a timer-driven run's hides, holds or evictions, while more are left than one turn takes. */
+  private readonly later = new Map<TurnWork, TimerHandle>();
   private readonly sliceEntries: number;
   lastRun: ReaperRun | undefined;
 
@@ -218,7 +217,7 @@ export class Reaper {
    * and an instance whose check was answered meanwhile is in it (expired before it began).
    */
   private begin(): void {
-    if (this.sliced || this.hidingLater || this.holdingLater || this.evictingLater) return;
+    if (this.sliced || this.later.size > 0) return;
     const { clock, registry } = this.components;
     if (registry.store.size <= this.sliceEntries) {
       this.runWhole(this.turnBounds);
@@ -246,8 +245,7 @@ export class Reaper {
     // sizes, served) stay those of the slices: they are rates and ratios over a renewal window
     // or counts that a few writes move by a few, so a run's few milliseconds of lag change no
     // decision that the next run, a second later, would not make anyway.
-    const current = (entry: StoredInstance) => registry.store.get(entry.record) === entry;
-    this.finish(stillCandidates(run.scan.result, new LeaseRule(this.context(nowMs)), current), nowMs, this.turnBounds);
+    this.finish(stillCandidates(run.scan.result, new LeaseRule(this.context(nowMs)), (entry) => this.isStored(entry)), nowMs, this.turnBounds);
   }
 
   /** A timer-driven run's bounds per turn. */
@@ -260,92 +258,97 @@ export class Reaper {
   }
 
   /**
-   * Hides `entries` (down owners' instances whose grace ran out, as a run found them) at most
-   * `perTurn` a turn of the event loop, adding to `run.hidden`. Those left for a later turn are
-   * looked at again then: still the stored entry, still not hidden, the rule still saying so,
-   * and the partition guard still not holding down owners (a heartbeat, a takeover, the owner
-   * coming back or the guard turning on meanwhile leaves them alone).
+   * Does `act` for `entries` at most `perTurn` a turn of the event loop. Those left for a later
+   * turn are acted on then only if the predicate `stillDue()` gives for that turn (its time,
+   * rule and guards) keeps them: a heartbeat, a takeover or a guard turning on meanwhile leaves
+   * them alone.
    */
-  private hideInTurns(entries: readonly StoredInstance[], run: ReaperRun, perTurn: number): void {
-    const { registry } = this.components;
-    const turn = entries.slice(0, perTurn);
-    for (const entry of turn) registry.hide(entry);
-    run.hidden += turn.length;
+  private inTurns(
+    work: TurnWork,
+    entries: readonly StoredInstance[],
+    perTurn: number,
+    act: (entry: StoredInstance) => void,
+    stillDue: () => (entry: StoredInstance) => boolean,
+  ): void {
+    const turn = entries.length <= perTurn ? entries : entries.slice(0, perTurn);
+    for (const entry of turn) act(entry);
     if (entries.length <= perTurn) return;
     const rest = entries.slice(perTurn);
-    this.hidingLater = this.components.clock.setTimeout(() => {
-      this.hidingLater = undefined;
-      if (this.components.safety.guards().holdDownOwners) return;
-      const rule = new LeaseRule(this.context(this.components.clock.nowMs()));
-      const still = rest.filter((entry) => registry.store.get(entry.record) === entry && rule.bucketOf(entry) === 'expiredForeign');
-      this.hideInTurns(still, run, perTurn);
+    const next = this.components.clock.setTimeout(() => {
+      this.later.delete(work);
+      this.inTurns(work, rest.filter(stillDue()), perTurn, act, stillDue);
     }, 0);
+    this.later.set(work, next);
+  }
+
+  /** Whether `entry` is still the stored entry of its key (nothing wrote or purged it since). */
+  private isStored(entry: StoredInstance): boolean {
+    return this.components.registry.store.get(entry.record) === entry;
   }
 
   /**
-   * Flags `entries` held (this peer's expired instances: see HOLD_MAX_PER_TURN) at most
-   * `perTurn` a turn of the event loop. Those left for a
-   * later turn are looked at again then: still the stored entry, not held yet, its lease still
-   * over (a heartbeat or a takeover meanwhile leaves it alone).
+   * Hides `entries` (down owners' instances whose grace ran out, as a run found them) in turns,
+   * adding to `run.hidden`; a later turn hides one still stored, not hidden, the rule still
+   * saying so, while the partition guard does not hold down owners.
+   */
+  private hideInTurns(entries: readonly StoredInstance[], run: ReaperRun, perTurn: number): void {
+    const { registry, safety, clock } = this.components;
+    const hide = (entry: StoredInstance) => {
+      registry.hide(entry);
+      run.hidden += 1;
+    };
+    this.inTurns('hides', entries, perTurn, hide, () => {
+      if (safety.guards().holdDownOwners) return () => false;
+      const rule = new LeaseRule(this.context(clock.nowMs()));
+      return (entry) => this.isStored(entry) && rule.bucketOf(entry) === 'expiredForeign';
+    });
+  }
+
+  /**
+   * Flags `entries` held (this peer's expired instances: see HOLD_MAX_PER_TURN) in turns; a
+   * later turn flags one still stored, not held yet, its lease still over.
    */
   private holdInTurns(entries: readonly StoredInstance[], perTurn: number): void {
     const { registry, clock } = this.components;
-    const turn = entries.length <= perTurn ? entries : entries.slice(0, perTurn);
-    for (const entry of turn) registry.hold(entry);
-    if (entries.length <= perTurn) return;
-    const rest = entries.slice(perTurn);
-    this.holdingLater = clock.setTimeout(() => {
-      this.holdingLater = undefined;
+    this.inTurns('holds', entries, perTurn, (entry) => registry.hold(entry), () => {
       const nowMs = clock.nowMs();
-      const still = rest.filter((entry) => registry.store.get(entry.record) === entry && !entry.held && entry.leaseExpiresAtMs <= nowMs);
-      this.holdInTurns(still, perTurn);
-    }, 0);
+      return (entry) => this.isStored(entry) && !entry.held && entry.leaseExpiresAtMs <= nowMs;
+    });
   }
 
   /**
-   * Evicts `entries` (a run's plan, in its random order) at most `perTurn` a turn of the event
-   * loop, counted in `run`. Those left for a later turn are looked at again then: still the
-   * stored entry, not held, the rule still putting it where the run found it (this peer's and
-   * expired, or an orphan), not held by the restart rule, and the guard that would keep it
-   * (self-preservation, or the partition guard for an orphan) still off.
+   * Evicts `entries` (a run's plan, in its random order) in turns, counted in `run`; a later
+   * turn evicts one still stored, not held, the rule still putting it where the run found it
+   * (this peer's and expired, or an orphan), not held by the restart rule, and the guard that
+   * would keep it (self-preservation, or the partition guard for an orphan) still off.
    */
   private evictInTurns(entries: readonly StoredInstance[], run: ReaperRun, perTurn: number, serviceOf: (entry: StoredInstance) => string): void {
     const { registry, safety, clock, membership } = this.components;
-    const nowMs = clock.nowMs();
-    const turn = entries.length <= perTurn ? entries : entries.slice(0, perTurn);
-    for (const entry of turn) {
+    const evict = (entry: StoredInstance) => {
       const orphan = entry.record.owner !== registry.peerId;
       registry.evict(entry, orphan ? `orphan: owner ${entry.record.owner} down` : 'lease expired');
-      safety.recordEviction(serviceOf(entry), nowMs);
+      safety.recordEviction(serviceOf(entry), clock.nowMs());
       if (orphan) run.orphansEvicted += 1;
       else run.evicted += 1;
-    }
-    if (entries.length <= perTurn) return;
-    const rest = entries.slice(perTurn);
-    this.evictingLater = clock.setTimeout(() => {
-      this.evictingLater = undefined;
-      const laterMs = clock.nowMs();
+    };
+    this.inTurns('evictions', entries, perTurn, evict, () => {
+      const nowMs = clock.nowMs();
       const guards = safety.guards();
-      const rule = new LeaseRule(this.context(laterMs));
-      const still = rest.filter((entry) => {
-        if (registry.store.get(entry.record) !== entry || entry.held) return false;
+      const rule = new LeaseRule(this.context(nowMs));
+      return (entry) => {
+        if (!this.isStored(entry) || entry.held) return false;
         const bucket = rule.bucketOf(entry);
         if (bucket === 'orphans') return !guards.holdDownOwners;
-        return bucket === 'expiredOwned' && !guards.suspendOwnedExpiry && !heldAfterRestart(entry, laterMs, membership);
-      });
-      this.evictInTurns(still, run, perTurn, serviceOf);
-    }, 0);
+        return bucket === 'expiredOwned' && !guards.suspendOwnedExpiry && !heldAfterRestart(entry, nowMs, membership);
+      };
+    });
   }
 
   private cancelSliced(): void {
     this.sliced?.next?.cancel();
     this.sliced = undefined;
-    this.hidingLater?.cancel();
-    this.hidingLater = undefined;
-    this.holdingLater?.cancel();
-    this.holdingLater = undefined;
-    this.evictingLater?.cancel();
-    this.evictingLater = undefined;
+    for (const next of this.later.values()) next.cancel();
+    this.later.clear();
   }
 
   private context(nowMs: number): ScanContext {

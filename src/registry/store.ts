@@ -101,15 +101,6 @@ export class InstanceStore {
     for (const services of this.namespaces.values()) yield* services.values();
   }
 
-  /**
-   * Calls `visit` with every stored instance, tombstones included, in one turn: for whole-store
-   * passes that do not yield, without the cost of `entries()`'s generator per instance.
-   */
-  forEachEntry(visit: (entry: StoredInstance) => void): void {
-    for (const services of this.namespaces.values()) {
-      for (const service of services.values()) for (const entry of service.instances.values()) visit(entry);
-    }
-  }
 
   /** Every stored instance, tombstones included. */
   *entries(): IterableIterator<StoredInstance> {

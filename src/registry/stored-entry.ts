@@ -112,17 +112,19 @@ const FLAG_SPAN = 4;
  * docs/benchmarks.md (Capacity) for what each step saved.
  */
 export class StoredEntry implements StoredInstance, InstanceRecord {
-  // The record's fields as `InstanceRecord` declares them (`implements` checks that they match);
-  // the constructor assigns them in a record literal's order, which is their JSON order.
-  namespace: string;
-  service: string;
-  instanceId: string;
-  data: InstanceData;
-  version: Version;
-  owner: string;
-  deleted: DeleteReason | null;
-  leaseDurationMs: number;
-  registeredAtMs: number;
+  // The record's fields as `InstanceRecord` declares them (`implements` checks that they match).
+  // `declare`: no field definition is emitted, so the constructor's assignments, in a record
+  // literal's order (their JSON order), create them, rather than each being defined as
+  // undefined first and then written again on every write to the store.
+  declare namespace: string;
+  declare service: string;
+  declare instanceId: string;
+  declare data: InstanceData;
+  declare version: Version;
+  declare owner: string;
+  declare deleted: DeleteReason | null;
+  declare leaseDurationMs: number;
+  declare registeredAtMs: number;
   #revision: number;
   #origin: TimeOrigin;
   #leaseExpiresAt: StoredTime;

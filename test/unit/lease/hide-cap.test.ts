@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { MembershipView } from '../../../src/lease/lease-scan.js';
-import { HIDE_MAX_PER_TURN, Reaper } from '../../../src/lease/reaper.js';
+import { HIDE_MAX_PER_TURN } from '../../../src/lease/reaper.js';
 import { WRITE_LINES_PER_SECOND } from '../../../src/registry/registry.js';
 import { createTestNode } from '../../support/node.js';
+import { reaperFor } from '../../support/reaper.js';
 import { SteppedClock } from '../../support/stepped-clock.js';
 import { record } from '../../support/records.js';
 import { recordingLogger } from '../../support/recording-logger.js';
@@ -35,17 +36,7 @@ async function ownerDownPastGrace(foreign: number, hidesPerTurn?: number) {
   const down = new Map([['peer-b', clock.nowMs()]]);
   const { cluster } = node.config;
   const stepped = new SteppedClock(clock);
-  const reaper = new Reaper(
-    { clock: stepped, rng: node.components.rng, registry: node.registry, membership: membershipOf(node.registry.peerId, down), safety: node.safety, logger },
-    {
-      evictionIntervalMs: cluster.evictionIntervalMs,
-      tombstoneTtlMs: cluster.tombstoneTtlMs,
-      orphanTimeoutMs: cluster.orphanTimeoutMs,
-      heartbeatIntervalMs: cluster.heartbeatIntervalMs,
-      renewalWindowMs: cluster.renewalWindowMs,
-      ...(hidesPerTurn === undefined ? {} : { hidesPerTurn }),
-    },
-  );
+  const reaper = reaperFor(node, stepped, membershipOf(node.registry.peerId, down), hidesPerTurn === undefined ? {} : { hidesPerTurn }, { logger });
   clock.jump(LEASE_MS + cluster.ownerDownGraceMs + 1);
   const hiddenNow = () => Array.from({ length: foreign }, (_, i) => node.store.get(key(i))?.hidden === true).filter(Boolean).length;
   reaper.start();

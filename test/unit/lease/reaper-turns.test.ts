@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { EVICT_MAX_PER_TURN, HOLD_MAX_PER_TURN, Reaper, type ExpiryCheck } from '../../../src/lease/reaper.js';
-import { silentLogger } from '../../../src/log/logger.js';
+import { EVICT_MAX_PER_TURN, HOLD_MAX_PER_TURN, type ExpiryCheck } from '../../../src/lease/reaper.js';
 import { isServed } from '../../../src/registry/visibility.js';
 import { instance, TestCluster } from '../../support/cluster.js';
 import { createTestNode } from '../../support/node.js';
+import { reaperFor } from '../../support/reaper.js';
 import { record } from '../../support/records.js';
 import { SteppedClock } from '../../support/stepped-clock.js';
 
@@ -22,19 +22,8 @@ function expiredOwned(count: number, holdsPerTurn: number) {
   const node = cluster.node('peer-a');
   const key = (i: number) => ({ namespace: 'default', service: 'orders', instanceId: `i-${i}` });
   for (let i = 0; i < count; i++) node.registry.register(instance(`i-${i}`, { leaseDurationMs: LEASE_MS }));
-  const { cluster: settings } = node.config;
   const stepped = new SteppedClock(cluster.clock);
-  const reaper = new Reaper(
-    { clock: stepped, rng: node.components.rng, registry: node.registry, membership: node.membership, safety: node.safety, logger: silentLogger, expiryCheck: unanswered },
-    {
-      evictionIntervalMs: settings.evictionIntervalMs,
-      tombstoneTtlMs: settings.tombstoneTtlMs,
-      orphanTimeoutMs: settings.orphanTimeoutMs,
-      heartbeatIntervalMs: settings.heartbeatIntervalMs,
-      renewalWindowMs: settings.renewalWindowMs,
-      holdsPerTurn,
-    },
-  );
+  const reaper = reaperFor(node, stepped, node.membership, { holdsPerTurn }, { expiryCheck: unanswered });
   cluster.clock.jump(LEASE_MS + 1);
   const entries = () => Array.from({ length: count }, (_, i) => node.store.get(key(i))!);
   const flagged = () => entries().filter((entry) => entry.held).length;
@@ -78,20 +67,9 @@ describe('the reaper evicts, in turns, what a run planned to evict', () => {
   async function lonePeerExpired(count: number, evictionsPerTurn: number) {
     const { node, clock } = await createTestNode({ start: false, file: { cluster: { serviceEvictionMaxRatio: 1, evictionMaxPerRunRatio: 1 } } });
     for (let i = 0; i < count; i++) node.registry.register(instance(`i-${i}`, { leaseDurationMs: LEASE_MS }));
-    const { cluster: settings } = node.config;
     const stepped = new SteppedClock(clock);
     const membership = { isUp: () => true, downSinceMs: () => null, livePeerIds: () => [node.registry.peerId] };
-    const reaper = new Reaper(
-      { clock: stepped, rng: node.components.rng, registry: node.registry, membership, safety: node.safety, logger: silentLogger },
-      {
-        evictionIntervalMs: settings.evictionIntervalMs,
-        tombstoneTtlMs: settings.tombstoneTtlMs,
-        orphanTimeoutMs: settings.orphanTimeoutMs,
-        heartbeatIntervalMs: settings.heartbeatIntervalMs,
-        renewalWindowMs: settings.renewalWindowMs,
-        evictionsPerTurn,
-      },
-    );
+    const reaper = reaperFor(node, stepped, membership, { evictionsPerTurn });
     clock.jump(LEASE_MS + 1);
     const key = (i: number) => ({ namespace: 'default', service: 'orders', instanceId: `i-${i}` });
     const tombstones = () => Array.from({ length: count }, (_, i) => node.store.get(key(i))!).filter((entry) => entry.record.deleted !== null).length;

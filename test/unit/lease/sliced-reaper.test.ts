@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { MembershipView } from '../../../src/lease/lease-scan.js';
-import { Reaper, type ExpiryCheck, type ReaperRun } from '../../../src/lease/reaper.js';
-import { silentLogger } from '../../../src/log/logger.js';
+import type { ExpiryCheck, Reaper, ReaperRun } from '../../../src/lease/reaper.js';
 import type { RegistryNode } from '../../../src/node.js';
 import type { StoredInstance } from '../../../src/registry/types.js';
 import type { RegistrationInput } from '../../../src/registry/validate.js';
 import type { FakeClock } from '../../support/fake-clock.js';
 import { SteppedClock } from '../../support/stepped-clock.js';
 import { createTestNode } from '../../support/node.js';
+import { reaperFor } from '../../support/reaper.js';
 import { record } from '../../support/records.js';
 
 /**
@@ -60,19 +60,7 @@ async function harness(sliceEntries: number, options: { file?: Record<string, un
   const { node, clock: fake } = await createTestNode({ start: false, ...(options.file ? { file: options.file } : {}) });
   const stepped = new SteppedClock(fake);
   const membership = new TestMembership(node.registry.peerId);
-  const { registry, safety } = node;
-  const { cluster } = node.config;
-  const reaper = new Reaper(
-    { clock: stepped, rng: node.components.rng, registry, membership, safety, logger: silentLogger, ...(options.expiryCheck ? { expiryCheck: options.expiryCheck } : {}) },
-    {
-      evictionIntervalMs: cluster.evictionIntervalMs,
-      tombstoneTtlMs: cluster.tombstoneTtlMs,
-      orphanTimeoutMs: cluster.orphanTimeoutMs,
-      heartbeatIntervalMs: cluster.heartbeatIntervalMs,
-      renewalWindowMs: cluster.renewalWindowMs,
-      sliceEntries,
-    },
-  );
+  const reaper = reaperFor(node, stepped, membership, { sliceEntries }, options.expiryCheck ? { expiryCheck: options.expiryCheck } : {});
   reaper.start();
   return { node, fake, stepped, membership, reaper };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { StoreWalk } from '../../../src/registry/store-walk.js';
 import { InstanceStore, type StoreChange } from '../../../src/registry/store.js';
 import { instanceKeyString, type StoredInstance } from '../../../src/registry/types.js';
 import { subBucketOf } from '../../../src/registry/digest.js';
@@ -31,7 +32,7 @@ describe('InstanceStore', () => {
     expect(changes).toEqual([{ kind: 'write', origin: 'local', before: null, entry }]);
   });
 
-  it('visits every stored instance, tombstones included, in every namespace and service', () => {
+  it('walks every stored instance, tombstones included, in every namespace and service, in turns of any size', () => {
     const store = new InstanceStore(16);
     const written = [
       store.write(record(), lease, 'local'),
@@ -39,10 +40,16 @@ describe('InstanceStore', () => {
       store.write(record({ service: 'billing' }), lease, 'local'),
       store.write(record({ namespace: 'team-a' }), lease, 'local'),
     ];
-    const visited: StoredInstance[] = [];
-    store.forEachEntry((entry) => visited.push(entry));
-    expect(visited).toHaveLength(written.length);
-    expect(new Set(visited)).toEqual(new Set(written));
+    for (const perTurn of [1, 2, 3, Number.POSITIVE_INFINITY]) {
+      const walk = new StoreWalk(store.allServices());
+      const visited: StoredInstance[] = [];
+      let turns = 1;
+      while (!walk.step(perTurn, (entry) => visited.push(entry))) turns += 1;
+      expect(visited).toHaveLength(written.length);
+      expect(new Set(visited)).toEqual(new Set(written));
+      // A turn that ends on the last entry leaves one more to find the end.
+      expect(turns).toBe(perTurn === Number.POSITIVE_INFINITY ? 1 : Math.floor(written.length / perTurn) + 1);
+    }
   });
 
   it('sets an entry\'s lease end alone when told that readers see no change: no revision, nothing on the change feed', () => {

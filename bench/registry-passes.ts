@@ -13,19 +13,21 @@
  *     over the store, its instances' grace leases, in turns of `OWNER_PASS_SLICE_ENTRIES`),
  *     three owners in turn: the longest turn, against all its turns together;
  *   - holds: a timer-driven reaper run (its scan in slices) when a tenth of the instances, this
- *     peer's own, expired while the other peers are asked about them, flagging them held in
- *     turns of `HOLD_MAX_PER_TURN` (its longest turn) against the same run flagging all in one
- *     turn; two rounds;
+ *     peer's own, expired while the other peers are asked about them, deciding in turns of
+ *     `DECIDE_MAX_PER_TURN` and flagging them held in turns of `HOLD_MAX_PER_TURN` (its longest
+ *     turn), against the same run making every decision in one turn (two rounds), and against
+ *     the same run doing everything in one turn;
  *   - evictions: a timer-driven reaper run on a peer alone when a tenth of the instances, its
- *     own, expired, evicting what the caps allow in turns of `EVICT_MAX_PER_TURN` (the longest
- *     turn) against the same run evicting all in one turn, each on a registry of its own.
+ *     own, expired, deciding in turns and evicting what the caps allow in turns of
+ *     `EVICT_MAX_PER_TURN` (the longest turn), against the same run making every decision in one
+ *     turn, and doing everything in one turn, each on a registry of its own.
  *
  * Milliseconds of one turn of the event loop each (timed with performance.now()), but for the
  * owner-down reference.
- *   npx tsx bench/registry-passes.ts [--instances=1000000]
+ *   npx tsx bench/registry-passes.ts [--instances=1000000] [--passes=4,5]
  */
 import type { MembershipView } from '../src/lease/lease-scan.js';
-import { EVICT_MAX_PER_TURN, HOLD_MAX_PER_TURN, type ExpiryCheck, type Reaper, type ReaperInit } from '../src/lease/reaper.js';
+import type { ExpiryCheck, Reaper, ReaperInit } from '../src/lease/reaper.js';
 import { silentLogger } from '../src/log/logger.js';
 import { bucketOfSub, SUB_BUCKETS } from '../src/registry/digest.js';
 import type { StoredInstance } from '../src/registry/types.js';
@@ -40,6 +42,8 @@ import { record } from '../test/support/records.js';
 import { round, table } from './lib.js';
 
 const N = Number(process.argv.find((arg) => arg.startsWith('--instances='))?.slice('--instances='.length) ?? 1_000_000);
+/** Which of the five passes run (all by default). */
+const PASSES = new Set((process.argv.find((arg) => arg.startsWith('--passes='))?.slice('--passes='.length) ?? '1,2,3,4,5').split(',').map(Number));
 const METADATA = { a: 'x', b: 'y', c: 'z', d: 'w', e: 'v' };
 const timed = (work: () => void): number => {
   const startedMs = performance.now();
@@ -77,7 +81,7 @@ const reaperOf = (node: RegistryNode, clock: FakeClock, membership: MembershipVi
 const rows: Record<string, string | number>[] = [];
 
 // 1. The reconcile scan, both ways, three rounds.
-{
+if (PASSES.has(1)) {
   const { node } = await filled(() => 'peer-b');
   const { digest } = node.registry.store;
   const buckets = new Set<number>();
@@ -101,7 +105,7 @@ const rows: Record<string, string | number>[] = [];
 }
 
 // 2. Hides of an owner down past its grace, then the scan alone.
-{
+if (PASSES.has(2)) {
   const { node, clock } = await filled((i) => (i % 10 === 0 ? 'peer-b' : 'peer-c'));
   const down = new Map<string, number>([['peer-b', clock.nowMs()]]);
   const membership = {
@@ -121,7 +125,7 @@ const rows: Record<string, string | number>[] = [];
 }
 
 // 3. An owner going down: its instances' grace leases, in turns (src/registry/owner-passes.ts).
-{
+if (PASSES.has(3)) {
   const owners = ['peer-b', 'peer-c', 'peer-d', 'peer-e'];
   const { node, clock } = await filled((i) => owners[i % owners.length]!);
   // Each later turn of a pass is a timer of the (fake) clock: timed as it runs.
@@ -137,10 +141,16 @@ const rows: Record<string, string | number>[] = [];
   await node.stop();
 }
 
+/** A timer-driven run's bounds per turn: the defaults; every decision in one turn; everything in one turn. */
+const ONE_TURN = Number.MAX_SAFE_INTEGER;
+const DECISIONS_IN_ONE_TURN: Partial<ReaperInit> = { decisionsPerTurn: ONE_TURN };
+const ALL_IN_ONE_TURN: Partial<ReaperInit> = { decisionsPerTurn: ONE_TURN, holdsPerTurn: ONE_TURN, evictionsPerTurn: ONE_TURN };
+
 // 4. A tenth of the instances, this peer's own, expired while the other peers are asked about
-//    them (the real lease check; they never answer): a timer-driven run (its scan in slices) flagging them held in
-//    turns of HOLD_MAX_PER_TURN, against the same run flagging them all in one turn.
-{
+//    them (the real lease check; they never answer): a timer-driven run (its scan in slices)
+//    deciding and flagging them held in turns, against the same run deciding in one turn, and
+//    doing everything in one turn.
+if (PASSES.has(4)) {
   const { node, clock } = await filled((i, self) => (i % 10 === 0 ? self : 'peer-c'));
   const membership = {
     isUp: () => true,
@@ -159,10 +169,10 @@ const rows: Record<string, string | number>[] = [];
   clock.jump(30_000 + 60_000);
   const own: StoredInstance[] = [];
   for (const entry of node.store.entries()) if (entry.record.owner === node.registry.peerId) own.push(entry);
-  /** The longest turn of one timer-driven run that flags at most `holdsPerTurn` a turn, and how many turns. */
-  const run = async (holdsPerTurn: number): Promise<{ longestMs: number; turns: number; checking: number }> => {
+  /** The longest turn of one timer-driven run with bounds `init`, and how many turns. */
+  const run = async (init: Partial<ReaperInit>): Promise<{ longestMs: number; turns: number; checking: number }> => {
     for (const entry of own) node.store.updateLease(entry, { held: false }, false);
-    const reaper = reaperOf(node, clock, membership, { holdsPerTurn }, leaseCheck());
+    const reaper = reaperOf(node, clock, membership, init, leaseCheck());
     turnsMs.length = 0;
     reaper.start();
     await clock.advance(1_000);
@@ -170,23 +180,28 @@ const rows: Record<string, string | number>[] = [];
     if (own.some((entry) => !entry.held)) throw new Error('not every expired instance was flagged held');
     return { longestMs: Math.max(...turnsMs), turns: turnsMs.length, checking: reaper.lastRun?.checking ?? 0 };
   };
+  const pass = "reaper run holding this peer's expired instances";
   for (let r = 0; r < 2; r++) {
-    const inTurns = await run(HOLD_MAX_PER_TURN);
-    const oneTurn = await run(Number.MAX_SAFE_INTEGER);
-    rows.push({ pass: `reaper run holding this peer's expired instances: longest of ${inTurns.turns} turns (${oneTurn.turns})`, 'ms now': inTurns.longestMs, 'ms reference': oneTurn.longestMs, reference: 'the same run flagging all in one turn', records: inTurns.checking });
+    const inTurns = await run({});
+    const decisionsInOne = await run(DECISIONS_IN_ONE_TURN);
+    rows.push({ pass: `${pass}: longest of ${inTurns.turns} turns (${decisionsInOne.turns})`, 'ms now': inTurns.longestMs, 'ms reference': decisionsInOne.longestMs, reference: 'the same run deciding in one turn', records: inTurns.checking });
   }
+  const inTurns = await run({});
+  const allInOne = await run(ALL_IN_ONE_TURN);
+  rows.push({ pass: `${pass}: longest of ${inTurns.turns} turns (${allInOne.turns})`, 'ms now': inTurns.longestMs, 'ms reference': allInOne.longestMs, reference: 'the same run doing all in one turn', records: inTurns.checking });
   await node.stop();
 }
 
 // 5. A tenth of the instances, this peer's own, expired on a peer alone: a timer-driven run
-//    evicting what its caps allow in turns of EVICT_MAX_PER_TURN, against all in one turn (each
-//    on a registry of its own: an eviction cannot be undone).
-{
-  const evictionRun = async (evictionsPerTurn: number): Promise<{ longestMs: number; turns: number; evicted: number }> => {
+//    deciding and evicting what its caps allow in turns, against the same run deciding in one
+//    turn, and doing all in one turn (each on a registry of its own: an eviction cannot be
+//    undone).
+if (PASSES.has(5)) {
+  const evictionRun = async (init: Partial<ReaperInit>): Promise<{ longestMs: number; turns: number; evicted: number }> => {
     const { node, clock } = await filled((i, self) => (i % 10 === 0 ? self : 'peer-c'));
     const membership = { isUp: () => true, downSinceMs: () => null, livePeerIds: () => [node.registry.peerId] };
     const turnsMs = timeTurns(clock);
-    const reaper = reaperOf(node, clock, membership, { evictionsPerTurn });
+    const reaper = reaperOf(node, clock, membership, init);
     clock.jump(30_000 + 60_000);
     reaper.start();
     await clock.advance(1_000);
@@ -195,9 +210,12 @@ const rows: Record<string, string | number>[] = [];
     await node.stop();
     return { longestMs: Math.max(...turnsMs), turns: turnsMs.length, evicted };
   };
-  const inTurns = await evictionRun(EVICT_MAX_PER_TURN);
-  const oneTurn = await evictionRun(Number.MAX_SAFE_INTEGER);
-  rows.push({ pass: `reaper run evicting this peer's expired instances: longest of ${inTurns.turns} turns (${oneTurn.turns})`, 'ms now': inTurns.longestMs, 'ms reference': oneTurn.longestMs, reference: 'the same run evicting all in one turn', records: inTurns.evicted });
+  const pass = "reaper run evicting this peer's expired instances";
+  const inTurns = await evictionRun({});
+  for (const [reference, init] of [['the same run deciding in one turn', DECISIONS_IN_ONE_TURN], ['the same run doing all in one turn', ALL_IN_ONE_TURN]] as const) {
+    const other = await evictionRun(init);
+    rows.push({ pass: `${pass}: longest of ${inTurns.turns} turns (${other.turns})`, 'ms now': inTurns.longestMs, 'ms reference': other.longestMs, reference, records: inTurns.evicted });
+  }
 }
 
 console.log(`${N.toLocaleString('en')} instances, in process (${new Date().toISOString()})\n${table(rows)}`);

@@ -33,34 +33,49 @@ export function serviceAllowance(budget: ServiceBudget, serviceMaxRatio: number)
 }
 
 /**
- * Splits eviction candidates (already in random order) into those evicted now and those held
- * by the per-service cap or the per-run cap. Pure.
+ * Sorts eviction candidates (given in random order, one at a time: the reaper plans a large run
+ * over several turns of the event loop) into those evicted now and those held by the
+ * per-service cap or the per-run cap.
  */
+export class EvictionPlanner<T> {
+  readonly plan: EvictionPlan<T> = { evict: [], heldByService: [], cappedByService: new Map(), heldByRun: [] };
+  /** What each service may still lose, from its budget, as candidates are taken. */
+  private readonly left = new Map<string, number>();
+
+  constructor(
+    private readonly serviceOf: (candidate: T) => string,
+    private readonly budgets: ReadonlyMap<string, ServiceBudget>,
+    private readonly policy: BudgetPolicy,
+  ) {}
+
+  add(candidate: T): void {
+    const { plan, left } = this;
+    const service = this.serviceOf(candidate);
+    let allowance = left.get(service);
+    if (allowance === undefined) allowance = serviceAllowance(this.budgets.get(service) ?? { size: 1, evictedInWindow: 0 }, this.policy.serviceMaxRatio);
+    if (plan.evict.length >= this.policy.runMax) {
+      plan.heldByRun.push(candidate);
+    } else if (allowance <= 0) {
+      plan.heldByService.push(candidate);
+      plan.cappedByService.set(service, (plan.cappedByService.get(service) ?? 0) + 1);
+    } else {
+      plan.evict.push(candidate);
+      allowance -= 1;
+    }
+    left.set(service, allowance);
+  }
+}
+
+/** `EvictionPlanner` over a whole list at once. Pure. */
 export function planEvictions<T>(
   candidates: readonly T[],
   serviceOf: (candidate: T) => string,
   budgets: ReadonlyMap<string, ServiceBudget>,
   policy: BudgetPolicy,
 ): EvictionPlan<T> {
-  const plan: EvictionPlan<T> = { evict: [], heldByService: [], cappedByService: new Map(), heldByRun: [] };
-  const left = new Map<string, number>();
-  for (const candidate of candidates) {
-    const service = serviceOf(candidate);
-    if (!left.has(service)) {
-      const budget = budgets.get(service) ?? { size: 1, evictedInWindow: 0 };
-      left.set(service, serviceAllowance(budget, policy.serviceMaxRatio));
-    }
-    if (plan.evict.length >= policy.runMax) {
-      plan.heldByRun.push(candidate);
-    } else if ((left.get(service) ?? 0) <= 0) {
-      plan.heldByService.push(candidate);
-      plan.cappedByService.set(service, (plan.cappedByService.get(service) ?? 0) + 1);
-    } else {
-      plan.evict.push(candidate);
-      left.set(service, (left.get(service) ?? 0) - 1);
-    }
-  }
-  return plan;
+  const planner = new EvictionPlanner(serviceOf, budgets, policy);
+  for (const candidate of candidates) planner.add(candidate);
+  return planner.plan;
 }
 
 /** The per-run cap: a share of the served registry, at least one. */

@@ -5,6 +5,7 @@ import { serviceKeyString, type StoredInstance } from '../registry/types.js';
 import type { PeerLiveness } from '../registry/visibility.js';
 import type { OwnershipFigures } from './partition-guard.js';
 import { expectedRenewals, hasRenewed } from './self-preservation.js';
+import type { TurnPace } from './turn-pace.js';
 
 /** What the reaper needs to know about the other peers. */
 export interface MembershipView extends PeerLiveness {
@@ -217,10 +218,19 @@ export function scanLeases(services: Iterable<ServiceEntries>, context: ScanCont
  * if it is still the store's entry for its key (a write replaces the entry object: register,
  * update, replicated write, takeover, delete) and `rule`, the rule at this time and
  * membership, still puts it in the same bucket (a heartbeat renews the entry in place, an
- * owner may be back). The figures stay those of the slices: see the reaper's `slice`.
+ * owner may be back). Step by step: it yields whenever `pace` says a turn's share is done (a
+ * tenth of 1,000,000 expiring together took 28 ms in one turn: bench/findings.md, 2026-12-06
+ * evening). The figures stay those of the slices: see the reaper's `run`.
  */
-export function stillCandidates(scan: ReaperScan, rule: LeaseRule, isCurrent: (entry: StoredInstance) => boolean): ReaperScan {
+export function* stillCandidates(scan: ReaperScan, rule: LeaseRule, isCurrent: (entry: StoredInstance) => boolean, pace: TurnPace): Generator<void, ReaperScan> {
   const checked: ReaperScan = { ...scan };
-  for (const bucket of BUCKETS) checked[bucket] = scan[bucket].filter((entry) => isCurrent(entry) && rule.bucketOf(entry) === bucket);
+  for (const bucket of BUCKETS) {
+    const kept: StoredInstance[] = [];
+    for (const entry of scan[bucket]) {
+      if (isCurrent(entry) && rule.bucketOf(entry) === bucket) kept.push(entry);
+      if (pace.spent()) yield;
+    }
+    checked[bucket] = kept;
+  }
   return checked;
 }

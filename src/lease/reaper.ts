@@ -1,12 +1,13 @@
 import type { Clock, TimerHandle } from '../clock/clock.js';
-import { shuffled, type Rng } from '../clock/rng.js';
+import { randomInt, type Rng } from '../clock/rng.js';
 import type { Logger } from '../log/logger.js';
 import type { Registry } from '../registry/registry.js';
 import { serviceKeyString, type StoredInstance } from '../registry/types.js';
 import { heldAfterRestart } from '../registry/visibility.js';
-import { planEvictions, runCap } from './eviction-budget.js';
+import { EvictionPlanner, runCap } from './eviction-budget.js';
 import type { EvictionSafety, HeldCounts } from './eviction-safety.js';
-import { LeaseRule, LeaseScan, scanLeases, stillCandidates, type MembershipView, type ReaperScan, type ScanContext } from './lease-scan.js';
+import { LeaseRule, LeaseScan, stillCandidates, type MembershipView, type ReaperScan, type ScanContext } from './lease-scan.js';
+import { TurnPace } from './turn-pace.js';
 
 export { orphanSweeper, scanLeases, type MembershipView, type ReaperScan, type ScanContext } from './lease-scan.js';
 
@@ -65,17 +66,32 @@ export const HOLD_MAX_PER_TURN = 10_000;
  */
 export const EVICT_MAX_PER_TURN = 2_000;
 
+/**
+ * Expired entries a timer-driven run's decisions go through in one turn of the event loop: the
+ * re-check of a sliced scan's candidates, the restart rule, the lease check's round, the shuffle
+ * of what is cleared, and the caps' plan. Each is a few hundred ns per entry, and they add up:
+ * when a tenth of 1,000,000 instances expired together, a run made them all in its last turn,
+ * 84-225 ms (bench/findings.md, 2026-12-06 evening). In turns of this many, a turn of them is a
+ * few ms; the acts that follow re-check what they act on.
+ */
+export const DECIDE_MAX_PER_TURN = 20_000;
+
 /** What a run may leave for later turns of the event loop. */
 type TurnWork = 'hides' | 'holds' | 'evictions';
 
 /** What a run does per turn of the event loop, at most (a whole `runOnce`: no bound). */
 interface TurnBounds {
+  /** Entries its scan visits. */
+  scan: number;
+  /** Expired entries its decisions go through. */
+  decisions: number;
   hides: number;
   holds: number;
   evictions: number;
 }
 
-const UNBOUNDED: TurnBounds = { hides: Number.POSITIVE_INFINITY, holds: Number.POSITIVE_INFINITY, evictions: Number.POSITIVE_INFINITY };
+const ALL = Number.POSITIVE_INFINITY;
+const UNBOUNDED: TurnBounds = { scan: ALL, decisions: ALL, hides: ALL, holds: ALL, evictions: ALL };
 
 /**
  * What the owner does before it evicts an instance whose lease ran out: asks the other peers
@@ -83,12 +99,21 @@ const UNBOUNDED: TurnBounds = { hides: Number.POSITIVE_INFINITY, holds: Number.P
  */
 export interface ExpiryCheck {
   /**
-   * Of `expired` (owned here, lease ended, no guard holding them), those cleared for eviction
-   * now; the others stay served while the peers are asked. `answered` is called once the
-   * peers have answered about the ones asked now, so that they are evicted without waiting
-   * for the next interval.
+   * A run's round of questions. `answered` is called once the peers have answered about the
+   * ones asked in it, so that they are evicted without waiting for the next interval.
    */
-  clear(expired: readonly StoredInstance[], nowMs: number, answered: () => void): StoredInstance[];
+  begin(nowMs: number, answered: () => void): ExpiryRound;
+}
+
+/** One run's questions: `cleared` for each expired instance, in any number of turns, then `close`. */
+export interface ExpiryRound {
+  /**
+   * Whether `entry` (owned here, lease ended, no guard holding it) is cleared for eviction now;
+   * if not, it stays served while the peers are asked.
+   */
+  cleared(entry: StoredInstance): boolean;
+  /** Every expired instance was given: the questions about the new ones start. */
+  close(): void;
 }
 
 export interface ReaperComponents {
@@ -119,6 +144,8 @@ export interface ReaperInit {
   holdsPerTurn?: number;
   /** Most evictions a timer-driven run makes per turn; default `EVICT_MAX_PER_TURN` (tests set it low). */
   evictionsPerTurn?: number;
+  /** Most expired entries a timer-driven run decides on per turn; default `DECIDE_MAX_PER_TURN` (tests set it low). */
+  decisionsPerTurn?: number;
 }
 
 /** What one run did; exposed for tests, metrics and `/v1/cluster`. */
@@ -133,9 +160,9 @@ export interface ReaperRun {
   checking: number;
 }
 
-/** A sliced run: its scan so far, and the timer of its next slice. */
-interface SlicedRun {
-  scan: LeaseScan;
+/** A timer-driven run going over several turns: its steps, and the timer of the next. */
+interface RunInProgress {
+  steps: Generator<void, ReaperRun>;
   next: TimerHandle | undefined;
 }
 
@@ -179,11 +206,10 @@ export class Reaper {
   private readonly log: Logger;
   /** Whether the partition guard held down owners' instances at the last run. */
   private holdingDownOwners = false;
-  /** The timer-driven run in progress, while its scan goes through the registry in slices. */
-  private sliced: SlicedRun | undefined;
+  /** The timer-driven run in progress, while its scan or its decisions take more than one turn. */
+  private running: RunInProgress | undefined;
   /** The next turn of a timer-driven run's hides, holds or evictions, while more are left than one turn takes. */
   private readonly later = new Map<TurnWork, TimerHandle>();
-  private readonly sliceEntries: number;
   lastRun: ReaperRun | undefined;
 
   constructor(
@@ -191,18 +217,17 @@ export class Reaper {
     private readonly init: ReaperInit,
   ) {
     this.log = components.logger.child({ component: 'reaper' });
-    this.sliceEntries = Math.max(1, init.sliceEntries ?? REAPER_SLICE_ENTRIES);
   }
 
   start(): void {
     this.timer ??= this.components.clock.setInterval(() => this.begin(), this.init.evictionIntervalMs);
   }
 
-  /** Stops the timer and drops a sliced run in progress (nothing of it is applied). */
+  /** Stops the timer and drops a run in progress (what it had not done yet is not done). */
   stop(): void {
     this.timer?.cancel();
     this.timer = undefined;
-    this.cancelSliced();
+    this.cancelRunning();
   }
 
   /** The peers answered a lease check: what they do not hear is evicted now, not an interval later. */
@@ -211,46 +236,35 @@ export class Reaper {
   }
 
   /**
-   * A timer-driven run: at once when the registry fits in one slice, otherwise in slices of
-   * `sliceEntries`, yielding through the clock between them. While a sliced run is going, a
-   * tick (or a lease check's answer) starts nothing: the run in progress acts when it ends,
-   * and an instance whose check was answered meanwhile is in it (expired before it began).
+   * A timer-driven run: at once when the registry fits in one slice and little expired,
+   * otherwise over several turns (`drive`): its scan in slices of `sliceEntries`, its decisions
+   * in turns of `decisionsPerTurn`, then its acts in turns of their own. While a run is going,
+   * a tick (or a lease check's answer) starts nothing: the run in progress acts when it ends,
+   * and an instance whose check was answered while its scan went on is in it.
    */
   private begin(): void {
-    if (this.sliced || this.later.size > 0) return;
-    const { clock, registry } = this.components;
-    if (registry.store.size <= this.sliceEntries) {
-      this.runWhole(this.turnBounds);
-      return;
-    }
-    const run: SlicedRun = { scan: new LeaseScan(registry.store.allServices(), this.context(clock.nowMs())), next: undefined };
-    this.sliced = run;
-    this.slice(run);
+    if (this.running || this.later.size > 0) return;
+    const run: RunInProgress = { steps: this.run(this.turnBounds), next: undefined };
+    this.running = run;
+    this.drive(run);
   }
 
-  private slice(run: SlicedRun): void {
-    if (this.sliced !== run) return;
+  /** Runs one turn's step of `run`, and schedules the next through the clock until it is done. */
+  private drive(run: RunInProgress): void {
+    if (this.running !== run) return;
     run.next = undefined;
-    if (!run.scan.step(this.sliceEntries)) {
-      run.next = this.components.clock.setTimeout(() => this.slice(run), 0);
+    if (run.steps.next().done === true) {
+      this.running = undefined;
       return;
     }
-    this.sliced = undefined;
-    const { clock, registry } = this.components;
-    const nowMs = clock.nowMs();
-    registry.flushLogSummary();
-    // Time has passed and the store may have changed since the slices saw the candidates: each
-    // is acted on only if it is still the stored entry and the rule, asked again now, agrees.
-    // The figures the guards read (expected renewals, owned instances, ownership, service
-    // sizes, served) stay those of the slices: they are rates and ratios over a renewal window
-    // or counts that a few writes move by a few, so a run's few milliseconds of lag change no
-    // decision that the next run, a second later, would not make anyway.
-    this.finish(stillCandidates(run.scan.result, new LeaseRule(this.context(nowMs)), (entry) => this.isStored(entry)), nowMs, this.turnBounds);
+    run.next = this.components.clock.setTimeout(() => this.drive(run), 0);
   }
 
   /** A timer-driven run's bounds per turn. */
   private get turnBounds(): TurnBounds {
     return {
+      scan: Math.max(1, this.init.sliceEntries ?? REAPER_SLICE_ENTRIES),
+      decisions: Math.max(1, this.init.decisionsPerTurn ?? DECIDE_MAX_PER_TURN),
       hides: Math.max(1, this.init.hidesPerTurn ?? HIDE_MAX_PER_TURN),
       holds: Math.max(1, this.init.holdsPerTurn ?? HOLD_MAX_PER_TURN),
       evictions: Math.max(1, this.init.evictionsPerTurn ?? EVICT_MAX_PER_TURN),
@@ -258,10 +272,10 @@ export class Reaper {
   }
 
   /**
-   * Does `act` for `entries` at most `perTurn` a turn of the event loop. Those left for a later
-   * turn are acted on then only if the predicate `stillDue()` gives for that turn (its time,
-   * rule and guards) keeps them: a heartbeat, a takeover or a guard turning on meanwhile leaves
-   * them alone.
+   * Does `act` for `entries` at most `perTurn` a turn of the event loop, from the first turn
+   * on when `fresh` (the entries were decided in this turn) and otherwise only on those the
+   * predicate `stillDue()` gives for the turn (its time, rule and guards) keeps: a heartbeat, a
+   * takeover or a guard turning on since the decision leaves them alone.
    */
   private inTurns(
     work: TurnWork,
@@ -269,14 +283,19 @@ export class Reaper {
     perTurn: number,
     act: (entry: StoredInstance) => void,
     stillDue: () => (entry: StoredInstance) => boolean,
+    fresh: boolean,
+    from = 0,
   ): void {
-    const turn = entries.length <= perTurn ? entries : entries.slice(0, perTurn);
-    for (const entry of turn) act(entry);
-    if (entries.length <= perTurn) return;
-    const rest = entries.slice(perTurn);
+    const due = fresh ? undefined : stillDue();
+    const end = Math.min(entries.length, from + perTurn);
+    for (let i = from; i < end; i++) {
+      const entry = entries[i]!;
+      if (due === undefined || due(entry)) act(entry);
+    }
+    if (end === entries.length) return;
     const next = this.components.clock.setTimeout(() => {
       this.later.delete(work);
-      this.inTurns(work, rest.filter(stillDue()), perTurn, act, stillDue);
+      this.inTurns(work, entries, perTurn, act, stillDue, false, end);
     }, 0);
     this.later.set(work, next);
   }
@@ -288,41 +307,44 @@ export class Reaper {
 
   /**
    * Hides `entries` (down owners' instances whose grace ran out, as a run found them) in turns,
-   * adding to `run.hidden`; a later turn hides one still stored, not hidden, the rule still
-   * saying so, while the partition guard does not hold down owners.
+   * adding to `run.hidden`; one decided in an earlier turn is hidden if still stored, not
+   * hidden, the rule still saying so, while the partition guard does not hold down owners.
    */
-  private hideInTurns(entries: readonly StoredInstance[], run: ReaperRun, perTurn: number): void {
+  private hideInTurns(entries: readonly StoredInstance[], run: ReaperRun, perTurn: number, fresh: boolean): void {
     const { registry, safety, clock } = this.components;
     const hide = (entry: StoredInstance) => {
       registry.hide(entry);
       run.hidden += 1;
     };
-    this.inTurns('hides', entries, perTurn, hide, () => {
+    const stillDue = () => {
       if (safety.guards().holdDownOwners) return () => false;
       const rule = new LeaseRule(this.context(clock.nowMs()));
-      return (entry) => this.isStored(entry) && rule.bucketOf(entry) === 'expiredForeign';
-    });
+      return (entry: StoredInstance) => this.isStored(entry) && rule.bucketOf(entry) === 'expiredForeign';
+    };
+    this.inTurns('hides', entries, perTurn, hide, stillDue, fresh);
   }
 
   /**
-   * Flags `entries` held (this peer's expired instances: see HOLD_MAX_PER_TURN) in turns; a
-   * later turn flags one still stored, not held yet, its lease still over.
+   * Flags `entries` held (this peer's expired instances: see HOLD_MAX_PER_TURN) in turns; one
+   * decided in an earlier turn is flagged if still stored, not held yet, its lease still over.
    */
-  private holdInTurns(entries: readonly StoredInstance[], perTurn: number): void {
+  private holdInTurns(entries: readonly StoredInstance[], perTurn: number, fresh: boolean): void {
     const { registry, clock } = this.components;
-    this.inTurns('holds', entries, perTurn, (entry) => registry.hold(entry), () => {
+    const stillDue = () => {
       const nowMs = clock.nowMs();
-      return (entry) => this.isStored(entry) && !entry.held && entry.leaseExpiresAtMs <= nowMs;
-    });
+      return (entry: StoredInstance) => this.isStored(entry) && !entry.held && entry.leaseExpiresAtMs <= nowMs;
+    };
+    this.inTurns('holds', entries, perTurn, (entry) => registry.hold(entry), stillDue, fresh);
   }
 
   /**
-   * Evicts `entries` (a run's plan, in its random order) in turns, counted in `run`; a later
-   * turn evicts one still stored, not held, the rule still putting it where the run found it
-   * (this peer's and expired, or an orphan), not held by the restart rule, and the guard that
-   * would keep it (self-preservation, or the partition guard for an orphan) still off.
+   * Evicts `entries` (a run's plan, in its random order) in turns, counted in `run`; one decided
+   * in an earlier turn is evicted if still stored, the rule still putting it where
+   * the run found it (this peer's and expired, or an orphan), not held by the restart rule, and
+   * the guard that would keep it (self-preservation, or the partition guard for an orphan)
+   * still off.
    */
-  private evictInTurns(entries: readonly StoredInstance[], run: ReaperRun, perTurn: number, serviceOf: (entry: StoredInstance) => string): void {
+  private evictInTurns(entries: readonly StoredInstance[], run: ReaperRun, perTurn: number, fresh: boolean, serviceOf: (entry: StoredInstance) => string): void {
     const { registry, safety, clock, membership } = this.components;
     const evict = (entry: StoredInstance) => {
       const orphan = entry.record.owner !== registry.peerId;
@@ -331,22 +353,24 @@ export class Reaper {
       if (orphan) run.orphansEvicted += 1;
       else run.evicted += 1;
     };
-    this.inTurns('evictions', entries, perTurn, evict, () => {
+    const stillDue = () => {
       const nowMs = clock.nowMs();
       const guards = safety.guards();
       const rule = new LeaseRule(this.context(nowMs));
-      return (entry) => {
-        if (!this.isStored(entry) || entry.held) return false;
+      return (entry: StoredInstance) => {
+        // Not `entry.held`: one a cap held at an earlier run is a candidate again at this one.
+        if (!this.isStored(entry)) return false;
         const bucket = rule.bucketOf(entry);
         if (bucket === 'orphans') return !guards.holdDownOwners;
         return bucket === 'expiredOwned' && !guards.suspendOwnedExpiry && !heldAfterRestart(entry, nowMs, membership);
       };
-    });
+    };
+    this.inTurns('evictions', entries, perTurn, evict, stillDue, fresh);
   }
 
-  private cancelSliced(): void {
-    this.sliced?.next?.cancel();
-    this.sliced = undefined;
+  private cancelRunning(): void {
+    this.running?.next?.cancel();
+    this.running = undefined;
     for (const next of this.later.values()) next.cancel();
     this.later.clear();
   }
@@ -358,33 +382,66 @@ export class Reaper {
 
   /**
    * One whole pass over the registry, synchronous, so nothing changes under it (the admin
-   * routes and tests call it). A sliced run in progress is dropped: this one supersedes it.
+   * routes and tests call it). A run in progress is dropped: this one supersedes it.
    */
   runOnce(): ReaperRun {
-    return this.runWhole(UNBOUNDED);
-  }
-
-  /** `runOnce`, with what it does after its scan bounded per turn (a timer-driven run of a registry that fits in one slice). */
-  private runWhole(bounds: TurnBounds): ReaperRun {
-    this.cancelSliced();
-    const { clock, registry } = this.components;
-    const nowMs = clock.nowMs();
-    registry.flushLogSummary();
-    return this.finish(scanLeases(registry.store.allServices(), this.context(nowMs)), nowMs, bounds);
+    this.cancelRunning();
+    const step = this.run(UNBOUNDED).next();
+    if (step.done !== true) throw new Error('an unbounded reaper run yielded');
+    return step.value;
   }
 
   /**
-   * Acts on a scan: purges, hides, holds and evicts within the guards; records the run. Hides,
-   * holds by rule and evictions beyond `bounds` happen in later turns (`hideInTurns`,
-   * `holdInTurns`, `evictInTurns`), counted in the run as they are done (holds when planned).
+   * A run, step by step: each `yield` ends a turn of the event loop (none with `UNBOUNDED`).
+   * Its scan goes through the registry in slices; if it took more than one, time has passed
+   * and the store may have changed since the slices saw the candidates, so each is kept only
+   * if it is still the stored entry and the rule, asked again now, agrees. The figures the
+   * guards read (expected renewals, owned instances, ownership, service sizes, served) stay
+   * those of the slices: they are rates and ratios over a renewal window or counts that a few
+   * writes move by a few, so a run's few milliseconds of lag change no decision that the next
+   * run, a second later, would not make anyway.
    */
-  private finish(scan: ReaperScan, nowMs: number, bounds: TurnBounds): ReaperRun {
+  private *run(bounds: TurnBounds): Generator<void, ReaperRun> {
+    const { clock, registry } = this.components;
+    const scan = new LeaseScan(registry.store.allServices(), this.context(clock.nowMs()));
+    // A registry that fits in one slice is scanned whole (a step of exactly its size would
+    // stop at its last entry and yield before seeing that nothing is left).
+    const slice = registry.store.size <= bounds.scan ? ALL : bounds.scan;
+    let sliced = false;
+    while (!scan.step(slice)) {
+      sliced = true;
+      yield;
+    }
+    const nowMs = clock.nowMs();
+    registry.flushLogSummary();
+    const pace = new TurnPace(bounds.decisions);
+    const found = sliced ? yield* stillCandidates(scan.result, new LeaseRule(this.context(nowMs)), (entry) => this.isStored(entry), pace) : scan.result;
+    return yield* this.decide(found, nowMs, bounds, pace);
+  }
+
+  /**
+   * Decides on a scan's candidates within the guards, in turns of `pace`: purges, hides, holds
+   * and evictions; records the run. Purges and the partition guard's new grace are done as they
+   * are decided (each on an entry still stored); hides, holds and evictions after every
+   * decision, in turns of their own (`hideInTurns`, `holdInTurns`, `evictInTurns`), counted in
+   * the run as they are done (holds when planned), re-checked first when the decisions took more
+   * than one turn.
+   */
+  private *decide(scan: ReaperScan, nowMs: number, bounds: TurnBounds, pace: TurnPace): Generator<void, ReaperRun> {
     const { registry, membership, rng, safety } = this.components;
     const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
 
     const purged = scan.expiredTombstones.slice(0, Math.max(1, this.init.purgeMaxPerRun ?? TOMBSTONE_PURGE_MAX_PER_RUN));
-    for (const entry of purged) registry.purge(entry);
+    let tombstonesPurged = 0;
+    for (const entry of purged) {
+      // A purge goes by key: one whose key was written since a yield must stay.
+      if (this.isStored(entry)) {
+        registry.purge(entry);
+        tombstonesPurged += 1;
+      }
+      if (pace.spent()) yield;
+    }
     let toHide: readonly StoredInstance[] = [];
     if (guards.holdDownOwners) held.partitionGuard += scan.expiredForeign.length;
     else if (this.holdingDownOwners && !safety.partitionGuardSwitchedOff) {
@@ -394,60 +451,74 @@ export class Reaper {
       // hidden at once: the owners not seen back yet may be a moment behind (found by chaos:
       // seed 8675349, 5 peers, a peer hid five instances of an owner it saw back 140 ms later,
       // while their client kept heartbeating it). An operator's release hides them at once.
-      for (const entry of scan.expiredForeign) registry.graceAgain(entry);
+      for (const entry of scan.expiredForeign) {
+        if (this.isStored(entry)) registry.graceAgain(entry);
+        if (pace.spent()) yield;
+      }
     } else toHide = scan.expiredForeign;
     this.holdingDownOwners = guards.holdDownOwners;
 
-    const candidates: StoredInstance[] = [];
     /** Held by a rule the reads apply too (visibility.ts), or by a cap: flagged in turns (`holdInTurns`). */
     const toHold: StoredInstance[] = [];
+    /** This peer's expired instances cleared for eviction, then the orphans: the caps' candidates. */
+    const candidates: StoredInstance[] = [];
     let checking = 0;
     if (guards.suspendOwnedExpiry) held.selfPreservation = scan.expiredOwned.length;
     else {
       // An instance this peer took back at a restart (from its data dir or a snapshot) and has
       // not heard since may be heartbeating a peer it cannot reach: held by the same rule the
       // reads apply (see heldAfterRestart), so that no read sees it unserved before this run.
-      // In the scan's order, which is the store's (near enough the entries' memory order), not
-      // shuffled first: this loop and the lease check read every expired entry, which in a
-      // random order costs a cache miss each (bench/findings.md, 2026-12-06 evening). Only
-      // what is evicted needs the random order: `cleared`, shuffled below.
-      const expired: StoredInstance[] = [];
+      // Before evicting the others, the other peers are asked whether one of them hears the
+      // client; the instances asked about stay served (held) until they answer. In the scan's
+      // order, which is the store's (near enough the entries' memory order), not shuffled
+      // first: in a random order each entry read costs a cache miss (bench/findings.md,
+      // 2026-12-06 evening). Only what is evicted needs the random order: shuffled below.
+      const round = this.components.expiryCheck?.begin(nowMs, () => this.answered());
       for (const entry of scan.expiredOwned) {
         if (heldAfterRestart(entry, nowMs, membership)) {
           held.partitionGuard += 1;
           toHold.push(entry);
-        } else expired.push(entry);
-      }
-      // Before evicting, the other peers are asked whether one of them hears the client; the
-      // instances asked about stay served (held) until they answer.
-      const cleared = this.components.expiryCheck?.clear(expired, nowMs, () => this.answered()) ?? expired;
-      if (cleared.length < expired.length) {
-        const evictable = new Set(cleared);
-        for (const entry of expired) {
-          if (evictable.has(entry)) continue;
+        } else if (round === undefined || round.cleared(entry)) candidates.push(entry);
+        else {
           toHold.push(entry);
           checking += 1;
         }
+        if (pace.spent()) yield;
       }
-      appendAll(candidates, shuffled(rng, cleared));
+      round?.close();
+      // Fisher-Yates, from the last item down (the draws of `shuffled`), in turns.
+      for (let i = candidates.length - 1; i > 0; i--) {
+        const j = randomInt(rng, i + 1);
+        const swapped = candidates[i]!;
+        candidates[i] = candidates[j]!;
+        candidates[j] = swapped;
+        if (pace.spent()) yield;
+      }
     }
-    const orphans = guards.holdDownOwners ? [] : scan.orphans;
-    appendAll(candidates, orphans);
+    if (!guards.holdDownOwners) appendAll(candidates, scan.orphans);
     const serviceOf = serviceKeys();
-    const plan = planEvictions(candidates, serviceOf, safety.serviceBudgets(nowMs, scan.serviceSizes), {
+    const planner = new EvictionPlanner(serviceOf, safety.serviceBudgets(nowMs, scan.serviceSizes), {
       serviceMaxRatio: safety.serviceMaxRatio,
       runMax: runCap(scan.served, safety.runMaxRatio),
     });
+    for (const candidate of candidates) {
+      planner.add(candidate);
+      if (pace.spent()) yield;
+    }
+    const { plan } = planner;
     const run: ReaperRun = {
       atMs: nowMs,
       evicted: 0,
       orphansEvicted: 0,
       hidden: 0,
-      tombstonesPurged: purged.length,
+      tombstonesPurged,
       held,
       checking,
     };
-    this.evictInTurns(plan.evict, run, bounds.evictions, serviceOf);
+    // Decisions that took turns of their own leave their acts a turn of their own too.
+    const fresh = !pace.yielded;
+    if (!fresh && pace.counted) yield;
+    this.evictInTurns(plan.evict, run, bounds.evictions, fresh, serviceOf);
     // Flagged in turns like the holds by rule (see HOLD_MAX_PER_TURN).
     appendAll(toHold, plan.heldByService);
     appendAll(toHold, plan.heldByRun);
@@ -455,8 +526,8 @@ export class Reaper {
     held.runCap = plan.heldByRun.length;
     safety.recordHeld(nowMs, held, plan.cappedByService);
 
-    this.hideInTurns(toHide, run, bounds.hides);
-    this.holdInTurns(toHold, bounds.holds);
+    this.hideInTurns(toHide, run, bounds.hides, fresh);
+    this.holdInTurns(toHold, bounds.holds, fresh);
     if (plan.evict.length > 0 || held.serviceCap + held.runCap > 0) this.log.debug({ ...run }, 'reaper run');
     this.lastRun = run;
     return run;

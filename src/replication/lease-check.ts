@@ -1,5 +1,5 @@
 import type { Logger } from '../log/logger.js';
-import type { ExpiryCheck } from '../lease/reaper.js';
+import type { ExpiryCheck, ExpiryRound } from '../lease/reaper.js';
 import { instanceKeyString, type StoredInstance } from '../registry/types.js';
 import { callPeer } from '../transport/peer-answers.js';
 import type { PeerDescriptor, PeerTransport } from '../transport/transport.js';
@@ -64,35 +64,48 @@ export class LeaseCheck implements ExpiryCheck {
     this.log = components.logger.child({ component: 'lease-check' });
   }
 
-  clear(expired: readonly StoredInstance[], nowMs: number, answered: () => void): StoredInstance[] {
+  /**
+   * A reaper run's round: `cleared` for each expired instance, over as many turns of the event
+   * loop as the run takes, then `close`, which starts the questions about the new ones and
+   * forgets what was not given (it left the expired list). A round left unclosed (the run was
+   * dropped) changes nothing.
+   */
+  begin(nowMs: number, answered: () => void): ExpiryRound {
     const peers = this.components.livePeers();
     if (peers.length === 0) {
       // Nobody else to hear a client: evict as a peer alone does.
-      this.asked.clear();
-      return [...expired];
+      return { cleared: () => true, close: () => this.asked.clear() };
     }
     const next = new Map<StoredInstance, Asked>();
-    const cleared: StoredInstance[] = [];
     const toAsk: Asked[] = [];
     // A call that never settles (it cannot outlive its timeout, but the check does not rely on it).
     const giveUpMs = 2 * this.init.callTimeoutMs;
-    for (const entry of expired) {
+    const cleared = (entry: StoredInstance): boolean => {
       const known = this.asked.get(entry);
       if (known && known.version === entry.record.version) {
         next.set(entry, known);
-        if (known.answered || nowMs - known.askedAtMs >= giveUpMs) cleared.push(entry);
-        continue;
+        return known.answered || nowMs - known.askedAtMs >= giveUpMs;
       }
       const asked: Asked = { entry, version: entry.record.version, askedAtMs: nowMs, answered: false };
       next.set(entry, asked);
       toAsk.push(asked);
-    }
-    this.asked = next;
-    if (toAsk.length > 0) {
+      return false;
+    };
+    const close = (): void => {
+      this.asked = next;
+      if (toAsk.length === 0) return;
       // Never an unhandled rejection (it would stop the peer): what fails here is logged, and
       // the instances are cleared by the give-up bound at a later run.
       this.ask(toAsk, peers, answered).catch((error: unknown) => this.log.error({ error: (error as Error).message }, 'lease check failed'));
-    }
+    };
+    return { cleared, close };
+  }
+
+  /** A whole round at once: of `expired`, those cleared for eviction now. */
+  clear(expired: readonly StoredInstance[], nowMs: number, answered: () => void): StoredInstance[] {
+    const round = this.begin(nowMs, answered);
+    const cleared = expired.filter((entry) => round.cleared(entry));
+    round.close();
     return cleared;
   }
 

@@ -10,7 +10,7 @@ import { SteppedClock } from '../../support/stepped-clock.js';
 const LEASE_MS = 30_000;
 
 /** The lease check as the peers see it while they have not answered: nothing cleared yet. */
-const unanswered: ExpiryCheck = { clear: () => [] };
+const unanswered: ExpiryCheck = { begin: () => ({ cleared: () => false, close: () => undefined }) };
 
 /**
  * peer-a of a three-peer cluster (the other two up), holding `count` instances of its own whose

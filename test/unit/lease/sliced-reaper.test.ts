@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { MembershipView } from '../../../src/lease/lease-scan.js';
-import type { ExpiryCheck, Reaper, ReaperRun } from '../../../src/lease/reaper.js';
+import type { ExpiryCheck, Reaper, ReaperInit, ReaperRun } from '../../../src/lease/reaper.js';
 import type { RegistryNode } from '../../../src/node.js';
 import type { StoredInstance } from '../../../src/registry/types.js';
 import type { RegistrationInput } from '../../../src/registry/validate.js';
@@ -56,11 +56,11 @@ interface Harness {
   reaper: Reaper;
 }
 
-async function harness(sliceEntries: number, options: { file?: Record<string, unknown>; expiryCheck?: ExpiryCheck } = {}): Promise<Harness> {
+async function harness(sliceEntries: number, options: { file?: Record<string, unknown>; expiryCheck?: ExpiryCheck; init?: Partial<ReaperInit> } = {}): Promise<Harness> {
   const { node, clock: fake } = await createTestNode({ start: false, ...(options.file ? { file: options.file } : {}) });
   const stepped = new SteppedClock(fake);
   const membership = new TestMembership(node.registry.peerId);
-  const reaper = reaperFor(node, stepped, membership, { sliceEntries }, options.expiryCheck ? { expiryCheck: options.expiryCheck } : {});
+  const reaper = reaperFor(node, stepped, membership, { sliceEntries, ...options.init }, options.expiryCheck ? { expiryCheck: options.expiryCheck } : {});
   reaper.start();
   return { node, fake, stepped, membership, reaper };
 }
@@ -84,8 +84,8 @@ const UNCAPPED = { cluster: { serviceEvictionMaxRatio: 1, evictionMaxPerRunRatio
  * Ten instances of `orders` (o-0 first in the store's order: visited by the first slice),
  * then ten of `billing`: with slices of 4, a run takes 6 slices (the last finds the end).
  */
-async function twentyInstances(options: { expiryCheck?: ExpiryCheck } = {}) {
-  const h = await harness(4, { ...options, file: UNCAPPED });
+async function twentyInstances(options: { expiryCheck?: ExpiryCheck; sliceEntries?: number; init?: Partial<ReaperInit> } = {}) {
+  const h = await harness(options.sliceEntries ?? 4, { ...options, file: UNCAPPED });
   for (let i = 0; i < 10; i++) h.node.registry.register(input('orders', `o-${i}`));
   for (let i = 0; i < 10; i++) h.node.registry.register(input('billing', `b-${i}`));
   return h;
@@ -112,10 +112,10 @@ describe('a sliced reaper run', () => {
     const SERVICES = ['orders', 'billing', 'search', 'ledger'];
     const OWNERS = ['peer-b', 'peer-c'];
 
-    /** Applies `ops` to a fresh harness; runs in between are whole (runOnce), the same on both sides. */
-    async function build(ops: Op[], sliceEntries: number): Promise<Harness> {
+    /** Applies `ops` to a fresh harness; runs in between are whole (runOnce), the same on every side. */
+    async function build(ops: Op[], sliceEntries: number, init: Partial<ReaperInit> = {}): Promise<Harness> {
       // Short tombstone, grace and orphan times, so that random registries have all four kinds of candidates.
-      const h = await harness(sliceEntries, { file: { cluster: { tombstoneTtlMs: 20_000, ownerDownGraceMs: 5_000, orphanTimeoutMs: 30_000, partitionGuardRatio: 0.5 } } });
+      const h = await harness(sliceEntries, { init, file: { cluster: { tombstoneTtlMs: 20_000, ownerDownGraceMs: 5_000, orphanTimeoutMs: 30_000, partitionGuardRatio: 0.5 } } });
       for (const step of ops) {
         const { registry } = h.node;
         if (step.kind === 'register') registry.register(input(SERVICES[step.service]!, `i-${step.id}`, 8080, step.leaseMs));
@@ -134,10 +134,13 @@ describe('a sliced reaper run', () => {
     }
 
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 20, maxLength: 100 }), fc.integer({ min: 1, max: 7 }), async (ops, sliceEntries) => {
+      fc.asyncProperty(fc.array(op, { minLength: 20, maxLength: 100 }), fc.integer({ min: 1, max: 7 }), fc.integer({ min: 1, max: 5 }), async (ops, sliceEntries, perTurn) => {
         const whole = await build(ops, sliceEntries);
         const sliced = await build(ops, sliceEntries);
+        // Its decisions, hides, holds and evictions in turns of `perTurn` too.
+        const stepwise = await build(ops, sliceEntries, { decisionsPerTurn: perTurn, hidesPerTurn: perTurn, holdsPerTurn: perTurn, evictionsPerTurn: perTurn });
         expect(stateOf(sliced.node)).toEqual(stateOf(whole.node));
+        expect(stateOf(stepwise.node)).toEqual(stateOf(whole.node));
         const size = sliced.node.store.size;
         const wholeRun = whole.reaper.runOnce();
         sliced.stepped.fireTick();
@@ -147,6 +150,10 @@ describe('a sliced reaper run', () => {
         expect(slices).toBe(size <= sliceEntries ? 0 : Math.floor(size / sliceEntries));
         expect(sliced.reaper.lastRun).toEqual(wholeRun);
         expect(stateOf(sliced.node)).toEqual(stateOf(whole.node));
+        stepwise.stepped.fireTick();
+        stepwise.stepped.runAll();
+        expect(stepwise.reaper.lastRun).toEqual(wholeRun);
+        expect(stateOf(stepwise.node)).toEqual(stateOf(whole.node));
       }),
       { numRuns: 120, seed: 20261201 },
     );
@@ -333,13 +340,11 @@ describe('sliced runs and the timer', () => {
     let answer: (() => void) | undefined;
     let asks = 0;
     const expiryCheck: ExpiryCheck = {
-      clear(expired, _nowMs, answered) {
+      begin(_nowMs, answered) {
         asks += 1;
-        if (answer === undefined) {
-          answer = answered;
-          return [];
-        }
-        return [...expired];
+        const first = answer === undefined;
+        answer ??= answered;
+        return { cleared: () => !first, close: () => undefined };
       },
     };
     const h = await twentyInstances({ expiryCheck });
@@ -358,5 +363,103 @@ describe('sliced runs and the timer', () => {
     h.stepped.runAll();
     expect(asks).toBe(2);
     expect(h.reaper.lastRun?.evicted).toBe(20);
+  });
+});
+
+describe("a run's decisions in turns (decisionsPerTurn)", () => {
+  /** Twenty instances in one slice, deciding on one entry a turn. */
+  const oneSlice = { sliceEntries: 20, init: { decisionsPerTurn: 1 } };
+
+  it('spreads a run over turns: nothing is evicted and every instance is served until its decisions end', async () => {
+    const h = await twentyInstances(oneSlice);
+    h.fake.jump(LEASE_MS + 1);
+    h.stepped.fireTick();
+    let turns = 1;
+    while (h.stepped.pending > 0) {
+      expect(h.reaper.lastRun).toBeUndefined();
+      expect(h.node.store.size).toBe(20);
+      expect([...h.node.store.entries()].every((entry) => entry.record.deleted === null)).toBe(true);
+      h.stepped.runSlice();
+      turns += 1;
+    }
+    // 20 through the restart rule, 19 swaps of the shuffle, 20 through the plan, a turn for the acts.
+    expect(turns).toBe(20 + 19 + 20 + 1);
+    expect(h.reaper.lastRun?.evicted).toBe(20);
+  });
+
+  /**
+   * For every turn `k` of a run whose decisions take turns (a new harness each), applies
+   * `change` after `k` turns and checks `after` once the run is done: whatever the turn the
+   * change lands in, the run leaves the changed entry alone.
+   */
+  async function atEveryTurn(setUp: () => Promise<Harness>, change: (h: Harness) => void, after: (h: Harness, run: ReaperRun) => void): Promise<number> {
+    let turnsTried = 0;
+    for (let k = 0; ; k++) {
+      const h = await setUp();
+      h.stepped.fireTick();
+      for (let t = 0; t < k && h.stepped.pending > 0; t++) h.stepped.runSlice();
+      if (h.stepped.pending === 0) return turnsTried;
+      change(h);
+      h.stepped.runAll();
+      after(h, h.reaper.lastRun!);
+      turnsTried += 1;
+    }
+  }
+
+  it('a heartbeat in any turn keeps the instance from eviction', async () => {
+    const setUp = async () => {
+      const h = await twentyInstances(oneSlice);
+      h.fake.jump(LEASE_MS + 1);
+      return h;
+    };
+    const tried = await atEveryTurn(
+      setUp,
+      (h) => h.node.registry.heartbeat(key('orders', 'o-0')),
+      (h, run) => {
+        expect(run.evicted).toBe(19);
+        expect(h.node.store.get(key('orders', 'o-0'))?.record.deleted).toBeNull();
+      },
+    );
+    expect(tried).toBe(59);
+  });
+
+  it("a register again in any turn keeps the tombstone's key from being purged", async () => {
+    // Sliced, so that the purge comes a turn after the re-check of what the slices found.
+    const setUp = async () => {
+      const h = await twentyInstances({ init: { decisionsPerTurn: 1 } });
+      h.node.registry.cancel(key('orders', 'o-0'));
+      h.fake.jump(h.node.config.cluster.tombstoneTtlMs + 1);
+      for (let i = 1; i < 10; i++) h.node.registry.heartbeat(key('orders', `o-${i}`));
+      for (let i = 0; i < 10; i++) h.node.registry.heartbeat(key('billing', `b-${i}`));
+      return h;
+    };
+    const tried = await atEveryTurn(
+      setUp,
+      (h) => h.node.registry.register(input('orders', 'o-0')),
+      // A purge before the register took the tombstone (the new record is stored after it);
+      // after it, none takes the new record.
+      (h) => expect(h.node.store.get(key('orders', 'o-0'))?.record.deleted).toBeNull(),
+    );
+    // Five slices, a sixth that re-checks the one candidate, a turn for the purge, one for the acts.
+    expect(tried).toBe(7);
+  });
+
+  it("its owner coming back in any turn keeps a down owner's instance from being hidden", async () => {
+    const setUp = async () => {
+      const h = await twentyInstances(oneSlice);
+      for (let i = 0; i < 5; i++) h.node.registry.applyRemote(remote('orders', `r-${i}`, 'peer-b', h.fake.nowMs()), 1_000);
+      h.membership.downSince.set('peer-b', h.fake.nowMs());
+      h.fake.jump(h.node.config.cluster.ownerDownGraceMs + 1_001);
+      return h;
+    };
+    const tried = await atEveryTurn(
+      setUp,
+      (h) => h.membership.downSince.delete('peer-b'),
+      (h, run) => {
+        expect(run.hidden).toBe(0);
+        for (let i = 0; i < 5; i++) expect(h.node.store.get(key('orders', `r-${i}`))?.hidden).toBe(false);
+      },
+    );
+    expect(tried).toBeGreaterThan(0);
   });
 });

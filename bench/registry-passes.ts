@@ -1,5 +1,5 @@
 /**
- * What a peer of N instances (default 1,000,000) spends, in process, on five passes that go
+ * What a peer of N instances (default 1,000,000) spends, in process, on six passes that go
  * over the whole store, each with the figure it is set against in the same run:
  *
  *   - reconcile scan: finding the records of the differing sub-buckets (one pass over the
@@ -20,16 +20,21 @@
  *   - evictions: a timer-driven reaper run on a peer alone when a tenth of the instances, its
  *     own, expired, deciding in turns and evicting what the caps allow in turns of
  *     `EVICT_MAX_PER_TURN` (the longest turn), against the same run making every decision in one
- *     turn, and doing everything in one turn, each on a registry of its own.
+ *     turn, and doing everything in one turn, each on a registry of its own;
+ *   - `/v1/cluster`: its count of the served instances, in slices (the longest turn), against
+ *     the count in one piece it made before (`liveInstances` over every entry), three rounds.
  *
  * Milliseconds of one turn of the event loop each (timed with performance.now()), but for the
  * owner-down reference.
  *   npx tsx bench/registry-passes.ts [--instances=1000000] [--passes=4,5]
  */
+import { clusterStatus } from '../src/cluster-status.js';
+import { yieldToLoop } from '../src/http/loop-budget.js';
 import type { MembershipView } from '../src/lease/lease-scan.js';
 import type { ExpiryCheck, Reaper, ReaperInit } from '../src/lease/reaper.js';
 import { silentLogger } from '../src/log/logger.js';
 import { bucketOfSub, SUB_BUCKETS } from '../src/registry/digest.js';
+import { liveInstances } from '../src/registry/queries.js';
 import type { StoredInstance } from '../src/registry/types.js';
 import { LeaseCheck } from '../src/replication/lease-check.js';
 import type { PeerTransport } from '../src/transport/transport.js';
@@ -42,8 +47,8 @@ import { record } from '../test/support/records.js';
 import { round, table } from './lib.js';
 
 const N = Number(process.argv.find((arg) => arg.startsWith('--instances='))?.slice('--instances='.length) ?? 1_000_000);
-/** Which of the five passes run (all by default). */
-const PASSES = new Set((process.argv.find((arg) => arg.startsWith('--passes='))?.slice('--passes='.length) ?? '1,2,3,4,5').split(',').map(Number));
+/** Which of the six passes run (all by default). */
+const PASSES = new Set((process.argv.find((arg) => arg.startsWith('--passes='))?.slice('--passes='.length) ?? '1,2,3,4,5,6').split(',').map(Number));
 const METADATA = { a: 'x', b: 'y', c: 'z', d: 'w', e: 'v' };
 const timed = (work: () => void): number => {
   const startedMs = performance.now();
@@ -216,6 +221,26 @@ if (PASSES.has(5)) {
     const other = await evictionRun(init);
     rows.push({ pass: `${pass}: longest of ${inTurns.turns} turns (${other.turns})`, 'ms now': inTurns.longestMs, 'ms reference': other.longestMs, reference, records: inTurns.evicted });
   }
+}
+
+// 6. /v1/cluster's count of the served instances: in slices, against the count in one piece.
+if (PASSES.has(6)) {
+  const { node } = await filled(() => 'peer-b');
+  for (let r = 0; r < 3; r++) {
+    let sliceStartMs = performance.now();
+    let longestMs = 0;
+    const status = await clusterStatus(node, async () => {
+      longestMs = Math.max(longestMs, performance.now() - sliceStartMs);
+      await yieldToLoop();
+      sliceStartMs = performance.now();
+    });
+    longestMs = Math.max(longestMs, performance.now() - sliceStartMs);
+    let counted = 0;
+    const wholeMs = timed(() => (counted = liveInstances(node.store.entries(), node.registry.leaseView()).length));
+    if (counted !== status.self.instances) throw new Error(`the two counts found ${status.self.instances} and ${counted}`);
+    rows.push({ pass: `/v1/cluster's count of served instances, round ${r + 1}: longest turn`, 'ms now': round(longestMs, 1), 'ms reference': wholeMs, reference: 'the count in one piece', records: counted });
+  }
+  await node.stop();
 }
 
 console.log(`${N.toLocaleString('en')} instances, in process (${new Date().toISOString()})\n${table(rows)}`);

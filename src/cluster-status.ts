@@ -4,7 +4,8 @@ import type { EvictionSafety, EvictionSafetyStatus } from './lease/eviction-safe
 import type { Reaper, ReaperRun } from './lease/reaper.js';
 import type { Membership } from './membership/membership.js';
 import type { PeerState } from './membership/state.js';
-import { liveInstances } from './registry/queries.js';
+import { yieldToLoop } from './http/loop-budget.js';
+import { gatherFiguresSliced, servedCount } from './metrics/registry-figures.js';
 import type { Registry } from './registry/registry.js';
 import type { InstanceStore } from './registry/store.js';
 import type { AntiEntropy, AntiEntropyStats } from './replication/anti-entropy.js';
@@ -82,16 +83,22 @@ export interface ClusterStatusSources extends PeerFigures {
   readonly config: Pick<RegistryConfig, 'clusterName' | 'profile' | 'self'>;
   readonly startedAtMs: number;
   readonly bootstrapResult: BootstrapResult | undefined;
-  readonly store: Pick<InstanceStore, 'revision' | 'size' | 'entries'> & { readonly digest: Pick<InstanceStore['digest'], 'rootHash'> };
+  readonly store: Pick<InstanceStore, 'revision' | 'size' | 'allServices'> & { readonly digest: Pick<InstanceStore['digest'], 'rootHash'> };
   readonly hlc: Pick<HybridClock, 'driftMs'>;
   readonly reaper: Pick<Reaper, 'lastRun'>;
   readonly transport: Pick<PeerTransport, 'trafficByPeer'>;
 }
 
-/** Gathers the cluster view of one peer. Scans the registry once to count live instances. */
-export function clusterStatus(node: ClusterStatusSources): ClusterStatus {
+/**
+ * Gathers the cluster view of one peer. Counts the served instances in slices that yield
+ * between them (registry-figures.ts, as a metrics scrape does): counted in one piece, a request
+ * held the event loop 90-115 ms at 1,000,000 instances (bench/findings.md, 2026-12-06 night);
+ * everything else is read at once when the count is done.
+ */
+export async function clusterStatus(node: ClusterStatusSources, yieldTurn: () => Promise<void> = yieldToLoop): Promise<ClusterStatus> {
   const { config, registry, membership } = node;
   const view = registry.leaseView();
+  const served = servedCount(await gatherFiguresSliced(node.store, view, yieldTurn));
   const channels = node.replicator.stats();
   const traffic = node.transport.trafficByPeer?.() ?? {};
   return {
@@ -104,7 +111,7 @@ export function clusterStatus(node: ClusterStatusSources): ClusterStatus {
       nowMs: view.nowMs,
       revision: node.store.revision,
       records: node.store.size,
-      instances: liveInstances(node.store.entries(), view).length,
+      instances: served,
       syncedFrom: node.bootstrapResult?.from ?? null,
       clockDriftMs: node.hlc.driftMs(),
       digest: node.store.digest.rootHash(),

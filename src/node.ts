@@ -26,6 +26,7 @@ import type { PeerDescriptor, PeerTransport } from './transport/transport.js';
 import { WatchHub } from './watch/hub.js';
 import { ServiceViews } from './views/service-views.js';
 import { clusterStatus, type ClusterStatus } from './cluster-status.js';
+import { sharedBuild, type SharedBuild } from './http/loop-budget.js';
 import { AdapterMetrics } from './metrics/adapter-metrics.js';
 
 /** Collaborators a peer is built from: everything that touches time, chance or the outside. */
@@ -106,6 +107,8 @@ export class RegistryNode {
   private startCount = 0;
   /** Ends the start-up sync's wait between two rounds at once (set while it waits). */
   private readonly stopWaits = new Set<() => void>();
+  /** The `/v1/cluster` view being gathered, shared by the requests that arrive meanwhile. */
+  private readonly statusBuild: SharedBuild<ClusterStatus> = {};
   private readonly log: Logger;
 
   constructor(
@@ -240,9 +243,12 @@ export class RegistryNode {
     return this.membership.list().find((member) => member.descriptor.zone === zone)?.descriptor.region;
   };
 
-  /** Everything `/v1/cluster` shows. */
-  status(): ClusterStatus {
-    return clusterStatus(this);
+  /**
+   * Everything `/v1/cluster` shows. The count of served instances takes turns: requests that
+   * arrive while one is gathered share it, so that many at once cost one count.
+   */
+  status(): Promise<ClusterStatus> {
+    return sharedBuild(this.statusBuild, () => clusterStatus(this), () => false);
   }
 
   private peerCameBack(peerId: string): void {

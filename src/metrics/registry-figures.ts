@@ -42,6 +42,13 @@ function addService(figures: RegistryFigures, namespace: string, served: number)
   if (served > 0) figures.services.set(namespace, (figures.services.get(namespace) ?? 0) + 1);
 }
 
+/** Served instances in all, every namespace and status. */
+export function servedCount(figures: RegistryFigures): number {
+  let served = 0;
+  for (const byStatus of figures.instances.values()) for (const count of byStatus.values()) served += count;
+  return served;
+}
+
 const empty = (view: LeaseView): RegistryFigures => ({ nowMs: view.nowMs, instances: new Map(), services: new Map(), tombstones: 0, live: 0 });
 
 /** The figures in one piece (a collect outside `NodeMetrics.scrape`, which gathers them in slices first). */

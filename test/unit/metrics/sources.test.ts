@@ -37,7 +37,7 @@ describe('the metrics and /v1/cluster read only what their interfaces name', () 
       'replicator', 'inbox', 'antiEntropy', 'reaper', 'safety', 'transport',
     ] as const;
     try {
-      expect(clusterStatus(only<ClusterStatusSources>(node, keys))).toEqual(node.status());
+      expect(await clusterStatus(only<ClusterStatusSources>(node, keys))).toEqual(await node.status());
     } finally {
       await node.stop();
     }

@@ -105,7 +105,11 @@ export interface ExpiryCheck {
   begin(nowMs: number, answered: () => void): ExpiryRound;
 }
 
-/** One run's questions: `cleared` for each expired instance, in any number of turns, then `close`. */
+/**
+ * One run's questions: `cleared` for each expired instance, in any number of turns, then
+ * `close`. A run dropped before its end (`stop`, `runOnce`) never closes its round, and the
+ * next run begins another: a round changes nothing until it is closed.
+ */
 export interface ExpiryRound {
   /**
    * Whether `entry` (owned here, lease ended, no guard holding it) is cleared for eviction now;
@@ -240,7 +244,8 @@ export class Reaper {
    * otherwise over several turns (`drive`): its scan in slices of `sliceEntries`, its decisions
    * in turns of `decisionsPerTurn`, then its acts in turns of their own. While a run is going,
    * a tick (or a lease check's answer) starts nothing: the run in progress acts when it ends,
-   * and an instance whose check was answered while its scan went on is in it.
+   * and an instance whose check was answered while its scan went on is in it (one answered
+   * after the run's round asked about it waits for the next tick).
    */
   private begin(): void {
     if (this.running || this.later.size > 0) return;
@@ -253,11 +258,15 @@ export class Reaper {
   private drive(run: RunInProgress): void {
     if (this.running !== run) return;
     run.next = undefined;
-    if (run.steps.next().done === true) {
-      this.running = undefined;
-      return;
+    let done: boolean | undefined;
+    try {
+      done = run.steps.next().done;
+    } finally {
+      // A step that threw (a store listener failing under an eviction) ends the run: the next
+      // tick starts a new one, as it would after a run that ended.
+      if (done !== false && this.running === run) this.running = undefined;
     }
-    run.next = this.components.clock.setTimeout(() => this.drive(run), 0);
+    if (done === false) run.next = this.components.clock.setTimeout(() => this.drive(run), 0);
   }
 
   /** A timer-driven run's bounds per turn. */
@@ -421,8 +430,8 @@ export class Reaper {
 
   /**
    * Decides on a scan's candidates within the guards, in turns of `pace`: purges, hides, holds
-   * and evictions; records the run. Purges and the partition guard's new grace are done as they
-   * are decided (each on an entry still stored); hides, holds and evictions after every
+   * and evictions; records the run. The partition guard's new grace is given in the turn the
+   * guards are assessed, purges as they are decided (each on an entry still stored); hides, holds and evictions after every
    * decision, in turns of their own (`hideInTurns`, `holdInTurns`, `evictInTurns`), counted in
    * the run as they are done (holds when planned), re-checked first when the decisions took more
    * than one turn.
@@ -431,6 +440,23 @@ export class Reaper {
     const { registry, membership, rng, safety } = this.components;
     const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
+
+    let toHide: readonly StoredInstance[] = [];
+    if (guards.holdDownOwners) held.partitionGuard += scan.expiredForeign.length;
+    else if (this.holdingDownOwners && !safety.partitionGuardSwitchedOff) {
+      // The partition guard lifted by itself: the share of down owners fell below the ratio,
+      // most often because the peers cut off with this one are coming back one by one. What it
+      // held gets one grace period from now, as when an owner goes down, rather than being
+      // hidden at once: the owners not seen back yet may be a moment behind (found by chaos:
+      // seed 8675349, 5 peers, a peer hid five instances of an owner it saw back 140 ms later,
+      // while their client kept heartbeating it). An operator's release hides them at once.
+      // In the turn of `assess`, not in turns: from the moment the guard is off, reads no
+      // longer serve them by the guard, and a read between two turns would see them gone (and
+      // a view it built would keep them out, since a new grace is not announced as a change).
+      // One lease update each, off the change feed.
+      for (const entry of scan.expiredForeign) if (this.isStored(entry)) registry.graceAgain(entry);
+    } else toHide = scan.expiredForeign;
+    this.holdingDownOwners = guards.holdDownOwners;
 
     const purged = scan.expiredTombstones.slice(0, Math.max(1, this.init.purgeMaxPerRun ?? TOMBSTONE_PURGE_MAX_PER_RUN));
     let tombstonesPurged = 0;
@@ -442,21 +468,6 @@ export class Reaper {
       }
       if (pace.spent()) yield;
     }
-    let toHide: readonly StoredInstance[] = [];
-    if (guards.holdDownOwners) held.partitionGuard += scan.expiredForeign.length;
-    else if (this.holdingDownOwners && !safety.partitionGuardSwitchedOff) {
-      // The partition guard lifted by itself: the share of down owners fell below the ratio,
-      // most often because the peers cut off with this one are coming back one by one. What it
-      // held gets one grace period from now, as when an owner goes down, rather than being
-      // hidden at once: the owners not seen back yet may be a moment behind (found by chaos:
-      // seed 8675349, 5 peers, a peer hid five instances of an owner it saw back 140 ms later,
-      // while their client kept heartbeating it). An operator's release hides them at once.
-      for (const entry of scan.expiredForeign) {
-        if (this.isStored(entry)) registry.graceAgain(entry);
-        if (pace.spent()) yield;
-      }
-    } else toHide = scan.expiredForeign;
-    this.holdingDownOwners = guards.holdDownOwners;
 
     /** Held by a rule the reads apply too (visibility.ts), or by a cap: flagged in turns (`holdInTurns`). */
     const toHold: StoredInstance[] = [];

@@ -4,6 +4,7 @@ import type { MembershipView } from '../../../src/lease/lease-scan.js';
 import type { ExpiryCheck, Reaper, ReaperInit, ReaperRun } from '../../../src/lease/reaper.js';
 import type { RegistryNode } from '../../../src/node.js';
 import type { StoredInstance } from '../../../src/registry/types.js';
+import { isServed, type LeaseView } from '../../../src/registry/visibility.js';
 import type { RegistrationInput } from '../../../src/registry/validate.js';
 import type { FakeClock } from '../../support/fake-clock.js';
 import { SteppedClock } from '../../support/stepped-clock.js';
@@ -442,6 +443,52 @@ describe("a run's decisions in turns (decisionsPerTurn)", () => {
     );
     // Five slices, a sixth that re-checks the one candidate, a turn for the purge, one for the acts.
     expect(tried).toBe(7);
+  });
+
+  it("keeps what the partition guard held served in every turn when the guard lifts by itself, and a view built meanwhile too", async () => {
+    const h = await harness(1_000, { init: { decisionsPerTurn: 2 }, file: { cluster: { partitionGuardRatio: 0.6, ownerDownGraceMs: 5_000 } } });
+    const startMs = h.fake.nowMs();
+    for (let i = 0; i < 10; i++) h.node.registry.applyRemote(remote('orders', `b-${i}`, 'peer-b', startMs), 1_000);
+    for (let i = 0; i < 10; i++) h.node.registry.applyRemote(remote('billing', `c-${i}`, 'peer-c', startMs), 1_000);
+    h.membership.downSince.set('peer-b', startMs);
+    h.membership.downSince.set('peer-c', startMs);
+    h.fake.jump(120_000);
+    // Both owners down, the whole registry: the guard holds their instances, served by it.
+    expect(h.reaper.runOnce().held.partitionGuard).toBe(20);
+    const leases = (): LeaseView => ({ nowMs: h.fake.nowMs(), selfId: h.node.registry.peerId, liveness: h.membership, guards: h.node.safety.guards() });
+    const served = () => Array.from({ length: 10 }, (_, i) => h.node.store.get(key('orders', `b-${i}`))!).filter((entry) => isServed(entry, leases())).length;
+    expect(served()).toBe(10);
+    // peer-c is back: half the registry down, under the ratio: the next run lifts the guard, and
+    // peer-b's instances get a new grace instead.
+    h.membership.downSince.delete('peer-c');
+    h.fake.jump(1_000);
+    h.stepped.fireTick();
+    const view = h.node.views.stable('default', 'orders', leases());
+    const perTurn = [served()];
+    while (h.stepped.pending > 0) {
+      h.stepped.runSlice();
+      perTurn.push(served());
+    }
+    expect(h.node.safety.guards().holdDownOwners).toBe(false);
+    expect(perTurn.every((count) => count === 10)).toBe(true);
+    expect(view.served).toHaveLength(10);
+    expect(h.node.views.stable('default', 'orders', leases()).served).toHaveLength(10);
+  });
+
+  it('a step that throws ends its run: the next tick runs again', async () => {
+    const h = await harness(1_000, { file: UNCAPPED });
+    for (let i = 0; i < 5; i++) h.node.registry.register(input('orders', `o-${i}`));
+    h.fake.jump(LEASE_MS + 1);
+    let fail = true;
+    h.node.store.onChange(() => {
+      if (!fail) return;
+      fail = false;
+      throw new Error('a listener failed once');
+    });
+    expect(() => h.stepped.fireTick()).toThrow('a listener failed once');
+    h.stepped.fireTick();
+    h.stepped.runAll();
+    expect([...h.node.store.entries()].filter((entry) => entry.record.deleted === null)).toHaveLength(0);
   });
 
   it("its owner coming back in any turn keeps a down owner's instance from being hidden", async () => {

@@ -1,4 +1,3 @@
-import type { ServiceSummary } from '../registry/queries.js';
 import type { Registry } from '../registry/registry.js';
 import type { InstanceStore } from '../registry/store.js';
 import { groupOf, type InstanceKey, type StoredInstance } from '../registry/types.js';
@@ -59,23 +58,6 @@ export class RegistryReads {
   /** An instance that is not cancelled (it may be hidden or its lease run out: the caller decides). */
   find(key: InstanceKey): StoredInstance | undefined {
     return this.components.registry.find(key);
-  }
-
-  /**
-   * The services of a namespace with their instance counts (one group's only, given one), as
-   * `listServices` counts them from the store: from each service's stable view, where the
-   * counts are kept until the service changes. Counting the store on every read cost 81 ms
-   * of loop at 100,000 instances (bench/consul-catalog.ts, its reference).
-   */
-  services(namespace: string, group: string | null): ServiceSummary[] {
-    const { views } = this.components;
-    const leases = this.leaseView();
-    const out: ServiceSummary[] = [];
-    for (const service of views.servicesOf(namespace)) {
-      const kept = this.countsOf(views.stable(namespace, service, leases), group);
-      if (kept && kept.instances > 0) out.push({ service, instances: kept.instances, up: kept.up });
-    }
-    return out;
   }
 
   /** A service's served instances and UP ones (one group's, given one), kept with its stable view until it changes. */

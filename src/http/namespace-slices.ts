@@ -1,4 +1,5 @@
 import type { RegistryReads } from '../app/reads.js';
+import type { ServiceSummary } from '../registry/queries.js';
 import { combinedStamp, stampHolds, type Stamp } from '../views/service-views.js';
 import type { StableView } from '../views/stable-views.js';
 import { readsBudget, sharedBuild, yieldToLoop, type SharedBuild } from './loop-budget.js';
@@ -43,6 +44,21 @@ export async function sliceServices(reads: Reads, namespace: string, visit: (ser
   }
   // Kept only when nothing changed while it was put together (a build that yields).
   return { revision, stamp: views.revision === revision ? combinedStamp(stamps) : undefined };
+}
+
+/**
+ * The services of `namespace` that serve at least one instance (of `group`, given one), with
+ * their counts, as `listServices` counts them: from each service's stable view (its counts kept
+ * with it until it changes), in slices (`sliceServices`). In one piece, a list of 200,000
+ * services held the loop 394 ms warm and 3.3 s cold (the Nacos service list and metrics).
+ */
+export async function serviceSummaries(reads: Reads & Pick<RegistryReads, 'countsOf'>, namespace: string, group: string | null): Promise<ServiceSummary[]> {
+  const out: ServiceSummary[] = [];
+  await sliceServices(reads, namespace, (service, view) => {
+    const kept = reads.countsOf(view, group);
+    if (kept && kept.instances > 0) out.push({ service, instances: kept.instances, up: kept.up });
+  });
+  return out;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { RegistryReads } from '../app/reads.js';
+import { serviceSummaries } from '../http/namespace-slices.js';
 import { buildNacosHosts, NACOS_HOSTS_ENCODING, NacosHosts } from './documents.js';
 
 /**
@@ -8,7 +9,7 @@ import { buildNacosHosts, NACOS_HOSTS_ENCODING, NacosHosts } from './documents.j
  */
 export class NacosReads {
   constructor(
-    private readonly reads: Pick<RegistryReads, 'views' | 'services' | 'store'>,
+    private readonly reads: Pick<RegistryReads, 'views' | 'store' | 'leaseView' | 'countsOf'>,
     private readonly heartbeatIntervalMs: () => number,
     private readonly namespaces: readonly string[],
   ) {}
@@ -21,12 +22,12 @@ export class NacosReads {
     return views.stableEncoding(views.stable(namespace, service), NACOS_HOSTS_ENCODING, (view) => buildNacosHosts(view, this.heartbeatIntervalMs()));
   }
 
-  /** Services and instances served in this listener's namespaces. */
-  counts(): { serviceCount: number; instanceCount: number } {
+  /** Services and instances served in this listener's namespaces (counted in slices: `serviceSummaries`). */
+  async counts(): Promise<{ serviceCount: number; instanceCount: number }> {
     let serviceCount = 0;
     let instanceCount = 0;
     for (const namespace of this.namespaces) {
-      for (const summary of this.reads.services(namespace, null)) {
+      for (const summary of await serviceSummaries(this.reads, namespace, null)) {
         serviceCount += 1;
         instanceCount += summary.instances;
       }

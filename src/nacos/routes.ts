@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { whenDurable } from '../app/durable-write.js';
 import type { RegistryReads } from '../app/reads.js';
 import type { Scope } from '../config/security.js';
+import { serviceSummaries } from '../http/namespace-slices.js';
 import { invalid, RegistryError } from '../errors.js';
 import { DEFAULT_GROUP } from '../registry/types.js';
 import { parseName } from '../registry/validate.js';
@@ -20,7 +21,7 @@ import type { NacosWrites } from './writes.js';
 export interface NacosRouteDeps {
   access: NacosAccess;
   reads: NacosReads;
-  services: Pick<RegistryReads, 'find' | 'services'>;
+  services: Pick<RegistryReads, 'find' | 'views' | 'leaseView' | 'countsOf'>;
   writes: NacosWrites;
   push: NacosPush | null;
   /** How a list with `udpPort` takes its push target's slot (the requester's share of the pool). */
@@ -199,20 +200,20 @@ export function nacosRoutes(app: FastifyInstance, deps: NacosRouteDeps): void {
     return json(reply, listAnswer(deps, params, namespace, subject, sourceAddressOf(request)));
   });
 
-  app.get(`${BASE}/service/list`, (request, reply) => {
+  app.get(`${BASE}/service/list`, async (request, reply) => {
     const params = paramsOf(request);
     const namespace = admit(deps, request, params, 'read');
     const group = params.groupName ? parseName('groupName', params.groupName) : DEFAULT_GROUP;
     const pageNo = params.pageNo === undefined ? 1 : Math.max(1, integerParam('pageNo', params.pageNo));
     const pageSize = params.pageSize === undefined ? 10 : Math.min(10_000, Math.max(1, integerParam('pageSize', params.pageSize)));
-    const names = deps.services.services(namespace, group).map((summary) => summary.service);
+    const names = (await serviceSummaries(deps.services, namespace, group)).map((summary) => summary.service);
     const start = (pageNo - 1) * pageSize;
     return reply.send({ count: names.length, doms: names.slice(start, start + pageSize) });
   });
 
-  app.get(`${BASE}/operator/metrics`, (request, reply) => {
+  app.get(`${BASE}/operator/metrics`, async (request, reply) => {
     deps.access.admit(credentialsOf(request, paramsOf(request)), null);
-    const { serviceCount, instanceCount } = deps.reads.counts();
+    const { serviceCount, instanceCount } = await deps.reads.counts();
     return reply.send({
       status: deps.ready() ? 'UP' : 'DOWN',
       serviceCount,

@@ -50,9 +50,12 @@ export interface ServiceEntries {
  * feed that replication, persistence and watches subscribe to. Merge decisions are made by
  * the caller (see merge.ts); the store only records their outcome.
  */
+const NO_SERVICES: ReadonlyMap<string, ServiceEntries> = new Map();
+
 export class InstanceStore {
   private revisionCounter = 0;
   private recordCount = 0;
+  private serviceSetChanges = 0;
   /**
    * Services by namespace, then by identity (the name lower-cased, see `serviceIdentity`): a
    * lookup builds no key string beyond the lower-cased name.
@@ -94,6 +97,19 @@ export class InstanceStore {
   /** Instances (records that are not tombstones) of a namespace, all services together. */
   liveCountOfNamespace(namespace: string): number {
     return this.liveByNamespace.get(namespace) ?? 0;
+  }
+
+  /**
+   * Counts the services made and dropped: it changes whenever a service gets its first record
+   * or loses its last, and only then (readers keep lists of names while it stays the same).
+   */
+  get servicesVersion(): number {
+    return this.serviceSetChanges;
+  }
+
+  /** The services of one namespace with at least one record (tombstones included), in no particular order. */
+  servicesIn(namespace: string): IterableIterator<ServiceEntries> {
+    return (this.namespaces.get(namespace) ?? NO_SERVICES).values();
   }
 
   /** Every service with at least one record (tombstones included), in no particular order. */
@@ -173,6 +189,7 @@ export class InstanceStore {
     this.recordCount -= 1;
     if (service.instances.size === 0) {
       services.delete(serviceIdentity(key.service));
+      this.serviceSetChanges += 1;
       if (services.size === 0) this.namespaces.delete(key.namespace);
     }
     for (const listener of this.purgeListeners) listener(entry);
@@ -204,6 +221,7 @@ export class InstanceStore {
     if (!entries) {
       entries = { namespace, service, revision: 0, instances: new Map(), liveCount: 0 };
       services.set(identity, entries);
+      this.serviceSetChanges += 1;
     }
     return entries;
   }

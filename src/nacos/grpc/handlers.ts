@@ -1,6 +1,7 @@
 import { andThen } from '../../app/durable-write.js';
 import type { RegistryReads } from '../../app/reads.js';
 import type { Scope } from '../../config/security.js';
+import { serviceSummaries } from '../../http/namespace-slices.js';
 import { invalid, RegistryError } from '../../errors.js';
 import { DEFAULT_GROUP, instanceKeyString, type InstanceKey } from '../../registry/types.js';
 import { parseName } from '../../registry/validate.js';
@@ -35,7 +36,7 @@ export interface GrpcSubscription {
 export interface GrpcHandlerDeps {
   access: NacosAccess;
   reads: NacosReads;
-  services: Pick<RegistryReads, 'services' | 'views'>;
+  services: Pick<RegistryReads, 'views' | 'leaseView' | 'countsOf'>;
   writes: NacosWrites;
   ready: () => boolean;
   /** The peer's v2 subscriptions by service: a subscription is added and removed through it (subscription-index.ts). */
@@ -211,12 +212,12 @@ const subscribeServiceRequest: Handler = (deps, request) => {
   return ok('SubscribeServiceResponse', { serviceInfo: JSON.parse(json) as unknown }, body.requestId);
 };
 
-const serviceListRequest: Handler = (deps, request) => {
+const serviceListRequest: Handler = async (deps, request) => {
   const namespace = admit(deps, request, 'read');
   const { body } = request;
   const pageNo = typeof body.pageNo === 'number' && body.pageNo >= 1 ? Math.floor(body.pageNo) : 1;
   const pageSize = typeof body.pageSize === 'number' && body.pageSize >= 1 ? Math.min(10_000, Math.floor(body.pageSize)) : 10;
-  const names = deps.services.services(namespace, groupOfBody(body)).map((summary) => summary.service);
+  const names = (await serviceSummaries(deps.services, namespace, groupOfBody(body))).map((summary) => summary.service);
   const start = (pageNo - 1) * pageSize;
   return ok('ServiceListResponse', { count: names.length, serviceNames: names.slice(start, start + pageSize) }, body.requestId);
 };

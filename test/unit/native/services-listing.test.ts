@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { applicationOf } from '../../../src/app/application.js';
 import { KEPT_LISTINGS_MAX, ServicesListings } from '../../../src/native/services-listing.js';
+import { listServices } from '../../../src/registry/queries.js';
 import { createTestServer, type TestServer } from '../../support/server.js';
 
 let server: TestServer;
@@ -25,7 +26,6 @@ describe('GET /v1/services, built once per change and shared (services-listing.t
     await register('orders', 8081, { status: 'DOWN' });
     await register('billing', 9000, { group: 'canary' });
     await register('billing', 9001, { namespace: 'team-a' });
-    const reads = applicationOf(node).reads;
     for (const [query, namespace, group] of [
       ['', 'default', null],
       ['?group=canary', 'default', 'canary'],
@@ -38,7 +38,7 @@ describe('GET /v1/services, built once per change and shared (services-listing.t
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
       const revision = node.store.revision;
       expect(response.headers['x-registry-index']).toBe(String(revision));
-      expect(response.body).toBe(JSON.stringify({ namespace, revision, services: reads.services(namespace, group) }));
+      expect(response.body).toBe(JSON.stringify({ namespace, revision, services: listServices(node.store, namespace, node.registry.leaseView(), group) }));
     }
     const head = await app.inject({ method: 'HEAD', url: '/v1/services' });
     expect(head.statusCode).toBe(200);

@@ -72,6 +72,37 @@ describe('ServiceViews', () => {
   });
 });
 
+describe('ServiceViews.servicesOf', () => {
+  it('keeps the sorted names of a namespace while no service is made or dropped, and follows each that is', async () => {
+    const { node, clock } = await createTestNode({ file: { cluster: { tombstoneTtlMs: 1_000 } } });
+    const { store } = node;
+    node.registry.register({ ...reg('a'), service: 'orders' });
+    node.registry.register({ ...reg('a'), service: 'billing' });
+    node.registry.register({ ...reg('a'), namespace: 'other', service: 'search' });
+    const names = node.views.servicesOf('default');
+    expect(names).toEqual(['billing', 'orders']);
+    expect(node.views.servicesOf('other')).toEqual(['search']);
+    // A write to a service that exists makes no service: the same list, not built again.
+    const version = store.servicesVersion;
+    node.registry.register({ ...reg('b'), service: 'orders' });
+    node.registry.cancel({ namespace: 'default', service: 'orders', instanceId: 'b' });
+    expect(store.servicesVersion).toBe(version);
+    expect(node.views.servicesOf('default')).toBe(names);
+    // A new service (any case of a name is one service), then one whose last record is purged.
+    node.registry.register({ ...reg('a'), service: 'ledger' });
+    node.registry.register({ ...reg('b'), service: 'LEDGER' });
+    expect(store.servicesVersion).toBe(version + 1);
+    expect(node.views.servicesOf('default')).toEqual(['billing', 'ledger', 'orders']);
+    node.registry.cancel({ namespace: 'default', service: 'billing', instanceId: 'a' });
+    clock.jump(1_001);
+    node.reaper.runOnce();
+    expect(store.servicesVersion).toBe(version + 2);
+    expect(node.views.servicesOf('default')).toEqual(['ledger', 'orders']);
+    expect(node.views.servicesOf('other')).toEqual(['search']);
+    expect(node.views.servicesOf('none')).toEqual([]);
+  });
+});
+
 describe('ServiceViews memory', () => {
   it('gives back the encodings of a view too old to be served again, without a read to trigger it', async () => {
     const { node, clock } = await createTestNode();

@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { applicationOf } from '../../src/app/application.js';
+import type { Clock } from '../../src/clock/clock.js';
 import { buildNacosApp, type NacosApp } from '../../src/nacos/app.js';
 import { GrpcConnections } from '../../src/nacos/grpc/connections.js';
 import type { PushSocket } from '../../src/nacos/push.js';
@@ -59,7 +60,10 @@ export function form(fields: Record<string, string>): { payload: string; headers
 }
 
 /** A gRPC connection table on a test peer's Nacos app, as the gRPC server makes it (src/nacos/grpc/server.ts). */
-export function testGrpcConnections(t: TestNacos, init: { perConnectionMax: number; renewIntervalMs?: number; streamlessIdleMs?: number }): GrpcConnections {
+export function testGrpcConnections(
+  t: TestNacos,
+  init: { perConnectionMax: number; renewIntervalMs?: number; streamlessIdleMs?: number; renewSliceInstances?: number; clock?: Clock },
+): GrpcConnections {
   return new GrpcConnections(
     {
       access: t.access,
@@ -68,12 +72,16 @@ export function testGrpcConnections(t: TestNacos, init: { perConnectionMax: numb
       services: applicationOf(t.node).reads,
       ready: () => t.node.ready,
       perConnectionMax: init.perConnectionMax,
-      clock: t.clock,
+      clock: init.clock ?? t.clock,
       views: t.node.views,
       logger: t.logger,
       hold: (subject) => t.hold('grpcConnections', subject),
       metrics: t.metrics,
     },
-    { renewIntervalMs: init.renewIntervalMs ?? 1_000, streamlessIdleMs: init.streamlessIdleMs ?? 60_000 },
+    {
+      renewIntervalMs: init.renewIntervalMs ?? 1_000,
+      streamlessIdleMs: init.streamlessIdleMs ?? 60_000,
+      ...(init.renewSliceInstances === undefined ? {} : { renewSliceInstances: init.renewSliceInstances }),
+    },
   );
 }

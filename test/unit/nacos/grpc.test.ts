@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { addressOf, type GrpcConnections, type PushStream } from '../../../src/nacos/grpc/connections.js';
 import { EncodedPayload, messageOf, nacosPackage, payloadCodecOf, payloadOf, type Payload, type PushMessage } from '../../../src/nacos/grpc/protocol.js';
 import { createTestNacos, testGrpcConnections, type TestNacos } from '../../support/nacos.js';
+import { SteppedClock } from '../../support/stepped-clock.js';
 
 let t: TestNacos;
 let connections: GrpcConnections;
@@ -80,6 +81,39 @@ describe('Nacos gRPC connections', () => {
     await register('127.0.0.1:6000', 9001, 'grpc-other');
     await t.clock.advance(5_000);
     expect((await t.native.inject({ url: '/v1/services/grpc-other' })).json().instances).toHaveLength(0);
+  });
+
+  it('renews the open connections in turns of renewSliceInstances, a tick meanwhile starting no second pass', async () => {
+    t = await createTestNacos({ file: { cluster: { leaseDurationMs: 3_000, heartbeatIntervalMs: 1_000 } } });
+    const stepped = new SteppedClock(t.clock);
+    connections = testGrpcConnections(t, { perConnectionMax: 4, renewSliceInstances: 2, clock: stepped });
+    const peers = ['127.0.0.1:5000', '127.0.0.1:5001', '127.0.0.1:5002'];
+    for (const [i, peer] of peers.entries()) {
+      open(peer);
+      await register(peer, 9000 + 2 * i);
+      await register(peer, 9001 + 2 * i);
+    }
+    stepped.runAll();
+    const leaseEnds = () => Array.from({ length: 6 }, (_, i) => t.node.store.get({ namespace: 'default', service: 'grpc-web', instanceId: `10.0.0.1:${9000 + i}` })!.leaseExpiresAtMs);
+    t.clock.jump(2_000);
+    const before = leaseEnds();
+    const renewed = () => leaseEnds().filter((endMs, i) => endMs > before[i]!).length;
+    stepped.fireTick();
+    expect(renewed()).toBe(2);
+    expect(stepped.pending).toBe(1);
+    stepped.fireTick();
+    expect(stepped.pending).toBe(1);
+    expect(renewed()).toBe(2);
+    stepped.runSlice();
+    expect(renewed()).toBe(4);
+    stepped.runAll();
+    expect(renewed()).toBe(6);
+    // The next tick starts a new pass.
+    t.clock.jump(500);
+    const again = leaseEnds();
+    stepped.fireTick();
+    expect(leaseEnds().filter((endMs, i) => endMs > again[i]!)).toHaveLength(2);
+    stepped.runAll();
   });
 
   it('answers a subscription with the service, pushes each change once per subscription variant, shared between connections', async () => {

@@ -1,8 +1,10 @@
 import type { XdsLbPolicy } from './declaration.js';
-import type { ServiceViews } from '../views/service-views.js';
+import type { StoredInstance } from '../registry/types.js';
+import type { ServiceViews, StableView } from '../views/service-views.js';
+import { ZoneRegions } from '../views/zone-regions.js';
 import { parseResourceName, resourceNameOf, type ServiceRef } from './names.js';
 import type { AnyMessage, XdsProtos } from './protos.js';
-import { buildServiceResources, type ResourceSettings, type ServiceResources } from './resources.js';
+import { buildServiceResources, type EndpointSource, type ResourceSettings, type ServiceResources } from './resources.js';
 
 /** The resource kinds a service has, one per xDS type the registry serves. */
 export type ResourceKind = 'listener' | 'cluster' | 'endpoints';
@@ -13,26 +15,61 @@ export interface VersionedResource {
   version: number;
 }
 
-interface Entry {
-  source: ServiceResources;
-  versions: Record<ResourceKind, number>;
+/**
+ * A service's encoded resources for one balancing policy, and what they were built from. What
+ * a stream is sent of it never changes: a rebuild makes a new entry.
+ */
+export interface ServiceEntry {
+  /** The resource name (names.ts). */
+  readonly name: string;
+  readonly namespace: string;
+  readonly resources: Readonly<Record<ResourceKind, AnyMessage>>;
+  readonly versions: Readonly<Record<ResourceKind, number>>;
+  /** The stable view built from (replaced by a later one that serves the same instances). */
+  view: StableView;
+  /** The region each zone of the instances had (the peers' configuration: no record follows it). */
+  readonly regions: ZoneRegions;
+}
+
+/** A service looked at by a wildcard build: its entry (null: nothing served), whether the store still holds it, and the work it took. */
+export interface ResolvedService {
+  /** Its resource name; null for a service no name reaches (names.ts). */
+  name: string | null;
+  entry: ServiceEntry | null;
+  stored: boolean;
+  /** Units of work (wildcard-set.ts): 1, plus the served instances when their view or resources were built. */
+  cost: number;
 }
 
 export interface CatalogComponents {
   views: ServiceViews;
   protos: XdsProtos;
+  /**
+   * The region of a zone as the peers' configuration says now (`RegistryNode.regionOfZone`, as
+   * the native views show it); none: no zone has a region (tests of other concerns).
+   */
+  regionOfZone?: (zone: string) => string | undefined;
   /** Told once per build when instances had to be left out (a host that is no IP address...). */
   onSkipped?: (name: string, skipped: ServiceResources['skipped']) => void;
 }
 
+const NO_REGION = (): undefined => undefined;
+
 /**
  * The resources of every exposed service, as ADS streams read them. Each service's resources
- * are built once per view change (`views.encoded(ns, svc, 'xds', build)`) and shared by
- * every stream; their versions move only when the encoded bytes change, so a view rebuilt
- * for its lease countdowns alone pushes nothing.
+ * are built once per change of what it serves and kept with the stable view they were built
+ * from (src/views/stable-views.ts), shared by every stream: a service whose stable view and
+ * zones' regions still hold is not encoded again, so a push after one change encodes one
+ * service, however many a wildcard subscription gets. Their versions move only when the
+ * encoded bytes change, so a service rebuilt for a record's metadata alone pushes nothing.
+ *
+ * What is kept: one entry per served service and policy in use (two at most: ring_hash and
+ * round_robin), dropped when the service serves nothing or leaves the store, as the views
+ * keep theirs; its bytes are those every response carries anyway.
  */
 export class XdsCatalog {
-  private readonly entries = new Map<string, Entry>();
+  /** Per policy, each served service's entry by resource name. */
+  private readonly entries = new Map<XdsLbPolicy, Map<string, ServiceEntry>>();
   private pushMemo: Map<string, { namespace: string; resource: VersionedResource } | null> | null = null;
   private versionCounter = 0;
 
@@ -46,6 +83,18 @@ export class XdsCatalog {
     return parseResourceName(name, this.init.namespaces);
   }
 
+  /** How many services' resources are kept, every policy counted (tests; bounded by the served services). */
+  get keptCount(): number {
+    let count = 0;
+    for (const entries of this.entries.values()) count += entries.size;
+    return count;
+  }
+
+  /** The exposed namespaces. */
+  get namespaces(): readonly string[] {
+    return this.init.namespaces;
+  }
+
   /** Whether changes of this namespace matter here. */
   exposes(namespace: string): boolean {
     return this.init.namespaces.includes(namespace);
@@ -54,11 +103,12 @@ export class XdsCatalog {
   /**
    * A resource of the named service as built for clients of `lbPolicy`; null when the service
    * has no served instance (an absent resource, which state-of-the-world xDS shows by leaving
-   * it out). Each policy's resources are built once per view change, on first use.
+   * it out). Each policy's resources are built once per change of what is served, on first use.
    */
   get(name: string, kind: ResourceKind, lbPolicy: XdsLbPolicy): VersionedResource | null {
-    const entry = this.entry(name, lbPolicy);
-    return entry ? { any: entry.source[kind], version: entry.versions[kind] } : null;
+    const ref = this.refOf(name);
+    const entry = ref === null ? this.forget(lbPolicy, name) : this.resolve(ref.namespace, ref.service, name, lbPolicy).entry;
+    return entry ? { any: entry.resources[kind], version: entry.versions[kind] } : null;
   }
 
   /**
@@ -88,46 +138,89 @@ export class XdsCatalog {
   }
 
   /**
-   * The names of every exposed service with a served instance (what a wildcard subscription
-   * gets), of the namespaces `visible` lets through.
+   * The region of a zone as the peers' configuration says, asked once per zone over the
+   * function's life: a wildcard build asks it for every service's zones.
    */
-  names(visible: (namespace: string) => boolean = () => true): string[] {
-    const out: string[] = [];
-    for (const namespace of this.init.namespaces) {
-      if (!visible(namespace)) continue;
-      for (const service of this.components.views.servicesOf(namespace)) {
-        const name = resourceNameOf(namespace, service);
-        const ref = this.refOf(name);
-        // A default-namespace name that reads as another namespace's is not reachable (names.ts).
-        if (ref?.namespace !== namespace || ref.service !== service) continue;
-        if (this.components.views.get(namespace, service).served.length > 0) out.push(name);
-      }
-    }
-    return out;
+  regionsOfBuild(): (zone: string) => string | undefined {
+    const regionOfZone = this.components.regionOfZone ?? NO_REGION;
+    const known = new Map<string, string | undefined>();
+    return (zone) => {
+      if (known.has(zone)) return known.get(zone);
+      const region = regionOfZone(zone);
+      known.set(zone, region);
+      return region;
+    };
   }
 
-  private entry(name: string, lbPolicy: XdsLbPolicy): Entry | null {
+  /**
+   * A listed service of an exposed namespace as a wildcard build reads it (wildcard-set.ts):
+   * `service` as the store spells it. `regionOf` answers the region of a zone, memoized over
+   * the build by the caller.
+   */
+  listed(namespace: string, service: string, lbPolicy: XdsLbPolicy, regionOf: (zone: string) => string | undefined): ResolvedService {
+    const name = resourceNameOf(namespace, service);
     const ref = this.refOf(name);
-    const key = `${lbPolicy}\n${name}`;
-    // Checked before `get`, which would keep an (empty) view for every name a client makes up.
-    const known = ref !== null && this.components.views.revisionOf(ref.namespace, ref.service) > 0;
-    const view = known ? this.components.views.get(ref.namespace, ref.service) : null;
-    if (!ref || !view || view.served.length === 0) {
-      this.entries.delete(key);
-      return null;
-    }
-    const settings: ResourceSettings = { lbPolicy };
-    const source = this.components.views.encoding(view, `xds:${lbPolicy}`, (current) => {
-      const built = buildServiceResources(current, this.components.protos, settings);
-      if (built.skipped.notAnIp + built.skipped.duplicateAddress > 0) this.components.onSkipped?.(built.name, built.skipped);
-      return built;
-    });
-    const previous = this.entries.get(key);
-    if (previous?.source === source) return previous;
-    const versionOf = (kind: ResourceKind) =>
-      previous && previous.source[kind].value.equals(source[kind].value) ? previous.versions[kind] : ++this.versionCounter;
-    const entry: Entry = { source, versions: { listener: versionOf('listener'), cluster: versionOf('cluster'), endpoints: versionOf('endpoints') } };
-    this.entries.set(key, entry);
-    return entry;
+    // A default-namespace name that reads as another namespace's is not reachable (names.ts).
+    if (ref?.namespace !== namespace || ref.service !== service) return { name: null, entry: null, stored: true, cost: 1 };
+    return this.resolve(namespace, service, name, lbPolicy, regionOf);
   }
+
+  /**
+   * The entry of a service for `lbPolicy`, built again only when what it serves may have
+   * changed: its stable view was replaced and serves other instances (a record changed, or a
+   * lease ran out, an owner went down or a guard turned: stable-views.ts), or a zone's region moved.
+   */
+  private resolve(namespace: string, service: string, name: string, lbPolicy: XdsLbPolicy, regionOf = this.components.regionOfZone ?? NO_REGION): ResolvedService {
+    const entries = this.entriesOf(lbPolicy);
+    const previous = entries.get(name);
+    // A service the store does not hold gets an empty view, built and not kept (stable-views.ts).
+    const view = this.components.views.stable(namespace, service);
+    if (view.revision === 0) return { name, entry: this.forget(lbPolicy, name), stored: false, cost: 1 };
+    // A view built again (or first built here) went over the service's instances.
+    let cost = 1 + (previous?.view === view ? 0 : view.served.length);
+    if (view.served.length === 0) return { name, entry: this.forget(lbPolicy, name), stored: true, cost };
+    if (previous && previous.view !== view && previous.view.revision === view.revision && sameInstances(previous.view.served, view.served)) previous.view = view;
+    if (previous?.view === view && previous.regions.holds(regionOf)) return { name, entry: previous, stored: true, cost };
+    cost += view.served.length;
+    const entry = this.build(view, name, lbPolicy, regionOf, previous);
+    entries.set(name, entry);
+    return { name, entry, stored: true, cost };
+  }
+
+  private build(view: StableView, name: string, lbPolicy: XdsLbPolicy, regionOfZone: (zone: string) => string | undefined, previous: ServiceEntry | undefined): ServiceEntry {
+    const regions = new ZoneRegions();
+    const instances = view.served.map((entry) => endpointSourceOf(entry, regions, regionOfZone));
+    const settings: ResourceSettings = { lbPolicy };
+    const built = buildServiceResources({ namespace: view.namespace, service: view.service, instances }, this.components.protos, settings);
+    if (built.skipped.notAnIp + built.skipped.duplicateAddress > 0) this.components.onSkipped?.(built.name, built.skipped);
+    const resources = { listener: built.listener, cluster: built.cluster, endpoints: built.endpoints };
+    const versionOf = (kind: ResourceKind) => (previous && previous.resources[kind].value.equals(resources[kind].value) ? previous.versions[kind] : ++this.versionCounter);
+    const versions = { listener: versionOf('listener'), cluster: versionOf('cluster'), endpoints: versionOf('endpoints') };
+    return { name, namespace: view.namespace, resources, versions, view, regions };
+  }
+
+  private entriesOf(lbPolicy: XdsLbPolicy): Map<string, ServiceEntry> {
+    let entries = this.entries.get(lbPolicy);
+    if (!entries) this.entries.set(lbPolicy, (entries = new Map()));
+    return entries;
+  }
+
+  private forget(lbPolicy: XdsLbPolicy, name: string): null {
+    this.entries.get(lbPolicy)?.delete(name);
+    return null;
+  }
+}
+
+/** Whether two views serve the same stored instances, in the same order (the same records, at the same revision). */
+function sameInstances(a: readonly StoredInstance[], b: readonly StoredInstance[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** What the ClusterLoadAssignment reads of an instance; its zone's region noted in `regions`. */
+function endpointSourceOf(entry: StoredInstance, regions: ZoneRegions, regionOfZone: (zone: string) => string | undefined): EndpointSource {
+  const { host, port, status, weight, zone } = entry.record.data;
+  // No zone has no region, as the native view says (registry/view.ts zoneRegion).
+  return { host, port, status, weight, zone, region: zone === '' ? null : regions.regionOf(zone, regionOfZone) };
 }

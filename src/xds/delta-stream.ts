@@ -2,6 +2,7 @@ import type { ResourceKind } from './catalog.js';
 import type { AnyMessage } from './protos.js';
 import { clientFields } from './client-log.js';
 import { PushStream, TYPE_URL_OF, type RequestNode } from './stream.js';
+import type { WildcardSet } from './wildcard-set.js';
 
 /** A DeltaDiscoveryRequest as the ADS service definition decodes it (snake_case). */
 export interface DeltaDiscoveryRequest {
@@ -30,6 +31,8 @@ class DeltaSubscription {
   readonly names = new Set<string>();
   /** Name -> version the client holds (sent here, or announced in `initial_resource_versions`). */
   readonly held = new Map<string, number>();
+  /** The wildcard set (wildcard-set.ts) whose resources `held` holds, by generation; 0: none (a push then compares the whole set). */
+  wildcardGeneration = 0;
   private seenRequest = false;
 
   constructor(readonly kind: ResourceKind) {}
@@ -56,6 +59,7 @@ class DeltaSubscription {
     }
     this.seenRequest = true;
     const added = new Set<string>();
+    const wildcardBefore = this.wildcard;
     for (const name of subscribe) {
       if (name === '*') this.wildcard = true;
       else if (!this.names.has(name)) {
@@ -67,9 +71,11 @@ class DeltaSubscription {
       if (name === '*') this.wildcard = false;
       else {
         this.names.delete(name);
-        this.held.delete(name);
+        // A name the wildcard still wants is sent again at the next answer, which compares the whole set.
+        if (this.held.delete(name)) this.wildcardGeneration = 0;
       }
     }
+    if (this.wildcard !== wildcardBefore) this.wildcardGeneration = 0;
     return added;
   }
 }
@@ -105,6 +111,10 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
     }
     const added = subscription.apply(request);
     this.holdNames(grown, subscription.names.size);
+    // An ACK or NACK that changes no subscription has nothing to answer: pushes send every change
+    // (a wildcard's answer would be a walk of every service, for each ACK of each push).
+    const changesNothing = !request.resource_names_subscribe?.length && !request.resource_names_unsubscribe?.length;
+    if (request.response_nonce && changesNothing) return;
     this.respond(subscription, added);
   }
 
@@ -112,33 +122,78 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
    * Sends what moved; `added` names just subscribed, told as removed when they do not exist.
    * Linear in the names the stream holds (Sets and Maps only): a request of 10,000 unknown
    * names once cost names x added comparisons (an array's `includes` per name) and held the
-   * event loop for seconds (issue 33).
+   * event loop for seconds (issue 33). A wildcard subscription is answered once its set is
+   * complete (wildcard-set.ts).
    */
   protected respond(subscription: DeltaSubscription, added: ReadonlySet<string> = NO_NAMES): void {
     if (this.closed) return;
-    const wanted = new Set(subscription.names);
-    if (subscription.wildcard) for (const name of this.wildcardNames()) wanted.add(name);
+    if (!subscription.wildcard) return this.respondWith(subscription, added, null);
+    // Sent a set already: its names are answered now, and pushes send what moved in the set since.
+    if (subscription.wildcardGeneration !== 0) return this.respondWith(subscription, added, null, true);
+    this.withWildcard((set) => this.respondWith(subscription, added, subscription.wildcard ? set : null));
+  }
+
+  protected respondWildcard(subscription: DeltaSubscription, set: WildcardSet): void {
+    this.respondWith(subscription, NO_NAMES, set);
+  }
+
+  /**
+   * Sends what the client lacks of its names and, given a wildcard set, of the set's services
+   * it may see: of those that changed since the set it was last sent when that is known
+   * (WildcardSets.changedSince), else of the whole set.
+   */
+  private respondWith(subscription: DeltaSubscription, added: ReadonlySet<string>, set: WildcardSet | null, namesOnly = false): void {
+    if (this.closed) return;
+    // A set older than one it was sent (answers go out one a turn, wildcard-set.ts): its names only.
+    if (set !== null && set.generation < subscription.wildcardGeneration) return this.respondWith(subscription, added, null, true);
+    const { kind, held } = subscription;
     const resources: DeltaDiscoveryResponse['resources'] = [];
     const removed: string[] = [];
-    for (const name of wanted) {
-      const resource = this.resource(name, subscription.kind);
-      if (resource) {
-        if (subscription.held.get(name) !== resource.version) {
-          resources.push({ name, version: String(resource.version), resource: resource.any });
-          subscription.held.set(name, resource.version);
+    const visibleIn = (name: string) => {
+      const entry = set?.byName.get(name);
+      return entry !== undefined && this.access.sees(entry.namespace) ? entry : undefined;
+    };
+    const offer = (name: string, any: AnyMessage | null, version: number) => {
+      if (any !== null) {
+        if (held.get(name) !== version) {
+          resources.push({ name, version: String(version), resource: any });
+          held.set(name, version);
         }
-      } else if (subscription.held.delete(name) || added.has(name)) {
+      } else if (held.delete(name) || added.has(name)) {
         removed.push(name);
       }
+    };
+    let walkedHeld = set === null && !namesOnly;
+    if (set !== null) {
+      const changed = this.components.wildcard.changedSince(this.policy(), subscription.wildcardGeneration, set.generation);
+      if (changed === null) {
+        for (const entry of set.entries) if (this.access.sees(entry.namespace)) offer(entry.name, entry.resources[kind], entry.versions[kind]);
+        walkedHeld = true;
+      } else {
+        for (const name of changed) {
+          const entry = visibleIn(name);
+          if (entry !== undefined) offer(name, entry.resources[kind], entry.versions[kind]);
+          else if (!subscription.names.has(name) && held.delete(name)) removed.push(name);
+        }
+      }
+      subscription.wildcardGeneration = set.generation;
     }
-    for (const name of subscription.held.keys()) {
-      if (!wanted.has(name)) {
-        subscription.held.delete(name);
-        removed.push(name);
+    for (const name of subscription.names) {
+      if (visibleIn(name) !== undefined) continue;
+      const resource = this.resource(name, kind);
+      offer(name, resource?.any ?? null, resource?.version ?? 0);
+    }
+    // What it holds and no longer wants (a whole set compared, or no set): every name the client holds is looked at.
+    if (walkedHeld) {
+      for (const name of held.keys()) {
+        if (!subscription.names.has(name) && visibleIn(name) === undefined) {
+          held.delete(name);
+          removed.push(name);
+        }
       }
     }
     if (resources.length === 0 && removed.length === 0) return;
-    this.call.write({ system_version_info: '', resources, type_url: TYPE_URL_OF[subscription.kind], removed_resources: removed, nonce: this.nextNonce() });
+    this.call.write({ system_version_info: '', resources, type_url: TYPE_URL_OF[kind], removed_resources: removed, nonce: this.nextNonce() });
   }
 
   /** A delta response is this stream's alone (what it lacks): its nonce is counted per stream. */

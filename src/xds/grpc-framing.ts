@@ -8,8 +8,9 @@ import { createRequire } from 'node:module';
  * 1,000-instance ClusterLoadAssignment (about 40 KB) to 1,000 streams allocated and copied
  * 40 MB per change, most of the peer's CPU for the push (malloc, copy, page faults and the GC
  * they trigger). A shared response (responses.ts) instead carries its frame, built once
- * (`frameOf`), under PRE_FRAMED; `installPreFramedSend` makes grpc-js's server calls send that
- * frame itself. Every other message is framed by grpc-js as before.
+ * (written as a frame from the start, wire.ts; `frameOf` frames bytes made otherwise), under
+ * PRE_FRAMED; `installPreFramedSend` makes grpc-js's server calls send that frame itself.
+ * Every other message is framed by grpc-js as before.
  *
  * This replaces one method of a grpc-js class that the package does not export by name in its
  * typings (`BaseServerInterceptingCall.serializeMessage`, grpc-js 1.10 to 1.14 at least).

@@ -22,7 +22,7 @@ export async function startXdsListener(deps: ListenerDeps): Promise<XdsListener 
   // grpc-js writes its own errors to stderr; they go to the peer's log instead.
   setLogger({ error: (...args: unknown[]) => logger.warn({ grpc: args.map(String).join(' ') }, 'grpc') });
   const server = new XdsServer(
-    { views: deps.ports.reads.views, clock: deps.node.components.clock, logger, protos: new XdsProtos(), ports: deps.ports },
+    { views: deps.ports.reads.views, clock: deps.node.components.clock, logger, protos: new XdsProtos(), ports: deps.ports, regionOfZone: (zone) => deps.ports.reads.regionOfZone(zone) },
     {
       host: deps.config.host,
       port: settings.port,

@@ -7,6 +7,8 @@ import { loadSync } from '@grpc/proto-loader';
 // carries are `Any` values whose bytes must be encoded from their own message types.
 import { addCommonProtos, loadProtosWithOptionsSync } from '@grpc/proto-loader/build/src/util.js';
 import type { Root, Type } from 'protobufjs';
+import type { DiscoveryResponse } from './stream.js';
+import { encodeDiscoveryResponse } from './wire.js';
 
 /** The type URLs of the v3 resources the registry serves (what a DiscoveryRequest names). */
 export const TYPE_URLS = {
@@ -63,8 +65,13 @@ export function protoIncludeDirs(): string[] {
 export class XdsProtos {
   /** The ADS service; its state-of-the-world responses may come encoded already (PRE_ENCODED). */
   readonly ads: ServiceDefinition;
-  /** The bytes of a DiscoveryResponse (what the ADS service sends for it). */
-  readonly encodeResponse: (response: object) => Buffer;
+  /**
+   * The bytes of a DiscoveryResponse (what the ADS service sends for it): written by hand
+   * (wire.ts), the same bytes as the service's serializer, which encodes any other response.
+   */
+  readonly encodeResponse: (response: DiscoveryResponse) => Buffer;
+  /** The same bytes as the gRPC frame that carries them (grpc-framing.ts). */
+  readonly frameResponse: (response: DiscoveryResponse) => Buffer;
   private readonly root: Root;
   private readonly types = new Map<string, Type>();
 
@@ -76,7 +83,8 @@ export class XdsProtos {
     const ads = definition['envoy.service.discovery.v3.AggregatedDiscoveryService'] as ServiceDefinition;
     const sotw = ads.StreamAggregatedResources!;
     const encode = sotw.responseSerialize;
-    this.encodeResponse = (response) => encode(response);
+    this.encodeResponse = (response) => encodeDiscoveryResponse(response);
+    this.frameResponse = (response) => encodeDiscoveryResponse(response, true);
     const serialize = (response: { [PRE_ENCODED]?: Buffer }) => response[PRE_ENCODED] ?? encode(response);
     this.ads = { ...ads, StreamAggregatedResources: { ...sotw, responseSerialize: serialize } };
   }

@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 import type { XdsLbPolicy } from './declaration.js';
 import type { InstanceView } from '../registry/view.js';
-import type { ServiceView } from '../views/service-views.js';
 import { resourceNameOf } from './names.js';
 import { HTTP_CONNECTION_MANAGER_TYPE_URL, ROUTER_TYPE_URL, TYPE_URLS, type AnyMessage, type XdsProtos } from './protos.js';
 
@@ -76,10 +75,20 @@ export function endpointWeightOf(weight: number): number {
   return Math.min(UINT32_MAX, Math.max(1, Math.round(weight)));
 }
 
+/** What the ClusterLoadAssignment takes of an instance (a native InstanceView has it all). */
+export type EndpointSource = Pick<InstanceView, 'host' | 'port' | 'status' | 'weight' | 'zone' | 'region'>;
+
+/** What a service's resources are built from: its name and its served instances. */
+export interface ServiceSource {
+  readonly namespace: string;
+  readonly service: string;
+  readonly instances: readonly EndpointSource[];
+}
+
 interface Locality {
   region: string;
   zone: string;
-  members: InstanceView[];
+  members: EndpointSource[];
 }
 
 /**
@@ -91,7 +100,7 @@ interface Locality {
  * endpoint weights there, so equal localities keep each endpoint's share its own weight's. With
  * round_robin a locality weighs the sum of its endpoints' weights, its share of the calls.
  */
-export function endpointsOf(name: string, instances: readonly InstanceView[], lbPolicy: XdsLbPolicy): { assignment: Record<string, unknown>; skipped: ServiceResources['skipped'] } {
+export function endpointsOf(name: string, instances: readonly EndpointSource[], lbPolicy: XdsLbPolicy): { assignment: Record<string, unknown>; skipped: ServiceResources['skipped'] } {
   const skipped = { notAnIp: 0, duplicateAddress: 0 };
   const seen = new Set<string>();
   const localities = new Map<string, Locality>();
@@ -117,7 +126,7 @@ export function endpointsOf(name: string, instances: readonly InstanceView[], lb
   }
   // A priority's weights must add up to a uint32: scale them down when they would not.
   const scale = total > UINT32_MAX ? UINT32_MAX / total : 1;
-  const weightOf = (instance: InstanceView) => Math.max(1, Math.floor(endpointWeightOf(instance.weight) * scale));
+  const weightOf = (instance: EndpointSource) => Math.max(1, Math.floor(endpointWeightOf(instance.weight) * scale));
   const endpoints = [...localities.values()]
     .sort((a, b) => (a.region === b.region ? (a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0) : a.region < b.region ? -1 : 1))
     .map((locality) => {
@@ -137,8 +146,8 @@ export function endpointsOf(name: string, instances: readonly InstanceView[], lb
   return { assignment: { cluster_name: name, endpoints }, skipped };
 }
 
-/** Builds and encodes a service's Listener, Cluster and ClusterLoadAssignment from its view. */
-export function buildServiceResources(view: ServiceView, protos: XdsProtos, settings: ResourceSettings): ServiceResources {
+/** Builds and encodes a service's Listener, Cluster and ClusterLoadAssignment from its served instances. */
+export function buildServiceResources(view: ServiceSource, protos: XdsProtos, settings: ResourceSettings): ServiceResources {
   const name = resourceNameOf(view.namespace, view.service);
   const manager = protos.pack(HTTP_CONNECTION_MANAGER_TYPE_URL, httpConnectionManagerOf(name, protos.pack(ROUTER_TYPE_URL, {})));
   const { assignment, skipped } = endpointsOf(name, view.instances, settings.lbPolicy);

@@ -7,6 +7,7 @@ import type { Logger } from '../log/logger.js';
 import type { ServiceViews } from '../views/service-views.js';
 import { XdsAccess, type CallIdentity, type XdsAccessPorts } from './access.js';
 import { XdsCatalog } from './catalog.js';
+import type { XdsLbPolicy } from './declaration.js';
 import { clientFields } from './client-log.js';
 import { installPreFramedSend } from './grpc-framing.js';
 import { NameShares } from './name-shares.js';
@@ -19,11 +20,14 @@ import type { XdsRecorder } from '../metrics/dns-xds-recorders.js';
 import { outcomeOfGrpcStatus, STREAMS_POOL_LABEL, XDS_ADAPTER, XDS_OPERATIONS } from './metrics.js';
 import { DeltaAdsStream, type DeltaDiscoveryRequest, type DeltaDiscoveryResponse } from './delta-stream.js';
 import { AdsStream, StreamRefusal, type AdsStreamComponents, type DiscoveryRequest, type DiscoveryResponse, type StreamAccess, type XdsStats } from './stream.js';
+import { WILDCARD_UNITS_PER_TURN, WildcardSets, type WildcardSet } from './wildcard-set.js';
 
 /** What the server pushes to and feeds requests into: a state-of-the-world or an incremental stream. */
 interface PushedStream<Request> {
   request(request: Request): void;
   changed(names: ReadonlySet<string>): void;
+  wildcardPolicy(): XdsLbPolicy | null;
+  wildcardChanged(set: WildcardSet): void;
   close(): void;
 }
 
@@ -35,6 +39,8 @@ export interface XdsServerComponents {
   protos: XdsProtos;
   /** The contract's access and limits ports (the peer's); none: dev mode, no rate limit (tests). */
   ports?: XdsAccessPorts;
+  /** The region of a zone (the peers' configuration: `RegistryReads.regionOfZone`); none: no zone has one (tests). */
+  regionOfZone?: (zone: string) => string | undefined;
 }
 
 /** The xDS settings beyond these have defaults (XDS_DEFAULTS): tests name what they try. */
@@ -44,6 +50,8 @@ export interface XdsServerInit extends Pick<XdsConfig, 'namespaces' | 'lbPolicy'
   port: number;
   /** The peer's certificate and key: ADS is then served over TLS. */
   tls?: { cert: Buffer; key: Buffer };
+  /** Units of work per turn of a wildcard set's build (WILDCARD_UNITS_PER_TURN; tests pick a small one). */
+  wildcardUnitsPerTurn?: number;
 }
 
 /** Ports of a peer with no token and no rate limit (unit tests of other concerns). */
@@ -67,6 +75,8 @@ export function bindAddressOf(host: string, port: number): string {
 export class XdsServer {
   readonly stats: XdsStats = { streams: 0, requests: 0, acks: 0, nacks: 0, responses: 0, unknownTypes: 0, refused: 0 };
   readonly catalog: XdsCatalog;
+  /** The sets wildcard subscriptions get, built in turns. */
+  readonly wildcard: WildcardSets;
   readonly access: XdsAccess;
   readonly framedSend: boolean;
   /** Resource names held per principal (read by tests and metrics). */
@@ -107,17 +117,28 @@ export class XdsServer {
     this.typed = metrics.xds;
     this.sotwRequests = this.recorders.operation('StreamAggregatedResources');
     this.deltaRequests = this.recorders.operation('DeltaAggregatedResources');
-    this.responses = new ResponseEncoder((response) => components.protos.encodeResponse(response));
+    this.responses = new ResponseEncoder((response) => components.protos.frameResponse(response));
     this.catalog = new XdsCatalog(
       {
         views: components.views,
         protos: components.protos,
+        ...(components.regionOfZone ? { regionOfZone: components.regionOfZone } : {}),
         onSkipped: (name, skipped) => log.warn({ resource: name, ...skipped }, 'xds: instances left out of a ClusterLoadAssignment (a host that is no IP address, or an address listed twice)'),
       },
       init,
     );
+    this.wildcard = new WildcardSets(
+      {
+        catalog: this.catalog,
+        views: components.views,
+        clock: components.clock,
+        failed: (error) => log.error({ err: error }, 'xds: a wildcard push failed'),
+      },
+      { namespaces: init.namespaces, unitsPerTurn: Math.max(1, init.wildcardUnitsPerTurn ?? WILDCARD_UNITS_PER_TURN) },
+    );
     this.unsubscribe = components.views.onChange((change) => {
       if (!this.catalog.exposes(change.namespace)) return;
+      this.wildcard.changed(change.namespace, change.service);
       if (this.dirty.size === 0) this.windowChangedAtMs = components.clock.nowMs();
       this.dirty.add(resourceNameOf(change.namespace, change.service));
       this.flushTimer ??= components.clock.setTimeout(() => this.flush(), init.pushCoalesceMs);
@@ -154,6 +175,7 @@ export class XdsServer {
     this.unsubscribe = null;
     this.flushTimer?.cancel();
     this.flushTimer = null;
+    this.wildcard.close();
     for (const [stream, release] of this.streams) {
       stream.close();
       release();
@@ -163,36 +185,60 @@ export class XdsServer {
     this.server.forceShutdown();
   }
 
-  /** Pushes what changed in the window to every stream. */
+  /**
+   * Pushes what changed in the window to every stream: at once to the subscriptions that name
+   * resources, and to the wildcard subscriptions of each policy once the set built after these
+   * changes is complete (wildcard-set.ts), every such stream the same set.
+   */
   flush(): void {
     this.flushTimer = null;
     if (this.dirty.size === 0) return;
     const names = new Set(this.dirty);
     this.dirty.clear();
+    const windowChangedAtMs = this.windowChangedAtMs;
+    this.pushed(windowChangedAtMs, () => {
+      for (const stream of this.streams.keys()) stream.changed(names);
+    });
+    const policies = new Set<XdsLbPolicy>();
+    for (const stream of this.streams.keys()) {
+      const policy = stream.wildcardPolicy();
+      if (policy !== null) policies.add(policy);
+    }
+    for (const policy of policies) {
+      // Pushes queued for the same next build are one push (the key).
+      this.wildcard.when(
+        policy,
+        (set) =>
+          this.pushed(windowChangedAtMs, () => {
+            for (const stream of this.streams.keys()) if (stream.wildcardPolicy() === policy) stream.wildcardChanged(set);
+          }),
+        'push',
+      );
+    }
+  }
+
+  /** One push: streams sent the same resources share one response, encoded once (responses.ts). */
+  private pushed(windowChangedAtMs: number, run: () => void): void {
     const responsesBefore = this.stats.responses;
-    // One push: streams sent the same resources share one response, encoded once (responses.ts).
-    this.responses.push(() =>
-      this.catalog.push(() => {
-        for (const stream of this.streams.keys()) stream.changed(names);
-      }),
-    );
+    this.responses.push(() => this.catalog.push(run));
     // Each response written is a push, timed from the window's first change (the coalescing included).
     const pushed = this.stats.responses - responsesBefore;
-    if (pushed > 0) this.recorders.pushes.pushed(this.windowChangedAtMs, pushed);
+    if (pushed > 0) this.recorders.pushes.pushed(windowChangedAtMs, pushed);
   }
 
   /** Serves one StreamAggregatedResources call (the gRPC server's handler; tests pass a fake call). */
   attach(call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>): void {
-    this.follow(call, this.sotwRequests, (access) => new AdsStream(call, this.streamComponents(), access));
+    this.follow(call, this.sotwRequests, (access, failed) => new AdsStream(call, this.streamComponents(failed), access));
   }
 
   /** Serves one DeltaAggregatedResources call (incremental xDS). */
   attachDelta(call: ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>): void {
-    this.follow(call, this.deltaRequests, (access) => new DeltaAdsStream(call, this.streamComponents(), access));
+    this.follow(call, this.deltaRequests, (access, failed) => new DeltaAdsStream(call, this.streamComponents(failed), access));
   }
 
-  private streamComponents(): AdsStreamComponents {
-    return { catalog: this.catalog, logger: this.components.logger, stats: this.stats, responses: this.responses, names: this.names, lbPolicy: this.init.lbPolicy, typed: this.typed };
+  private streamComponents(failed: (error: unknown) => void): AdsStreamComponents {
+    const { catalog, stats, responses, names, typed, wildcard } = this;
+    return { catalog, logger: this.components.logger, stats, responses, names, lbPolicy: this.init.lbPolicy, typed, wildcard, failed };
   }
 
   /** Ends a call with a refusal's status (counted, and logged: the contract's logger samples a flood of them). */
@@ -202,7 +248,11 @@ export class XdsServer {
     call.emit('error', { code: refusal.code, details: refusal.message });
   }
 
-  private follow<Request>(call: ServerDuplexStream<Request, unknown> & CallIdentity, requests: OperationRecorder, create: (access: StreamAccess) => PushedStream<Request>): void {
+  private follow<Request>(
+    call: ServerDuplexStream<Request, unknown> & CallIdentity,
+    requests: OperationRecorder,
+    create: (access: StreamAccess, failed: (error: unknown) => void) => PushedStream<Request>,
+  ): void {
     const admittedAtMs = requests.start();
     const admitted = this.access.admit(call);
     if (admitted instanceof StreamRefusal) {
@@ -212,7 +262,14 @@ export class XdsServer {
       this.refuse(call, admitted, false);
       return;
     }
-    const stream = create(admitted.access);
+    // A request or an answer that makes building fail must not take the peer down: end this stream only.
+    const failed = (error: unknown) => {
+      if (!this.streams.has(stream)) return;
+      this.components.logger.error({ err: error }, 'xds: cannot answer a request; the stream is ended');
+      end();
+      call.emit('error', { code: status.INTERNAL, details: 'the registry could not build a response' });
+    };
+    const stream = create(admitted.access, failed);
     this.streams.set(stream, admitted.release);
     this.stats.streams += 1;
     const end = () => {
@@ -236,10 +293,7 @@ export class XdsServer {
           return;
         }
         requests.done('error', startedMs);
-        // A request that makes building fail must not take the peer down: end this stream only.
-        this.components.logger.error({ err: error }, 'xds: cannot answer a request; the stream is ended');
-        end();
-        call.emit('error', { code: status.INTERNAL, details: 'the registry could not build a response' });
+        failed(error);
       }
     });
     call.on('end', () => {

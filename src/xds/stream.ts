@@ -1,7 +1,8 @@
 import { status } from '@grpc/grpc-js';
 import type { XdsLbPolicy, XdsLbPolicySetting } from './declaration.js';
 import type { Logger } from '../log/logger.js';
-import type { ResourceKind, VersionedResource, XdsCatalog } from './catalog.js';
+import type { ResourceKind, ServiceEntry, VersionedResource, XdsCatalog } from './catalog.js';
+import type { WildcardSet, WildcardSets } from './wildcard-set.js';
 import { policyFor, type ClientNode } from './client-policy.js';
 import { clientFields, clip } from './client-log.js';
 import type { NameShares } from './name-shares.js';
@@ -59,6 +60,10 @@ export interface AdsStreamComponents {
   lbPolicy: XdsLbPolicySetting;
   /** ACKs and NACKs by resource type (the peer's adapter metrics, `AdapterMetrics.xds`); none: not counted by type. */
   typed?: Pick<XdsRecorder, 'ack' | 'nack'>;
+  /** The sets wildcard subscriptions get, built in turns (wildcard-set.ts). */
+  wildcard: Pick<WildcardSets, 'when' | 'changedSince'>;
+  /** Ends the stream for an answer that failed after its request's turn (a wildcard set's): logged, INTERNAL. */
+  failed: (error: unknown) => void;
 }
 
 /** Who a stream serves: its principal's key for shares, and which namespaces it may read. */
@@ -124,6 +129,7 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
   protected lbPolicy: XdsLbPolicy | null = null;
   /** Names this stream subscribes to, every type together (counted in its owner's share). */
   private namesHeld = 0;
+  private visible: string | undefined;
 
   constructor(
     protected readonly call: { write(response: Response): unknown },
@@ -131,10 +137,24 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
     protected readonly access: StreamAccess,
   ) {}
 
-  /** A push: the named resources may have changed (the catalog knows their versions). */
+  /** A push: the named resources may have changed (the catalog knows their versions). Wildcard subscriptions wait for their set (`wildcardChanged`). */
   changed(names: ReadonlySet<string>): void {
     for (const subscription of this.subscriptions.values()) {
-      if (subscription.wildcard || wantsAny(subscription.names, names)) this.respond(subscription);
+      if (!subscription.wildcard && wantsAny(subscription.names, names)) this.respond(subscription);
+    }
+  }
+
+  /** The balancing policy of the stream's wildcard subscriptions (whose set a push builds); null when it has none. */
+  wildcardPolicy(): XdsLbPolicy | null {
+    if (this.closed) return null;
+    for (const subscription of this.subscriptions.values()) if (subscription.wildcard) return this.policy();
+    return null;
+  }
+
+  /** A push to the wildcard subscriptions: `set` was built after the changes (the same set for every stream of the push). */
+  wildcardChanged(set: WildcardSet): void {
+    for (const subscription of this.subscriptions.values()) {
+      if (subscription.wildcard) this.guarded(() => this.respondWildcard(subscription, set));
     }
   }
 
@@ -145,15 +165,38 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
     this.namesHeld = 0;
   }
 
+  /** The exposed namespaces this stream sees, as one key (its token's: they never change). */
+  protected visibleNamespaces(): string {
+    return (this.visible ??= this.components.catalog.namespaces.filter((namespace) => this.access.sees(namespace)).join('\n'));
+  }
+
+  /** The balancing this stream's resources are built for. */
+  protected policy(): XdsLbPolicy {
+    return this.lbPolicy ?? policyFor(this.components.lbPolicy, null);
+  }
+
   /** A resource the stream may see (its namespaces), as built for its client's policy. */
   protected resource(name: string, kind: ResourceKind): VersionedResource | null {
-    const found = this.components.catalog.lookup(name, kind, this.lbPolicy ?? policyFor(this.components.lbPolicy, null));
+    const found = this.components.catalog.lookup(name, kind, this.policy());
     return found !== null && this.access.sees(found.namespace) ? found.resource : null;
   }
 
-  /** What a wildcard subscription of this stream gets: every service of the namespaces it sees. */
-  protected wildcardNames(): string[] {
-    return this.components.catalog.names((namespace) => this.access.sees(namespace));
+  /**
+   * Runs `deliver` with the wildcard set of this stream's policy once it is built: in this turn
+   * when it fits one, else in a later one (then a failure ends this stream alone).
+   */
+  protected withWildcard(deliver: (set: WildcardSet) => void): void {
+    this.components.wildcard.when(this.policy(), (set) => {
+      if (!this.closed) this.guarded(() => deliver(set));
+    });
+  }
+
+  private guarded(run: () => void): void {
+    try {
+      run();
+    } catch (error) {
+      this.components.failed(error);
+    }
   }
 
   /**
@@ -219,6 +262,9 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
 
   /** Sends what the client lacks of one subscription (a push: something it wants may have changed). */
   protected abstract respond(subscription: Sub): void;
+
+  /** Sends what the client lacks of a wildcard subscription, from the set of a push. */
+  protected abstract respondWildcard(subscription: Sub, set: WildcardSet): void;
 }
 
 /**
@@ -267,14 +313,26 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
     this.send(subscription, false);
   }
 
+  protected respondWildcard(subscription: Subscription, set: WildcardSet): void {
+    this.sendSet(subscription, false, set);
+  }
+
   /** Sends what the client lacks of one type; `always` sends a response even if it is empty. */
   private send(subscription: Subscription, always: boolean): void {
     if (this.closed) return;
+    if (subscription.wildcard) {
+      // Sent a set already: pushes send what moved since.
+      if (subscription.wildcardGeneration !== 0 && !always) return;
+      // Answered once its set is complete (wildcard-set.ts); a push may have sent it meanwhile.
+      this.withWildcard((set) => {
+        if (subscription.wildcard) this.sendSet(subscription, always && subscription.responses === 0, set);
+      });
+      return;
+    }
     // The set itself, not a copy of it (a push walks every stream's names): nothing below changes it.
-    const names: Iterable<string> = subscription.wildcard ? this.wildcardNames() : subscription.names;
     const resources: NamedResource[] = [];
     let moved = false;
-    for (const name of names) {
+    for (const name of subscription.names) {
       const resource = this.resource(name, subscription.kind);
       if (!resource) {
         // Gone (or never there): a whole-set type tells the client by leaving it out.
@@ -285,18 +343,68 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
       if (fresh) moved = true;
       if (fresh || sendsWholeSet(subscription.kind)) resources.push({ name, any: resource.any, version: resource.version });
     }
-    if (subscription.wildcard) {
+    this.write(subscription, resources, resources, moved || always);
+  }
+
+  /**
+   * Sends a wildcard subscription what it lacks of `set` (the services of the namespaces the
+   * stream sees): looking at the names changed since the set it was last sent when those are
+   * known (WildcardSets.changedSince), at the whole set otherwise. Listeners and Clusters go
+   * as the whole set, one list per set and visible namespaces shared by every stream.
+   */
+  private sendSet(subscription: Subscription, always: boolean, set: WildcardSet): void {
+    if (this.closed) return;
+    const since = subscription.wildcardGeneration;
+    if (since >= set.generation && !always) return;
+    const { kind, sent } = subscription;
+    const whole = sendsWholeSet(kind);
+    const changed = this.components.wildcard.changedSince(this.policy(), since, set.generation);
+    subscription.wildcardGeneration = set.generation;
+    // The resources whose version the client lacks (what a ClusterLoadAssignment response carries).
+    const fresh: NamedResource[] = [];
+    let moved = false;
+    const offer = (entry: ServiceEntry) => {
+      const version = entry.versions[kind];
+      if (sent.get(entry.name) !== version) fresh.push({ name: entry.name, any: entry.resources[kind], version });
+    };
+    if (changed === null) {
+      for (const entry of set.entries) if (this.access.sees(entry.namespace)) offer(entry);
       // A wildcard client holds what it was sent: tell it of what no longer exists.
-      const present = new Set(names);
-      for (const name of subscription.sent.keys()) {
-        if (!present.has(name)) {
-          subscription.sent.delete(name);
-          if (sendsWholeSet(subscription.kind)) moved = true;
+      for (const name of sent.keys()) {
+        const entry = set.byName.get(name);
+        if (entry === undefined || !this.access.sees(entry.namespace)) {
+          sent.delete(name);
+          if (whole) moved = true;
         }
       }
+    } else {
+      for (const name of changed) {
+        const entry = set.byName.get(name);
+        if (entry !== undefined && this.access.sees(entry.namespace)) offer(entry);
+        else if (sent.delete(name) && whole) moved = true;
+      }
     }
+    if (fresh.length > 0) moved = true;
     if (!moved && !always) return;
-    for (const { name, version } of resources) subscription.sent.set(name, version);
+    this.write(subscription, whole ? this.wholeList(set, kind) : fresh, fresh, true);
+  }
+
+  /** Every resource of `kind` in `set` this stream may see, in the set's order: shared by the streams that see the same namespaces. */
+  private wholeList(set: WildcardSet, kind: ResourceKind): NamedResource[] {
+    const key = `${kind}\n${this.visibleNamespaces()}`;
+    let list = set.shared.get(key) as NamedResource[] | undefined;
+    if (list === undefined) {
+      list = [];
+      for (const entry of set.entries) if (this.access.sees(entry.namespace)) list.push({ name: entry.name, any: entry.resources[kind], version: entry.versions[kind] });
+      set.shared.set(key, list);
+    }
+    return list;
+  }
+
+  /** Writes a response sending `resources`, `sentNow` the ones whose version the client did not hold; nothing unless `send`. */
+  private write(subscription: Subscription, resources: NamedResource[], sentNow: readonly NamedResource[], send: boolean): void {
+    if (!send) return;
+    for (const { name, version } of sentNow) subscription.sent.set(name, version);
     subscription.responses += 1;
     const response = this.components.responses.response(TYPE_URL_OF[subscription.kind], resources);
     this.components.stats.responses += 1;

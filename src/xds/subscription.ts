@@ -50,6 +50,8 @@ export class Subscription {
   ackedVersion = '';
   /** Whether the last request applied changed what the subscription wants (its names or the wildcard). */
   changedByLastRequest = false;
+  /** The wildcard set (wildcard-set.ts) whose resources `sent` holds, by generation; 0: none. */
+  wildcardGeneration = 0;
   private seenRequest = false;
   /** The list the names were last taken from (a client sends the same list again in each ACK). */
   private lastList: readonly string[] = [];
@@ -89,6 +91,8 @@ export class Subscription {
     // Legacy wildcard: the first request of a type naming nothing; `*` asks for it explicitly.
     if (wantsAll || (!this.seenRequest && names.length === 0)) this.wildcard = true;
     else if (names.length > 0) this.wildcard = false;
+    // What it was sent of a set is no longer the set's alone.
+    if (this.wildcard !== wildcardBefore) this.wildcardGeneration = 0;
     this.seenRequest = true;
     const before = this.names.size;
     let kept = 0;

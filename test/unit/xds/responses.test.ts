@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PRE_FRAMED } from '../../../src/xds/grpc-framing.js';
+import { frameOf, PRE_FRAMED } from '../../../src/xds/grpc-framing.js';
 import { PRE_ENCODED, TYPE_URLS, XdsProtos } from '../../../src/xds/protos.js';
 import { ResponseEncoder, type NamedResource } from '../../../src/xds/responses.js';
 import type { DiscoveryResponse } from '../../../src/xds/stream.js';
@@ -11,7 +11,7 @@ function countingEncoder(): { encoder: ResponseEncoder; encodes: () => number } 
   let encodes = 0;
   const encoder = new ResponseEncoder((response) => {
     encodes += 1;
-    return protos.encodeResponse(response);
+    return frameOf(protos.encodeResponse(response));
   });
   return { encoder, encodes: () => encodes };
 }

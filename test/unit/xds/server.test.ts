@@ -54,7 +54,7 @@ async function push(clock: FakeClock): Promise<void> {
 
 /** How many DiscoveryResponses `run` has the protos encode. */
 async function countEncodes(run: () => Promise<void>): Promise<number> {
-  const spy = vi.spyOn(protos, 'encodeResponse');
+  const spy = vi.spyOn(protos, 'frameResponse');
   try {
     await run();
     return spy.mock.calls.length;

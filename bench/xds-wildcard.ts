@@ -1,0 +1,140 @@
+/**
+ * xDS wildcard subscriptions over a big registry, in process (no socket): a peer of N instances
+ * (default 1,000,000) over S services (default 1,000), one state-of-the-world stream and one
+ * incremental stream, each subscribed to every Cluster and ClusterLoadAssignment (a wildcard:
+ * what Envoy's default CDS and EDS ask). Four figures, each with its longest turn of the event
+ * loop (the widest gap of a setImmediate ticker) and its total time:
+ *
+ *   - the state-of-the-world stream's first wildcard responses (CDS, then EDS), the native
+ *     views older than their 1 s (as every push finds them in practice);
+ *   - the incremental stream's first wildcard responses, right after;
+ *   - the push of one change (a new instance of one service) to both streams, 1.1 s later;
+ *   - the same again, 1.1 s after that.
+ *
+ * The clock is the test clock (test/support/fake-clock.ts): its timers fire inside `advance`,
+ * with real turns of the loop between them, so the ticker sees each timer's work as a turn.
+ *   npx tsx bench/xds-wildcard.ts [--instances=1000000] [--services=1000]
+ */
+import { performance } from 'node:perf_hooks';
+import { silentLogger } from '../src/log/logger.js';
+import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse } from '../src/xds/delta-stream.js';
+import { TYPE_URLS, XdsProtos } from '../src/xds/protos.js';
+import { XdsServer } from '../src/xds/server.js';
+import type { DiscoveryRequest, DiscoveryResponse } from '../src/xds/stream.js';
+import { createTestNode } from '../test/support/node.js';
+import { record } from '../test/support/records.js';
+import { FakeAdsCall } from '../test/support/xds.js';
+import { round, table } from './lib.js';
+
+const argument = (name: string, fallback: number) => Number(process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+const N = argument('instances', 1_000_000);
+const S = argument('services', 1_000);
+const COALESCE_MS = 50;
+const METADATA = { a: 'x' };
+
+/** Longest gap between two turns of a setImmediate ticker while `work` runs, and its total time (ms). */
+async function turns(work: () => Promise<void>): Promise<{ totalMs: number; longestTurnMs: number }> {
+  let longest = 0;
+  let last = performance.now();
+  let running = true;
+  const tick = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const startedMs = performance.now();
+  await work();
+  running = false;
+  const endMs = performance.now();
+  return { totalMs: round(endMs - startedMs, 1), longestTurnMs: round(Math.max(longest, endMs - last), 1) };
+}
+
+const { node, clock } = await createTestNode({ start: false });
+const filledAt = performance.now();
+const instance = (i: number) => ({ host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, port: 1 + (i % 60_000), securePort: null, status: 'UP' as const, weight: 1, zone: i % 2 ? 'z1' : 'z2', metadata: METADATA });
+for (let i = 0; i < N; i++) {
+  node.registry.applyRemote(record({ service: `svc-${i % S}`, instanceId: `i-${i}`, peerId: 'other', wallMs: clock.nowMs(), data: instance(i), leaseDurationMs: 60_000 }), 60_000);
+}
+console.error(`filled ${N} instances over ${S} services in ${round(performance.now() - filledAt, 0)} ms`);
+
+const protos = new XdsProtos();
+const server = new XdsServer(
+  { views: node.views, clock, logger: silentLogger, protos, regionOfZone: node.regionOfZone } as ConstructorParameters<typeof XdsServer>[0],
+  { host: '127.0.0.1', port: 0, namespaces: ['default'], lbPolicy: 'ring_hash', pushCoalesceMs: COALESCE_MS },
+);
+const sotw = new FakeAdsCall<DiscoveryRequest, DiscoveryResponse>();
+const delta = new FakeAdsCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse>();
+server.attach(sotw as never);
+server.attachDelta(delta as never);
+const TYPES = [TYPE_URLS.cluster, TYPE_URLS.endpoints];
+
+/** Runs the clock (timers due now, then 1 ms at a time) until `done`. */
+async function until(done: () => boolean): Promise<void> {
+  await clock.advance(0);
+  while (!done()) await clock.advance(1);
+}
+const gotAll = (call: { responses: { type_url: string }[] }, from: number) => () => TYPES.every((type) => call.responses.slice(from).some((response) => response.type_url === type));
+const lastOf = <R extends { type_url: string }>(call: { responses: R[] }, type: string) => call.responses.findLast((response) => response.type_url === type)!;
+const ackSotw = () => {
+  for (const type of TYPES) sotw.send({ type_url: type, resource_names: [], version_info: lastOf(sotw, type).version_info, response_nonce: lastOf(sotw, type).nonce });
+};
+const ackDelta = () => {
+  for (const type of TYPES) delta.send({ type_url: type, response_nonce: lastOf(delta, type).nonce });
+};
+const sizeOf = (response: DiscoveryResponse | DeltaDiscoveryResponse) => response.resources.length;
+
+const rows: Record<string, string | number>[] = [];
+const row = (what: string, figures: { totalMs: number; longestTurnMs: number }, sent: string) => {
+  rows.push({ what, 'total ms': figures.totalMs, 'longest turn ms': figures.longestTurnMs, sent });
+  console.error(`${what}: ${JSON.stringify(figures)} ${sent}`);
+};
+
+await clock.advance(1_100);
+let from = sotw.responses.length;
+row(
+  'state of the world: first wildcard CDS + EDS',
+  await turns(async () => {
+    for (const type of TYPES) sotw.send({ type_url: type, resource_names: [], node: { id: 'bench' } });
+    await until(gotAll(sotw, from));
+  }),
+  `${sizeOf(lastOf(sotw, TYPE_URLS.cluster))} clusters, ${sizeOf(lastOf(sotw, TYPE_URLS.endpoints))} assignments`,
+);
+ackSotw();
+from = delta.responses.length;
+row(
+  'incremental: first wildcard CDS + EDS',
+  await turns(async () => {
+    for (const type of TYPES) delta.send({ type_url: type, resource_names_subscribe: ['*'], node: { id: 'bench' } });
+    await until(gotAll(delta, from));
+  }),
+  `${sizeOf(lastOf(delta, TYPE_URLS.cluster))} clusters, ${sizeOf(lastOf(delta, TYPE_URLS.endpoints))} assignments`,
+);
+ackDelta();
+
+for (const round of [1, 2]) {
+  await clock.advance(1_100);
+  const sotwFrom = sotw.responses.length;
+  const deltaFrom = delta.responses.length;
+  const figures = await turns(async () => {
+    node.registry.applyRemote(record({ service: 'svc-1', instanceId: `new-${round}`, peerId: 'other', wallMs: clock.nowMs(), data: instance(N + round), leaseDurationMs: 60_000 }), 60_000);
+    await clock.advance(COALESCE_MS);
+    // The ClusterLoadAssignment moved (the Clusters did not: nothing else is sent).
+    await until(() => sotw.responses.slice(sotwFrom).some((response) => response.type_url === TYPE_URLS.endpoints) && delta.responses.length > deltaFrom);
+  });
+  const pushedSotw = sotw.responses.slice(sotwFrom);
+  const pushedDelta = delta.responses.slice(deltaFrom);
+  row(
+    `push after one change (${round})`,
+    figures,
+    `sotw: ${pushedSotw.map((r) => `${r.type_url.split('.').at(-1)} x${sizeOf(r)}`).join(', ')}; delta: ${pushedDelta.map((r) => `${r.type_url.split('.').at(-1)} x${sizeOf(r)}`).join(', ')}`,
+  );
+  ackSotw();
+  ackDelta();
+}
+
+console.log(`xDS wildcard, ${N} instances over ${S} services (in process, test clock)`);
+console.log(table(rows));
+await server.close();
+process.exit(0);

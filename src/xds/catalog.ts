@@ -20,7 +20,7 @@ export interface VersionedResource {
  * a stream is sent of it never changes: a rebuild makes a new entry.
  */
 export interface ServiceEntry {
-  /** The resource name (names.ts). */
+  /** The resource name as the store spells the service (names.ts): the name its encoded resources carry. */
   readonly name: string;
   readonly namespace: string;
   readonly resources: Readonly<Record<ResourceKind, AnyMessage>>;
@@ -33,10 +33,12 @@ export interface ServiceEntry {
 
 /** A service looked at by a wildcard build: its entry (null: nothing served), whether the store still holds it, and the work it took. */
 export interface ResolvedService {
-  /** Its resource name; null for a service no name reaches (names.ts). */
+  /** Its resource name as the store spells the service; null for a service no name reaches (names.ts). */
   name: string | null;
   entry: ServiceEntry | null;
   stored: boolean;
+  /** The service as the store spells it now (it may differ in case from the spelling looked up); absent when not stored. */
+  service?: string;
   /** Units of work (wildcard-set.ts): 1, plus the served instances when their view or resources were built. */
   cost: number;
 }
@@ -63,12 +65,18 @@ const NO_REGION = (): undefined => undefined;
  * service, however many a wildcard subscription gets. Their versions move only when the
  * encoded bytes change, so a service rebuilt for a record's metadata alone pushes nothing.
  *
+ * Entries are keyed by the service's identity (`ServiceViews.keyOf`: the store matches names
+ * case-insensitively), never by a name as a client spelled it: `GREETER` and `greeter` are one
+ * service, encoded once, its resources named as the store spells it. A stream still answers
+ * each name under the spelling it subscribed to (stream.ts, delta-stream.ts).
+ *
  * What is kept: one entry per served service and policy in use (two at most: ring_hash and
  * round_robin), dropped when the service serves nothing or leaves the store, as the views
- * keep theirs; its bytes are those every response carries anyway.
+ * keep theirs, and every entry of a policy once no stream uses it (`forgetPolicy`); its bytes
+ * are those every response carries anyway.
  */
 export class XdsCatalog {
-  /** Per policy, each served service's entry by resource name. */
+  /** Per policy, each served service's entry by its identity (`views.keyOf`). */
   private readonly entries = new Map<XdsLbPolicy, Map<string, ServiceEntry>>();
   private pushMemo: Map<string, { namespace: string; resource: VersionedResource } | null> | null = null;
   private versionCounter = 0;
@@ -107,8 +115,20 @@ export class XdsCatalog {
    */
   get(name: string, kind: ResourceKind, lbPolicy: XdsLbPolicy): VersionedResource | null {
     const ref = this.refOf(name);
-    const entry = ref === null ? this.forget(lbPolicy, name) : this.resolve(ref.namespace, ref.service, name, lbPolicy).entry;
+    // Every spelling of the service shares its one entry; the stream answers it under the name it asked for.
+    const entry = ref === null ? null : this.resolve(ref.namespace, ref.service, lbPolicy, false).entry;
     return entry ? { any: entry.resources[kind], version: entry.versions[kind] } : null;
+  }
+
+  /** Drops every entry of `lbPolicy`: no stream uses that policy any more (the server counts them). */
+  forgetPolicy(lbPolicy: XdsLbPolicy): void {
+    this.entries.delete(lbPolicy);
+  }
+
+  /** Drops a service's entries, every policy's: the store no longer holds it (a purge, which no change announces). */
+  forgetService(namespace: string, service: string): void {
+    const key = this.components.views.keyOf(namespace, service);
+    for (const entries of this.entries.values()) entries.delete(key);
   }
 
   /**
@@ -154,37 +174,46 @@ export class XdsCatalog {
 
   /**
    * A listed service of an exposed namespace as a wildcard build reads it (wildcard-set.ts):
-   * `service` as the store spells it. `regionOf` answers the region of a zone, memoized over
-   * the build by the caller.
+   * `service` as the listing spells it, which may be an older spelling of the service (one
+   * purged and made again in another case: purges are not announced); the answer names it as
+   * the store spells it now. `regionOf` answers the region of a zone, memoized over the build
+   * by the caller.
    */
   listed(namespace: string, service: string, lbPolicy: XdsLbPolicy, regionOf: (zone: string) => string | undefined): ResolvedService {
-    const name = resourceNameOf(namespace, service);
-    const ref = this.refOf(name);
-    // A default-namespace name that reads as another namespace's is not reachable (names.ts).
-    if (ref?.namespace !== namespace || ref.service !== service) return { name: null, entry: null, stored: true, cost: 1 };
-    return this.resolve(namespace, service, name, lbPolicy, regionOf);
+    return this.resolve(namespace, service, lbPolicy, true, regionOf);
   }
 
   /**
    * The entry of a service for `lbPolicy`, built again only when what it serves may have
    * changed: its stable view was replaced and serves other instances (a record changed, or a
-   * lease ran out, an owner went down or a guard turned: stable-views.ts), or a zone's region moved.
+   * lease ran out, an owner went down or a guard turned: stable-views.ts), or a zone's region
+   * moved. `reachableOnly`: a service whose name (as the store spells it) no name reaches is
+   * not built (a wildcard's; a name a client asked for reached it already).
    */
-  private resolve(namespace: string, service: string, name: string, lbPolicy: XdsLbPolicy, regionOf = this.components.regionOfZone ?? NO_REGION): ResolvedService {
-    const entries = this.entriesOf(lbPolicy);
-    const previous = entries.get(name);
+  private resolve(namespace: string, service: string, lbPolicy: XdsLbPolicy, reachableOnly: boolean, regionOf = this.components.regionOfZone ?? NO_REGION): ResolvedService {
+    const key = this.components.views.keyOf(namespace, service);
     // A service the store does not hold gets an empty view, built and not kept (stable-views.ts).
     const view = this.components.views.stable(namespace, service);
-    if (view.revision === 0) return { name, entry: this.forget(lbPolicy, name), stored: false, cost: 1 };
+    if (view.revision === 0) return { name: null, entry: this.forget(key), stored: false, cost: 1 };
+    const name = resourceNameOf(namespace, view.service);
+    if (reachableOnly && !this.reaches(name, namespace, view.service)) return { name: null, entry: null, stored: true, service: view.service, cost: 1 };
+    const entries = this.entriesOf(lbPolicy);
+    const previous = entries.get(key);
     // A view built again (or first built here) went over the service's instances.
     let cost = 1 + (previous?.view === view ? 0 : view.served.length);
-    if (view.served.length === 0) return { name, entry: this.forget(lbPolicy, name), stored: true, cost };
+    if (view.served.length === 0) return { name, entry: this.forget(key), stored: true, service: view.service, cost };
     if (previous && previous.view !== view && previous.view.revision === view.revision && sameInstances(previous.view.served, view.served)) previous.view = view;
-    if (previous?.view === view && previous.regions.holds(regionOf)) return { name, entry: previous, stored: true, cost };
+    if (previous?.view === view && previous.name === name && previous.regions.holds(regionOf)) return { name, entry: previous, stored: true, service: view.service, cost };
     cost += view.served.length;
     const entry = this.build(view, name, lbPolicy, regionOf, previous);
-    entries.set(name, entry);
-    return { name, entry, stored: true, cost };
+    entries.set(key, entry);
+    return { name, entry, stored: true, service: view.service, cost };
+  }
+
+  /** Whether `name` (of `service` in `namespace`) reads as that service: a default-namespace name that reads as another namespace's does not (names.ts). */
+  private reaches(name: string, namespace: string, service: string): boolean {
+    const ref = this.refOf(name);
+    return ref?.namespace === namespace && ref.service === service;
   }
 
   private build(view: StableView, name: string, lbPolicy: XdsLbPolicy, regionOfZone: (zone: string) => string | undefined, previous: ServiceEntry | undefined): ServiceEntry {
@@ -194,6 +223,7 @@ export class XdsCatalog {
     const built = buildServiceResources({ namespace: view.namespace, service: view.service, instances }, this.components.protos, settings);
     if (built.skipped.notAnIp + built.skipped.duplicateAddress > 0) this.components.onSkipped?.(built.name, built.skipped);
     const resources = { listener: built.listener, cluster: built.cluster, endpoints: built.endpoints };
+    // Bytes named otherwise (the store's spelling changed) are other bytes: a new version.
     const versionOf = (kind: ResourceKind) => (previous && previous.resources[kind].value.equals(resources[kind].value) ? previous.versions[kind] : ++this.versionCounter);
     const versions = { listener: versionOf('listener'), cluster: versionOf('cluster'), endpoints: versionOf('endpoints') };
     return { name, namespace: view.namespace, resources, versions, view, regions };
@@ -205,8 +235,9 @@ export class XdsCatalog {
     return entries;
   }
 
-  private forget(lbPolicy: XdsLbPolicy, name: string): null {
-    this.entries.get(lbPolicy)?.delete(name);
+  /** Drops a service's entries, every policy's (it serves nothing, or the store no longer holds it). */
+  private forget(key: string): null {
+    for (const entries of this.entries.values()) entries.delete(key);
     return null;
   }
 }

@@ -26,6 +26,7 @@ import { WILDCARD_UNITS_PER_TURN, WildcardSets, type WildcardSet } from './wildc
 interface PushedStream<Request> {
   request(request: Request): void;
   changed(names: ReadonlySet<string>): void;
+  policyInUse(): XdsLbPolicy | null;
   wildcardPolicy(): XdsLbPolicy | null;
   wildcardChanged(set: WildcardSet): void;
   close(): void;
@@ -82,8 +83,10 @@ export class XdsServer {
   /** Resource names held per principal (read by tests and metrics). */
   readonly names: NameShares;
   private readonly server = new Server();
-  /** The open streams, each with what gives its slot in the peer's pool back. */
-  private readonly streams = new Map<PushedStream<never>, () => void>();
+  /** The open streams, each with what gives its slot in the peer's pool back, and what ends it for a failure (INTERNAL). */
+  private readonly streams = new Map<PushedStream<never>, { release: () => void; failed: (error: unknown) => void }>();
+  /** How many open streams use each balancing policy: the catalog keeps a policy's resources while one does. */
+  private readonly policyStreams = new Map<XdsLbPolicy, number>();
   private readonly dirty = new Set<string>();
   private flushTimer: TimerHandle | null = null;
   private unsubscribe: (() => void) | null;
@@ -132,7 +135,8 @@ export class XdsServer {
         catalog: this.catalog,
         views: components.views,
         clock: components.clock,
-        failed: (error) => log.error({ err: error }, 'xds: a wildcard push failed'),
+        failed: (error, what) =>
+          what === 'build' ? log.error({ err: error }, 'xds: a wildcard set could not be built; the streams waiting for it are ended') : log.error({ err: error }, 'xds: a wildcard push failed'),
       },
       { namespaces: init.namespaces, unitsPerTurn: Math.max(1, init.wildcardUnitsPerTurn ?? WILDCARD_UNITS_PER_TURN) },
     );
@@ -141,7 +145,14 @@ export class XdsServer {
       this.wildcard.changed(change.namespace, change.service);
       if (this.dirty.size === 0) this.windowChangedAtMs = components.clock.nowMs();
       this.dirty.add(resourceNameOf(change.namespace, change.service));
-      this.flushTimer ??= components.clock.setTimeout(() => this.flush(), init.pushCoalesceMs);
+      this.flushTimer ??= components.clock.setTimeout(() => {
+        // Nothing may escape a timer's callback (it would end the process); a stream's failure ends that stream (`follow`).
+        try {
+          this.flush();
+        } catch (error) {
+          log.error({ err: error }, 'xds: a push failed');
+        }
+      }, init.pushCoalesceMs);
     });
     this.server.addService(components.protos.ads, {
       StreamAggregatedResources: (call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) => this.attach(call),
@@ -176,11 +187,12 @@ export class XdsServer {
     this.flushTimer?.cancel();
     this.flushTimer = null;
     this.wildcard.close();
-    for (const [stream, release] of this.streams) {
+    for (const [stream, { release }] of this.streams) {
       stream.close();
       release();
     }
     this.streams.clear();
+    this.policyStreams.clear();
     // Open ADS streams never end by themselves: a graceful shutdown would wait for them forever.
     this.server.forceShutdown();
   }
@@ -205,7 +217,8 @@ export class XdsServer {
       if (policy !== null) policies.add(policy);
     }
     for (const policy of policies) {
-      // Pushes queued for the same next build are one push (the key).
+      // Pushes queued for the same next build are one push (the key). A build that failed ends
+      // the streams it was for (INTERNAL: they reconnect and ask again), as a failed answer does.
       this.wildcard.when(
         policy,
         (set) =>
@@ -213,8 +226,26 @@ export class XdsServer {
             for (const stream of this.streams.keys()) if (stream.wildcardPolicy() === policy) stream.wildcardChanged(set);
           }),
         'push',
+        (error) => {
+          for (const [stream, { failed }] of this.streams) if (stream.wildcardPolicy() === policy) failed(error);
+        },
       );
     }
+  }
+
+  /**
+   * A stream of `policy` ended: once none is left, the resources built for it are not kept
+   * (a policy no client uses would keep every service's bytes until the peer stops).
+   */
+  private policyLeft(policy: XdsLbPolicy): void {
+    const count = (this.policyStreams.get(policy) ?? 0) - 1;
+    if (count > 0) {
+      this.policyStreams.set(policy, count);
+      return;
+    }
+    this.policyStreams.delete(policy);
+    this.catalog.forgetPolicy(policy);
+    this.wildcard.forgetPolicy(policy);
   }
 
   /** One push: streams sent the same resources share one response, encoded once (responses.ts). */
@@ -270,12 +301,16 @@ export class XdsServer {
       call.emit('error', { code: status.INTERNAL, details: 'the registry could not build a response' });
     };
     const stream = create(admitted.access, failed);
-    this.streams.set(stream, admitted.release);
+    this.streams.set(stream, { release: admitted.release, failed });
     this.stats.streams += 1;
+    // The policy its first request chose, counted while the stream is open.
+    let policy: XdsLbPolicy | null = null;
     const end = () => {
       stream.close();
       admitted.release();
       this.streams.delete(stream);
+      if (policy !== null) this.policyLeft(policy);
+      policy = null;
     };
     call.on('data', (request: Request) => {
       if (!this.streams.has(stream)) return;
@@ -283,7 +318,14 @@ export class XdsServer {
       try {
         const limited = admitted.checkRate();
         if (limited) throw limited;
-        stream.request(request);
+        try {
+          stream.request(request);
+        } finally {
+          if (policy === null && this.streams.has(stream)) {
+            policy = stream.policyInUse();
+            if (policy !== null) this.policyStreams.set(policy, (this.policyStreams.get(policy) ?? 0) + 1);
+          }
+        }
         requests.done('ok', startedMs);
       } catch (error) {
         if (error instanceof StreamRefusal) {

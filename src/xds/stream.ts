@@ -137,11 +137,19 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
     protected readonly access: StreamAccess,
   ) {}
 
-  /** A push: the named resources may have changed (the catalog knows their versions). Wildcard subscriptions wait for their set (`wildcardChanged`). */
+  /**
+   * A push: the named resources may have changed (the catalog knows their versions). Wildcard
+   * subscriptions wait for their set (`wildcardChanged`). A failure ends this stream alone.
+   */
   changed(names: ReadonlySet<string>): void {
     for (const subscription of this.subscriptions.values()) {
-      if (!subscription.wildcard && wantsAny(subscription.names, names)) this.respond(subscription);
+      if (!subscription.wildcard && wantsAny(subscription.names, names)) this.guarded(() => this.respond(subscription));
     }
+  }
+
+  /** The balancing this stream's client is sent, once its first request chose it; null before (the server counts the streams of each policy). */
+  policyInUse(): XdsLbPolicy | null {
+    return this.lbPolicy;
   }
 
   /** The balancing policy of the stream's wildcard subscriptions (whose set a push builds); null when it has none. */
@@ -183,12 +191,20 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
 
   /**
    * Runs `deliver` with the wildcard set of this stream's policy once it is built: in this turn
-   * when it fits one, else in a later one (then a failure ends this stream alone).
+   * when it fits one, else in a later one. A failure ends this stream alone, as does a build
+   * that failed (no set comes).
    */
   protected withWildcard(deliver: (set: WildcardSet) => void): void {
-    this.components.wildcard.when(this.policy(), (set) => {
-      if (!this.closed) this.guarded(() => deliver(set));
-    });
+    this.components.wildcard.when(
+      this.policy(),
+      (set) => {
+        if (!this.closed) this.guarded(() => deliver(set));
+      },
+      undefined,
+      (error) => {
+        if (!this.closed) this.components.failed(error);
+      },
+    );
   }
 
   private guarded(run: () => void): void {

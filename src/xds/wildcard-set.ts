@@ -36,16 +36,23 @@ const NO_NAMES: ReadonlySet<string> = new Set();
 const CHANGES_KEPT_MIN = 1_000;
 
 export type WildcardReady = (set: WildcardSet) => void;
+/** Told when the build a waiter waited for failed (an encoding threw): no set comes for it. */
+export type WildcardFailed = (error: unknown) => void;
 
 export interface WildcardSetsComponents {
   catalog: {
     listed(namespace: string, service: string, lbPolicy: XdsLbPolicy, regionOf: (zone: string) => string | undefined): ResolvedService;
     regionsOfBuild(): (zone: string) => string | undefined;
+    /** A service the store was found not to hold any more (its resources need not be kept). */
+    forgetService(namespace: string, service: string): void;
   };
   views: Pick<ServiceViews, 'servicesOf' | 'keyOf'>;
   clock: Pick<Clock, 'setTimeout'>;
-  /** Told when a waiter threw (it is a stream's or a push's: the others are still served). */
-  failed: (error: unknown) => void;
+  /**
+   * Told when a waiter threw (`waiter`: it is a stream's or a push's, the others are still
+   * served), or a build threw (`build`: its waiters are told, and the next build starts).
+   */
+  failed: (error: unknown, what: 'waiter' | 'build') => void;
 }
 
 export interface WildcardSetsInit {
@@ -57,7 +64,8 @@ export interface WildcardSetsInit {
 interface Waiting {
   ready: WildcardReady;
   /** Waiters of the same key wait once for the next build (every push of a window asks). */
-  key?: string;
+  key?: string | undefined;
+  failed?: WildcardFailed | undefined;
 }
 
 interface Build {
@@ -90,6 +98,7 @@ interface History {
 }
 
 interface Listing {
+  /** As the store spelled each service when listed; a build that finds it spelled otherwise now (in case) respells it. */
   services: string[];
   /** The services' identities (ServiceViews.keyOf): a change of one listed already lists nothing. */
   readonly keys: Set<string>;
@@ -114,15 +123,19 @@ const FRESH_KEPT_MIN = 10_000;
  *
  * The services looked at are listed once from the store (`servicesOf`, sorted: one turn of
  * about 30 ms at 200,000 services), then kept up to date from the changes: a new service is
- * appended, one the store no longer holds dropped at the next build.
+ * appended, one the store no longer holds dropped at the next build, one the store spells
+ * otherwise now (purged, made again in another case) listed as it is spelled now. A set names
+ * each service as the store spells it (catalog.ts).
  */
 export class WildcardSets {
   private listings: Map<string, Listing> | null = null;
   /** Per namespace, the services changed since the listing was brought up to date. */
   private readonly fresh = new Map<string, Set<string>>();
   private freshCount = 0;
-  /** Per namespace, the listed services a build found the store no longer holds. */
+  /** Per namespace, the identities (`views.keyOf`) of listed services a build found the store no longer holds. */
   private readonly gone = new Map<string, Set<string>>();
+  /** The listing dropped for too many changes: compared with the next one, it names the services purged meanwhile. */
+  private forgotten: Map<string, Listing> | null = null;
   private changes = 0;
   private readonly running = new Map<XdsLbPolicy, Build>();
   private readonly history = new Map<XdsLbPolicy, History>();
@@ -154,20 +167,29 @@ export class WildcardSets {
   /**
    * Calls `ready` with the set for `lbPolicy` once built, reflecting every change announced
    * before this call: at once when the build fits this turn. With a `key`, a waiter already
-   * queued for the next build under the same key stands for this one.
+   * queued for the next build under the same key stands for this one. When that build fails
+   * (an encoding threw), `failed` is called instead; the next build starts as usual.
    */
-  when(lbPolicy: XdsLbPolicy, ready: WildcardReady, key?: string): void {
+  when(lbPolicy: XdsLbPolicy, ready: WildcardReady, key?: string, failed?: WildcardFailed): void {
     if (this.closed) return;
     const running = this.running.get(lbPolicy);
     if (running === undefined) {
-      this.start(lbPolicy, [{ ready, key }], true);
+      this.start(lbPolicy, [{ ready, key, failed }], true);
     } else if (running.startedAtChange === this.changes) {
-      running.waiting.push({ ready, key });
+      running.waiting.push({ ready, key, failed });
     } else {
       let queued = this.next.get(lbPolicy);
       if (!queued) this.next.set(lbPolicy, (queued = []));
-      if (key === undefined || !queued.some((waiting) => waiting.key === key)) queued.push({ ready, key });
+      if (key === undefined || !queued.some((waiting) => waiting.key === key)) queued.push({ ready, key, failed });
     }
+  }
+
+  /**
+   * No stream uses `lbPolicy` any more: its last set is not kept (the next build of it
+   * compares nothing, and every stream it answers is new). A build under way still ends.
+   */
+  forgetPolicy(lbPolicy: XdsLbPolicy): void {
+    this.history.delete(lbPolicy);
   }
 
   /**
@@ -226,8 +248,21 @@ export class WildcardSets {
     else build.timer = this.components.clock.setTimeout(() => this.step(build), 0);
   }
 
-  /** One turn of a build: services until the turn's units are spent, then the next turn, or the end. */
+  /**
+   * One turn of a build. Nothing it throws leaves it (a timer's callback: it would end the
+   * process): a build that throws ends (`failed`), else it would stay under way and every later
+   * wildcard request or push of its policy would wait for it forever (`abort`).
+   */
   private step(build: Build): void {
+    try {
+      this.advance(build);
+    } catch (error) {
+      this.abort(build, error);
+    }
+  }
+
+  /** Services until the turn's units are spent, then the next turn, or the end. */
+  private advance(build: Build): void {
     build.timer = null;
     const { catalog } = this.components;
     const { base, changed, byName } = build;
@@ -251,7 +286,9 @@ export class WildcardSets {
       const service = services[build.position++]!;
       const found = catalog.listed(namespace, service, build.lbPolicy, build.regionOf);
       units += found.cost;
-      if (!found.stored) this.goneIn(namespace).add(service);
+      if (!found.stored) this.goneIn(namespace).add(this.components.views.keyOf(namespace, service));
+      // Purged and made again in another case (no change says so): listed as the store spells it now.
+      else if (found.service !== undefined && found.service !== service) services[build.position - 1] = found.service;
       const { name, entry } = found;
       if (name === null || byName.has(name)) continue;
       const before = base?.byName.get(name);
@@ -263,6 +300,35 @@ export class WildcardSets {
       }
     }
     build.timer = this.components.clock.setTimeout(() => this.step(build), 0);
+  }
+
+  /** Ends a build that threw: logged, its waiters told, and the next build started. */
+  private abort(build: Build, error: unknown): void {
+    build.timer?.cancel();
+    build.timer = null;
+    if (this.running.get(build.lbPolicy) === build) this.running.delete(build.lbPolicy);
+    this.report(error, 'build');
+    for (const waiting of build.waiting) {
+      try {
+        waiting.failed?.(error);
+      } catch (thrown) {
+        this.report(thrown, 'waiter');
+      }
+    }
+    const queued = this.next.get(build.lbPolicy);
+    if (queued && !this.closed && !this.running.has(build.lbPolicy)) {
+      this.next.delete(build.lbPolicy);
+      this.start(build.lbPolicy, queued, false);
+    }
+  }
+
+  /** Tells `failed` of an error; nothing escapes (the callers are timers' callbacks). */
+  private report(error: unknown, what: 'waiter' | 'build'): void {
+    try {
+      this.components.failed(error, what);
+    } catch {
+      // The logger itself threw: nothing more can be said.
+    }
   }
 
   private finish(build: Build): void {
@@ -293,7 +359,7 @@ export class WildcardSets {
     try {
       waiting[index]!.ready(set);
     } catch (error) {
-      this.components.failed(error);
+      this.report(error, 'waiter');
     }
     if (index + 1 >= waiting.length) return;
     const timer = this.components.clock.setTimeout(() => {
@@ -318,12 +384,13 @@ export class WildcardSets {
       this.fresh.clear();
       this.freshCount = 0;
       this.gone.clear();
+      this.forgetPurged(listings);
     }
     for (const [namespace, listing] of listings) {
       const gone = this.gone.get(namespace);
       if (gone !== undefined && gone.size > 0) {
-        listing.services = listing.services.filter((service) => !gone.has(service));
-        for (const service of gone) listing.keys.delete(views.keyOf(namespace, service));
+        listing.services = listing.services.filter((service) => !gone.has(views.keyOf(namespace, service)));
+        for (const key of gone) listing.keys.delete(key);
         gone.clear();
       }
       // A new service is listed as its first change spells it, which is how the store keeps it.
@@ -351,7 +418,22 @@ export class WildcardSets {
     return gone;
   }
 
+  /**
+   * The services of the listing dropped for too many changes that the store no longer holds:
+   * purged meanwhile (not announced), no build looks at them again, so their kept resources go.
+   */
+  private forgetPurged(listings: ReadonlyMap<string, Listing>): void {
+    const forgotten = this.forgotten;
+    if (forgotten === null) return;
+    this.forgotten = null;
+    for (const [namespace, old] of forgotten) {
+      const now = listings.get(namespace)?.keys;
+      for (const service of old.services) if (!now?.has(this.components.views.keyOf(namespace, service))) this.components.catalog.forgetService(namespace, service);
+    }
+  }
+
   private forgetListing(): void {
+    this.forgotten = this.listings;
     this.listings = null;
     this.fresh.clear();
     this.freshCount = 0;

@@ -8,7 +8,7 @@ import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse } from '../../../src
 import { MAX_RESOURCE_NAMES, type DiscoveryRequest, type DiscoveryResponse } from '../../../src/xds/stream.js';
 import type { FakeClock } from '../../support/fake-clock.js';
 import { createTestNode } from '../../support/node.js';
-import { FakeAdsCall } from '../../support/xds.js';
+import { FakeAdsCall, RecordingAdsCall } from '../../support/xds.js';
 import { recordingLogger } from '../../support/recording-logger.js';
 
 class FakeCall extends FakeAdsCall<DiscoveryRequest, DiscoveryResponse> {}
@@ -275,6 +275,63 @@ describe('XdsServer (state of the world ADS)', () => {
     expect(lookups).toHaveBeenCalledTimes(3);
   });
 
+  it('answers each spelling of a service a stream names, from one encoding named as the store spells it', async () => {
+    const { node, clock, call } = await setUp();
+    register(node, 1);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names: ['Greeter', 'GREETER', 'greeter'] });
+    expect(names(call.last())).toEqual(['greeter', 'greeter', 'greeter']);
+    ack(call, TYPE_URLS.endpoints, ['Greeter', 'GREETER', 'greeter']);
+    const encodes = vi.spyOn(protos, 'pack');
+    try {
+      register(node, 2);
+      await push(clock);
+      // One Listener (with its connection manager and router), Cluster and assignment: not one set per spelling.
+      expect(encodes).toHaveBeenCalledTimes(5);
+    } finally {
+      encodes.mockRestore();
+    }
+    expect(names(call.last())).toEqual(['greeter', 'greeter', 'greeter']);
+    expect(endpointPorts(call.last())).toEqual([1, 2, 1, 2, 1, 2]);
+  });
+
+  it('keeps the resources built for a balancing policy while a stream uses it, not after', async () => {
+    const { node, call, server } = await setUp();
+    register(node, 1);
+    const other = new FakeCall();
+    server.attach(other as never);
+    for (const stream of [call, other]) stream.send({ type_url: TYPE_URLS.cluster, resource_names: ['greeter'] });
+    expect(server.catalog.keptCount).toBe(1);
+    call.emit('end');
+    expect(server.catalog.keptCount).toBe(1);
+    other.emit('cancelled');
+    expect(server.catalog.keptCount).toBe(0);
+  });
+
+  it('ends with INTERNAL a stream whose push cannot be built, still pushes to the others, and lets nothing escape the push', async () => {
+    const { node, clock, logger, server } = await setUp();
+    register(node, 1);
+    register(node, 1, { service: 'other' });
+    const failing = new RecordingAdsCall<DiscoveryRequest, DiscoveryResponse>();
+    const served = new RecordingAdsCall<DiscoveryRequest, DiscoveryResponse>();
+    server.attach(failing as never);
+    server.attach(served as never);
+    failing.send({ type_url: TYPE_URLS.endpoints, resource_names: ['greeter'] });
+    served.send({ type_url: TYPE_URLS.endpoints, resource_names: ['other'] });
+    ack(failing, TYPE_URLS.endpoints, ['greeter']);
+    ack(served, TYPE_URLS.endpoints, ['other']);
+    vi.spyOn(protos, 'pack').mockImplementationOnce(() => {
+      throw new Error('cannot encode');
+    });
+    register(node, 2);
+    register(node, 2, { service: 'other' });
+    await push(clock);
+    vi.restoreAllMocks();
+    expect(failing.errors).toEqual([{ code: status.INTERNAL, details: 'the registry could not build a response' }]);
+    expect(served.errors).toEqual([]);
+    expect(endpointPorts(served.last())).toEqual([1, 2]);
+    expect(logger.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual(['xds: cannot answer a request; the stream is ended']);
+  });
+
   it('does not answer a type it does not serve, and counts it', async () => {
     const { call, server } = await setUp();
     call.send({ type_url: TYPE_URLS.routeConfiguration, resource_names: ['greeter'] });
@@ -340,6 +397,16 @@ describe('incremental (delta) ADS', () => {
     node.registry.cancel({ namespace: 'default', service: 'greeter', instanceId: '10.0.0.1:1' });
     await clock.advance(COALESCE_MS);
     expect(again.last()).toMatchObject({ resources: [], removed_resources: ['greeter'] });
+  });
+
+  it('names each resource as the stream subscribed to it, its bytes named as the store spells the service', async () => {
+    const { node, call } = await setUpDelta();
+    register(node, 1);
+    call.send({ type_url: TYPE_URLS.cluster, resource_names_subscribe: ['Greeter', 'greeter'] });
+    expect(call.last().resources.map((r) => [r.name, protos.unpack(r.resource).name])).toEqual([
+      ['Greeter', 'greeter'],
+      ['greeter', 'greeter'],
+    ]);
   });
 
   it('counts a NACK and does not resend', async () => {

@@ -5,34 +5,45 @@ import { FakeClock } from '../../support/fake-clock.js';
 
 /**
  * A store of services by namespace, read through the catalog's `listed` (each service costs 1
- * unit, and is served); a service keeps its entry until `touch` says its resources changed.
+ * unit, and is served; its name matched in any case, as the store does, and answered as stored);
+ * a service keeps its entry until `touch` says its resources changed; looking at one named in
+ * `throwing` (`namespace/service`) throws, once.
  */
 function setUp(services: Record<string, string[]>, unitsPerTurn = 2) {
   const clock = new FakeClock();
   const stored = new Map(Object.entries(services).map(([namespace, names]) => [namespace, new Set(names)]));
   const looked: string[] = [];
   const failures: unknown[] = [];
+  const forgotten: string[] = [];
   const kept = new Map<string, ServiceEntry>();
+  const throwing = new Set<string>();
   const touch = (name: string) => kept.delete(name);
   const catalog = {
     listed(namespace: string, service: string): ResolvedService {
       looked.push(`${namespace}/${service}`);
-      const name = `${service}.${namespace}`;
-      const isStored = stored.get(namespace)?.has(service) ?? false;
+      if (throwing.delete(`${namespace}/${service}`)) throw new Error(`cannot encode ${service}`);
+      const spelled = [...(stored.get(namespace) ?? [])].find((name) => name.toLowerCase() === service.toLowerCase());
+      if (spelled === undefined) return { name: null, entry: null, stored: false, cost: 1 };
+      const name = `${spelled}.${namespace}`;
       let entry = kept.get(name) ?? null;
-      if (!isStored) entry = null;
-      else if (entry === null) kept.set(name, (entry = { name, namespace } as ServiceEntry));
-      return { name, entry, stored: isStored, cost: 1 };
+      if (entry === null) kept.set(name, (entry = { name, namespace } as ServiceEntry));
+      return { name, entry, stored: true, service: spelled, cost: 1 };
     },
     regionsOfBuild: () => () => undefined,
+    forgetService: (namespace: string, service: string) => forgotten.push(`${namespace}/${service}`),
   };
   const views = {
     servicesOf: (namespace: string) => [...(stored.get(namespace) ?? [])].sort(),
     keyOf: (namespace: string, service: string) => `${namespace}/${service.toLowerCase()}`,
   };
-  const sets = new WildcardSets({ catalog, views, clock, failed: (error) => failures.push(error) }, { namespaces: Object.keys(services), unitsPerTurn });
+  const failedIn: string[] = [];
+  const failed = (error: unknown, what: string) => {
+    failures.push(error);
+    failedIn.push(what);
+  };
+  const sets = new WildcardSets({ catalog, views, clock, failed }, { namespaces: Object.keys(services), unitsPerTurn });
   const names = (set: WildcardSet) => set.entries.map((entry) => entry.name);
-  return { clock, stored, looked, failures, sets, names, touch };
+  return { clock, stored, looked, failures, failedIn, forgotten, throwing, sets, names, touch };
 }
 
 describe('WildcardSets', () => {
@@ -165,5 +176,59 @@ describe('WildcardSets', () => {
     expect(answeredIn).toHaveLength(3);
     expect(answeredIn[1]).toBe(answeredIn[0]! + 1);
     expect(answeredIn[2]).toBe(answeredIn[1]! + 1);
+  });
+
+  it('ends a build that throws, in its first turn or a later one: its waiters are told, nothing escapes, and the next build answers', async () => {
+    const { clock, failures, failedIn, throwing, sets, names } = setUp({ a: ['s1', 's2', 's3'] }, 1);
+    const got: string[][] = [];
+    const told: string[] = [];
+    const tell = (who: string) => (error: unknown) => told.push(`${who}: ${(error as Error).message}`);
+    // In its first turn: the caller's.
+    throwing.add('a/s1');
+    sets.when('ring_hash', (set) => got.push(names(set)), undefined, tell('first'));
+    expect(told).toEqual(['first: cannot encode s1']);
+    expect(sets.building('ring_hash')).toBe(false);
+    // In a later turn (a timer's): a waiter queued after a change meanwhile gets the next build.
+    throwing.add('a/s2');
+    sets.when('ring_hash', (set) => got.push(names(set)), undefined, tell('second'));
+    sets.changed('a', 's3');
+    sets.when('ring_hash', (set) => got.push(names(set)), 'push', tell('push'));
+    await clock.advance(0);
+    expect(told).toEqual(['first: cannot encode s1', 'second: cannot encode s2']);
+    expect(got).toEqual([['s1.a', 's2.a', 's3.a']]);
+    expect(failures).toEqual([new Error('cannot encode s1'), new Error('cannot encode s2')]);
+    expect(failedIn).toEqual(['build', 'build']);
+    expect(sets.building('ring_hash')).toBe(false);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('lists a service as the store spells it now (purged, no change announced, and made again in another case)', () => {
+    const { stored, looked, sets, names } = setUp({ a: ['greeter', 'other'] }, 100);
+    const got: string[][] = [];
+    sets.when('ring_hash', (set) => got.push(names(set)));
+    stored.get('a')!.delete('greeter');
+    stored.get('a')!.add('Greeter');
+    sets.changed('a', 'Greeter');
+    sets.when('ring_hash', (set) => got.push(names(set)));
+    looked.length = 0;
+    sets.when('ring_hash', (set) => got.push(names(set)));
+    expect(got).toEqual([
+      ['greeter.a', 'other.a'],
+      ['Greeter.a', 'other.a'],
+      ['Greeter.a', 'other.a'],
+    ]);
+    expect(sets.changedSince('ring_hash', 1, 2)).toEqual(new Set(['Greeter.a', 'greeter.a']));
+    expect(looked).toEqual(['a/Greeter', 'a/other']);
+  });
+
+  it('has the catalog forget the services purged while the listing was dropped (no build looks at them again)', () => {
+    const { stored, forgotten, sets } = setUp({ a: ['s1', 's2'] }, 100);
+    sets.when('ring_hash', () => {});
+    // Purged: no change says so.
+    stored.get('a')!.delete('s1');
+    for (let i = 0; i < 10_001; i += 1) sets.changed('a', `n${i}`);
+    expect(forgotten).toEqual([]);
+    sets.when('ring_hash', () => {});
+    expect(forgotten).toEqual(['a/s1']);
   });
 });

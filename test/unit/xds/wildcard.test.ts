@@ -1,3 +1,4 @@
+import { status } from '@grpc/grpc-js';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RegistryNode } from '../../../src/node.js';
 import { parseRegistration } from '../../../src/registry/validate.js';
@@ -8,7 +9,7 @@ import type { DiscoveryRequest, DiscoveryResponse } from '../../../src/xds/strea
 import type { FakeClock } from '../../support/fake-clock.js';
 import { createTestNode } from '../../support/node.js';
 import { recordingLogger } from '../../support/recording-logger.js';
-import { FakeAdsCall } from '../../support/xds.js';
+import { FakeAdsCall, RecordingAdsCall } from '../../support/xds.js';
 
 /**
  * Wildcard subscriptions over many services (src/xds/wildcard-set.ts): the set is built in
@@ -18,6 +19,8 @@ import { FakeAdsCall } from '../../support/xds.js';
 
 class FakeCall extends FakeAdsCall<DiscoveryRequest, DiscoveryResponse> {}
 class FakeDeltaCall extends FakeAdsCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse> {}
+class RecordingCall extends RecordingAdsCall<DiscoveryRequest, DiscoveryResponse> {}
+const INTERNAL = { code: status.INTERNAL, details: 'the registry could not build a response' };
 
 const COALESCE_MS = 50;
 const SERVICES = 30;
@@ -28,6 +31,7 @@ beforeAll(() => {
   protos = new XdsProtos();
 });
 afterEach(async () => {
+  vi.restoreAllMocks();
   await server?.close();
   server = undefined;
 });
@@ -330,5 +334,80 @@ describe('wildcard subscriptions over many services', () => {
     delta.send({ type_url: TYPE_URLS.cluster, response_nonce: delta.last().nonce, resource_names_subscribe: [serviceName(6), 'unknown'] });
     expect(server.wildcard.building('ring_hash')).toBe(false);
     expect(delta.last()).toMatchObject({ resources: [], removed_resources: ['unknown'] });
+  });
+
+  it('ends the streams waiting for a build that throws (INTERNAL), in the request\'s turn or a later one, and builds again for the next request and push', async () => {
+    const { node, clock, server } = await setUp();
+    registerAll(node);
+    const encodes = vi.spyOn(protos, 'pack');
+    // In the request's turn (its first), then in a later turn (SERVICES services do not fit one).
+    const first = new RecordingCall();
+    server.attach(first as never);
+    encodes.mockImplementationOnce(() => {
+      throw new Error('cannot encode');
+    });
+    first.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
+    expect(first.errors).toEqual([INTERNAL]);
+    const second = new RecordingCall();
+    server.attach(second as never);
+    second.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
+    expect(server.wildcard.building('ring_hash')).toBe(true);
+    encodes.mockImplementationOnce(() => {
+      throw new Error('cannot encode');
+    });
+    await runTurns(clock);
+    expect(second.errors).toEqual([INTERNAL]);
+    expect(server.wildcard.building('ring_hash')).toBe(false);
+    // A push whose build throws ends the wildcard streams it was for.
+    const pushed = new RecordingCall();
+    server.attach(pushed as never);
+    pushed.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
+    await runTurns(clock);
+    expect(pushed.last().resources.map(nameOf)).toEqual(allNames);
+    ack(pushed, TYPE_URLS.cluster);
+    register(node, 'svc-new', 1);
+    encodes.mockImplementationOnce(() => {
+      throw new Error('cannot encode');
+    });
+    await clock.advance(COALESCE_MS);
+    expect(pushed.errors).toEqual([INTERNAL]);
+    encodes.mockRestore();
+    // Nothing is left waiting: a new stream is answered, and pushed the next change.
+    const third = new RecordingCall();
+    server.attach(third as never);
+    third.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
+    await runTurns(clock);
+    expect(third.last().resources.map(nameOf)).toEqual([...allNames, 'svc-new']);
+    ack(third, TYPE_URLS.cluster);
+    register(node, 'svc-newer', 1);
+    await clock.advance(COALESCE_MS);
+    expect(third.errors).toEqual([]);
+    expect(third.last().resources.map(nameOf)).toEqual([...allNames, 'svc-new', 'svc-newer']);
+  });
+
+  it('names a service purged and registered again in another case as the store spells it now', async () => {
+    const { node, clock } = await setUp();
+    register(node, 'greeter', 1);
+    register(node, 'other', 1);
+    const delta = new FakeDeltaCall();
+    server!.attachDelta(delta as never);
+    delta.send({ type_url: TYPE_URLS.cluster, resource_names_subscribe: ['*'] });
+    await runTurns(clock);
+    delta.send({ type_url: TYPE_URLS.cluster, response_nonce: delta.last().nonce });
+    node.registry.cancel({ namespace: 'default', service: 'greeter', instanceId: '10.0.0.1:1' });
+    await clock.advance(COALESCE_MS);
+    expect(delta.last()).toMatchObject({ resources: [], removed_resources: ['greeter'] });
+    // Its tombstone ends (a purge: no change announces it), and the service comes back spelled otherwise.
+    node.registry.purge(node.registry.store.get({ namespace: 'default', service: 'greeter', instanceId: '10.0.0.1:1' })!);
+    register(node, 'Greeter', 1);
+    await clock.advance(COALESCE_MS);
+    const resources = delta.last().resources.map((resource) => [resource.name, nameOf(resource.resource)]);
+    expect(resources).toEqual([['Greeter', 'Greeter']]);
+    // A state-of-the-world wildcard gets it so named too.
+    const call = new FakeCall();
+    server!.attach(call as never);
+    call.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
+    await runTurns(clock);
+    expect(call.last().resources.map(nameOf)).toEqual(['Greeter', 'other']);
   });
 });

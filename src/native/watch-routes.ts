@@ -63,35 +63,37 @@ export async function watchRoutes(
       'x-accel-buffering': 'no',
     });
     // A reader is too slow when what it has not read yet, before a new event, passes the limit
-    // on top of the first snapshots. Those are written all at once and may be far larger than
-    // the limit (a namespace of 10,000 instances is megabytes); counting them would drop every
-    // such stream at once, however fast its reader, and it would reconnect for ever.
-    let snapshotting = true;
+    // on top of the snapshots. Those may be far larger than the limit (a namespace of 10,000
+    // instances is megabytes); counting them would drop every such stream at once, however fast
+    // its reader, and it would reconnect for ever. A wildcard watch's snapshots come in turns
+    // (src/watch/turns.ts), each only when the socket has drained (`ready`, `resume` below), so
+    // a reader is never sent more of them than it takes.
     let snapshotBytes = 0;
-    const write = (bytes: Buffer | string): boolean => {
+    const write = (bytes: Buffer | string, snapshot: boolean): boolean => {
       if (raw.destroyed || raw.writableEnded) return false;
       const backlogBytes = raw.writableLength;
       raw.write(bytes);
-      if (snapshotting) {
+      if (snapshot) {
         snapshotBytes += typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
         return true;
       }
       return backlogBytes <= cluster.watchMaxBufferedBytes + snapshotBytes;
     };
-    write(`retry: 1000\n: watching ${filter.services?.join(',') ?? '*'} in ${filter.namespace}\n\n`);
+    write(`retry: 1000\n: watching ${filter.services?.join(',') ?? '*'} in ${filter.namespace}\n\n`, true);
     const keepAlive = clock.setInterval(() => {
-      if (!write(': keep-alive\n\n')) subscription.close();
+      if (!write(': keep-alive\n\n', false)) subscription.close();
     }, cluster.watchKeepAliveMs);
     const subscription = watch.subscribeFrames(
       filter,
-      (frame) => write(frame.bytes()),
+      (frame) => write(frame.bytes(), frame.event.type === 'snapshot'),
       () => {
         slot.release();
         keepAlive.cancel();
         if (!raw.writableEnded) raw.end();
       },
+      { ready: () => !raw.writableNeedDrain },
     );
-    snapshotting = false;
+    raw.on('drain', () => subscription.resume());
     raw.on('close', () => {
       subscription.close();
       slot.release();

@@ -80,3 +80,67 @@ export function coalesceDelayMs(previousChangeAtMs: number | undefined, nowMs: n
   if (previousChangeAtMs === undefined) return quietMs;
   return Math.min(coalesceMs, Math.max(quietMs, previousChangeAtMs + coalesceMs - nowMs));
 }
+
+/** A channel's group as a map key. */
+export const groupKey = (group: string | null): string => (group === null ? '*' : `=${group}`);
+
+/** The channels of every watched service: by service key (ServiceViews.keyOf), then by group. */
+export class Channels<S> {
+  private readonly byKey = new Map<string, Map<string, Channel<S>>>();
+  private count = 0;
+
+  /** Channels held. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Whether the service has a channel. */
+  has(key: string): boolean {
+    return this.byKey.has(key);
+  }
+
+  get(key: string, group: string | null): Channel<S> | undefined {
+    return this.byKey.get(key)?.get(groupKey(group));
+  }
+
+  /** The service's channels, every group. */
+  of(key: string): Channel<S>[] {
+    const groups = this.byKey.get(key);
+    return groups ? [...groups.values()] : [];
+  }
+
+  /** The service's channel for `group`, made and started from `instances` when there is none. */
+  open(key: string, namespace: string, service: string, group: string | null, instances: readonly InstanceView[]): Channel<S> {
+    let groups = this.byKey.get(key);
+    if (!groups) this.byKey.set(key, (groups = new Map()));
+    let channel = groups.get(groupKey(group));
+    if (!channel) {
+      channel = new Channel<S>(key, namespace, service, group);
+      channel.reset(instances);
+      groups.set(groupKey(group), channel);
+      this.count += 1;
+    }
+    return channel;
+  }
+
+  /**
+   * Takes `subscriber` out of `channel`, and the channel out once it has no subscriber left;
+   * true when the service then has no channel at all.
+   */
+  leave(channel: Channel<S>, subscriber: S): boolean {
+    channel.subscribers.delete(subscriber);
+    if (channel.subscribers.size > 0) return false;
+    const groups = this.byKey.get(channel.key);
+    if (groups?.get(groupKey(channel.group)) !== channel) return false;
+    groups.delete(groupKey(channel.group));
+    this.count -= 1;
+    if (groups.size > 0) return false;
+    this.byKey.delete(channel.key);
+    return true;
+  }
+
+  clear(): void {
+    this.byKey.clear();
+    this.count = 0;
+  }
+}

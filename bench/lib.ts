@@ -160,3 +160,29 @@ export function table(rows: Record<string, string | number>[]): string {
   for (const row of rows) lines.push(`| ${columns.map((column) => String(row[column] ?? '')).join(' | ')} |`);
   return lines.join('\n');
 }
+
+/**
+ * The turns of the event loop while `work` runs, seen by a setImmediate ticker: the longest gap
+ * between two of its ticks (what a heartbeat arriving meanwhile waits at most), the 99th
+ * percentile of those gaps, and the whole time (ms).
+ */
+export async function turnGaps(work: () => Promise<unknown>): Promise<{ longestMs: number; p99Ms: number; totalMs: number }> {
+  const gaps: number[] = [];
+  let last = performance.now();
+  let ticking = true;
+  const tick = () => {
+    const now = performance.now();
+    gaps.push(now - last);
+    last = now;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const startedMs = performance.now();
+  await work();
+  const endMs = performance.now();
+  ticking = false;
+  gaps.push(endMs - last);
+  let longestMs = 0;
+  for (const gap of gaps) longestMs = Math.max(longestMs, gap);
+  return { longestMs: round(longestMs, 1), p99Ms: round(percentile(gaps, 0.99), 1), totalMs: round(endMs - startedMs, 1) };
+}

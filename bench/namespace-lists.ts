@@ -14,7 +14,7 @@ import { applicationOf } from '../src/app/application.js';
 import { serviceSummaries } from '../src/http/namespace-slices.js';
 import { createTestNode } from '../test/support/node.js';
 import { record } from '../test/support/records.js';
-import { round, table } from './lib.js';
+import { round, table, turnGaps } from './lib.js';
 
 const argument = (name: string, fallback: number) => Number(process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
 const N = argument('instances', 1_000_000);
@@ -33,27 +33,6 @@ const timed = (work: () => void): number => {
   work();
   return round(performance.now() - startedMs, 1);
 };
-
-/** The gaps between two turns of a ticker while `work` runs (the longest, the 99th percentile), and its total time. */
-async function longestTurn(work: () => Promise<unknown>): Promise<{ longestMs: number; p99Ms: number; totalMs: number }> {
-  let last = performance.now();
-  const gaps: number[] = [];
-  let ticking = true;
-  const tick = () => {
-    const now = performance.now();
-    gaps.push(now - last);
-    last = now;
-    if (ticking) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const startedMs = performance.now();
-  await work();
-  const totalMs = performance.now() - startedMs;
-  ticking = false;
-  gaps.push(performance.now() - last);
-  gaps.sort((a, b) => a - b);
-  return { longestMs: round(gaps[gaps.length - 1]!, 1), p99Ms: round(gaps[Math.floor(gaps.length * 0.99)]!, 1), totalMs: round(totalMs, 1) };
-}
 
 /** The counts in one piece, as `RegistryReads.services` made them before. */
 function summariesInOnePiece(): number {
@@ -80,7 +59,7 @@ function touchEveryService(): void {
 }
 for (const phase of ['cold', 'warm'] as const) {
   if (phase === 'cold') touchEveryService();
-  const sliced = await longestTurn(() => serviceSummaries(reads, 'default', null));
+  const sliced = await turnGaps(() => serviceSummaries(reads, 'default', null));
   if (phase === 'cold') touchEveryService();
   const whole = timed(() => summariesInOnePiece());
   rows.push({ pass: `serviceSummaries, ${phase}: longest turn (p99 ${sliced.p99Ms} ms, all ${sliced.totalMs} ms)`, 'ms now': sliced.longestMs, 'ms reference': whole, reference: 'the counts in one piece' });

@@ -24,7 +24,7 @@ import type { DiscoveryRequest, DiscoveryResponse } from '../src/xds/stream.js';
 import { createTestNode } from '../test/support/node.js';
 import { record } from '../test/support/records.js';
 import { FakeAdsCall } from '../test/support/xds.js';
-import { round, table } from './lib.js';
+import { round, table, turnGaps } from './lib.js';
 
 const argument = (name: string, fallback: number) => Number(process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
 const N = argument('instances', 1_000_000);
@@ -34,21 +34,8 @@ const METADATA = { a: 'x' };
 
 /** Longest gap between two turns of a setImmediate ticker while `work` runs, and its total time (ms). */
 async function turns(work: () => Promise<void>): Promise<{ totalMs: number; longestTurnMs: number }> {
-  let longest = 0;
-  let last = performance.now();
-  let running = true;
-  const tick = () => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const startedMs = performance.now();
-  await work();
-  running = false;
-  const endMs = performance.now();
-  return { totalMs: round(endMs - startedMs, 1), longestTurnMs: round(Math.max(longest, endMs - last), 1) };
+  const { totalMs, longestMs } = await turnGaps(work);
+  return { totalMs, longestTurnMs: longestMs };
 }
 
 const { node, clock } = await createTestNode({ start: false });

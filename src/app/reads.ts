@@ -6,7 +6,7 @@ import type { ServiceViews, StableView } from '../views/service-views.js';
 import type { WatchHub } from '../watch/hub.js';
 
 /** The store as readers see it: lookups, the service maps and the change feed, no writes. */
-export type StoreReader = Pick<InstanceStore, 'revision' | 'get' | 'getService' | 'allServices' | 'onChange' | 'onPurge'>;
+export type StoreReader = Pick<InstanceStore, 'revision' | 'get' | 'getService' | 'servicesIn' | 'allServices' | 'onChange' | 'onPurge'>;
 
 /** The name of the counts kept with each stable view, and how they are made. */
 const SERVICE_COUNTS = 'service-counts';

@@ -12,10 +12,11 @@ import { vipDocumentSliced } from './vip-document.js';
 import { yieldToLoop } from '../http/loop-budget.js';
 import {
   findInApp,
-  findLiveById,
+  findLiveByIdInTurns,
   registrationKey,
   type ReadContext,
 } from './documents.js';
+import { TurnBudget } from './turn-budget.js';
 import { readEurekaInstance } from './instance-input.js';
 import { toXml } from './xml.js';
 import { EUREKA_PREFIXES, EUREKA_ROUTES } from './route-definitions.js';
@@ -105,7 +106,7 @@ export async function eurekaApi(app: FastifyInstance, options: EurekaApiOptions)
   app.addHook('onClose', async () => recent.stop());
   // One set of shared documents for every prefix: a flood of fetches shares one build.
   const shared = new SharedEurekaDocuments(
-    { views: reads.views, leaseView: () => reads.leaseView() },
+    { views: reads.views, store: reads.store, leaseView: () => reads.leaseView() },
     { namespace: config.security.eurekaNamespace, defaults: defaultsOf(config) },
   );
   app.addHook('onClose', async () => shared.close());
@@ -255,7 +256,7 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
 
   serve(app, EUREKA_ROUTES.instanceById, async (request, reply) => {
     const id = parseInstanceId('id', (request.params as { id: string }).id);
-    const entry = findLiveById(store, namespace, id, reads.leaseView());
+    const entry = await findLiveByIdInTurns(store, namespace, id, () => reads.leaseView(), new TurnBudget({ yieldTurn: yieldToLoop }));
     return entry ? sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) }) : sendNotFound(reply);
   });
 

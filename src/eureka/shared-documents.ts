@@ -3,12 +3,14 @@ import type { FastifyReply } from 'fastify';
 import { ByteBuilder } from '../http/byte-builder.js';
 import { yieldToLoop } from '../http/loop-budget.js';
 import { PacedBody } from '../http/paced-body.js';
+import type { StoreReader } from '../app/reads.js';
 import type { StoredInstance } from '../registry/types.js';
 import type { LeaseView } from '../registry/visibility.js';
 import { combinedStamp, stampHolds, type ServiceViews, type Stamp, type StableView } from '../views/service-views.js';
 import { GzipPool } from './gzip-pool.js';
 import { eurekaInstanceJson } from './instance-json.js';
 import { appNameOf, toEurekaInstance, type ViewDefaults } from './instance-view.js';
+import { RENDER_UNITS, sortInTurns, TURN_UNITS, TurnBudget } from './turn-budget.js';
 import { toXml } from './xml.js';
 
 /**
@@ -17,10 +19,11 @@ import { toXml } from './xml.js';
  * A full fetch of a 100,000-instance registry is 80 MB of JSON or 115 MB of XML; built per
  * request, eight clients at once cost eight builds and eight copies, and each build held the
  * event loop for seconds (heartbeats waited). Here every application's part of the document
- * is built once per format from the read layer's stable view of its service, in slices of at
- * most `SLICE_INSTANCES` instances and `SLICE_MAX_MS` that yield to the event loop between
- * them, and kept until the service changes (or its served set could have, see
- * src/views/stable-views.ts). A full fetch
+ * is built once per format from the read layer's stable view of its service and kept until the
+ * service changes (or its served set could have, see src/views/stable-views.ts). A build, every
+ * step of it (the services gathered and sorted, the statuses counted, the parts written, the
+ * parts assembled), spends from one budget that yields a turn of the event loop every bounded
+ * amount of work, however the registry is split into apps (turn-budget.ts). A full fetch
  * is a small header (with the apps hash code, from per-application status counts kept
  * alongside), the shared parts, and a trailer, streamed without being concatenated: every
  * concurrent fetch writes the same buffers, so a flood of fetches costs their sockets, not
@@ -39,17 +42,6 @@ import { toXml } from './xml.js';
  * store change, and as soon as any view it was built from stops being current.
  */
 
-/** Instances built per slice before the build yields (a slice of 250 takes a few ms). */
-export const SLICE_INSTANCES = 250;
-/**
- * Longest a slice may hold the event loop before it yields, whatever its count: in a cold
- * build (code not yet optimised, a scavenge in the middle) a slice of 250 instances took 9 to
- * 41 ms, past the 20 ms heartbeat target (timed by hand in a peer under
- * bench/read-scale.ts --only=fullfetch; the stalls show with bench/loop-probe.cjs).
- */
-export const SLICE_MAX_MS = 4;
-/** How many instances go between two looks at the time. */
-const TIME_CHECK_INSTANCES = 25;
 /**
  * Longest an assembled full fetch is reused while nothing it was built from changed: its
  * parts, the views they came from, the apps hash code and the list of buffers. Assembled again
@@ -68,35 +60,31 @@ export type Format = 'json' | 'xml';
 /** One application's part of a document: its bytes in order (one buffer per slice). */
 type Chunks = Buffer[];
 
-/**
- * Instances counted between two yields when the status counts behind the apps hash code are
- * built (in one piece, a cold count is one turn of the event loop proportional to the registry).
- */
-export const HASH_SLICE_INSTANCES = 5_000;
+/** Most instances a build writes in one turn of the event loop (fewer when it takes `TURN_MAX_MS`). */
+export const SLICE_INSTANCES = TURN_UNITS / RENDER_UNITS;
+/** Most statuses counted for the apps hash code in one turn of the event loop. */
+export const HASH_SLICE_INSTANCES = TURN_UNITS;
 
 function instanceText(entry: StoredInstance, defaults: ViewDefaults, format: Format): string {
   return format === 'json' ? eurekaInstanceJson(entry, defaults) : toXml({ instance: toEurekaInstance(entry, defaults) });
 }
 
 /**
- * `{"name":..,"instance":[...]}` or `<application>...</application>` of one app, in slices;
- * with `gzip`, every slice is compressed as it is made and only the gzip members are kept.
+ * `{"name":..,"instance":[...]}` or `<application>...</application>` of one app, in slices that
+ * end where `budget` (the whole build's) says to yield; with `gzip`, every slice is compressed
+ * as it is made and only the gzip members are kept.
  */
-async function buildApplication(app: string, entries: readonly StoredInstance[], defaults: ViewDefaults, format: Format, gzip?: GzipPool): Promise<Chunks> {
+async function buildApplication(app: string, entries: readonly StoredInstance[], defaults: ViewDefaults, format: Format, budget: TurnBudget, gzip?: GzipPool): Promise<Chunks> {
   const chunks: Promise<Buffer>[] = [];
   const add = async (plain: Buffer) => chunks.push(gzip ? (await gzip.start(plain)).packed : Promise.resolve(plain));
   const bytes = new ByteBuilder();
   bytes.append(format === 'json' ? `{"name":${JSON.stringify(app)},"instance":[` : `<application>${toXml({ name: app })}`);
-  let sliceStartMs = performance.now();
-  let inSlice = 0;
   for (let i = 0; i < entries.length; i++) {
-    if (inSlice === SLICE_INSTANCES || (inSlice > 0 && inSlice % TIME_CHECK_INSTANCES === 0 && performance.now() - sliceStartMs >= SLICE_MAX_MS)) {
-      await add(bytes.take());
-      await yieldToLoop();
-      sliceStartMs = performance.now();
-      inSlice = 0;
+    if (budget.spend(RENDER_UNITS)) {
+      // What this app wrote so far is a slice (the app's head alone stays for the next one).
+      if (i > 0) await add(bytes.take());
+      await budget.yield();
     }
-    inSlice += 1;
     if (format === 'json' && i > 0) bytes.append(',');
     bytes.append(instanceText(entries[i]!, defaults, format));
   }
@@ -105,10 +93,8 @@ async function buildApplication(app: string, entries: readonly StoredInstance[],
   return Promise.all(chunks);
 }
 
-/** The apps hash code from per-application status counts (what `reconcileHashCode` computes from every status). */
-function hashCodeOf(counts: Iterable<Map<string, number>>): string {
-  const total = new Map<string, number>();
-  for (const map of counts) for (const [status, n] of map) total.set(status, (total.get(status) ?? 0) + n);
+/** The apps hash code from the count of each status (what `reconcileHashCode` computes from every status). */
+function hashCodeOf(total: Map<string, number>): string {
   return [...total.keys()]
     .sort()
     .map((status) => `${status}_${total.get(status)}_`)
@@ -145,12 +131,20 @@ export interface DocumentBody {
   gzipped: boolean;
 }
 
-function sortedApps(byApp: Map<string, StableView[]>): AppRead[] {
-  return [...byApp.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, views]) => ({ name, views }));
+/** A service of the Eureka namespace under its app's name, for the sort of a full fetch. */
+interface NamedService {
+  app: string;
+  service: string;
 }
 
-/** How long a full fetch's gathering of views may hold the event loop before it yields. */
-const YIELD_AFTER_MS = 5;
+/** By app, then by service (the services of one app in name order, as the one-pass document has them). */
+function byAppThenService(a: NamedService, b: NamedService): number {
+  if (a.app !== b.app) return a.app < b.app ? -1 : 1;
+  return a.service < b.service ? -1 : a.service > b.service ? 1 : 0;
+}
+
+/** Stamps combined in one piece before the combinations are combined (`combinedStamp` is associative). */
+const STAMPS_PER_STEP = 500;
 
 const SEPARATOR = Buffer.from(',');
 const SEPARATOR_GZIP = gzipSync(SEPARATOR);
@@ -170,9 +164,13 @@ export class SharedEurekaDocuments {
   constructor(
     private readonly components: {
       views: ServiceViews;
+      /** Where a full fetch finds the services of the namespace (walked in turns). */
+      store: Pick<StoreReader, 'allServices'>;
       leaseView: () => LeaseView;
-      /** Lets the event loop run between two slices of the hash code's counts (default setImmediate; tests count them). */
+      /** Lets the event loop run between two turns of a build (default setImmediate; tests count them). */
       yieldTurn?: () => Promise<void>;
+      /** The monotonic clock of a turn's time bound (default `performance.now`; tests stop it to count yields exactly). */
+      elapsedMs?: () => number;
     },
     private readonly init: { namespace: string; defaults: ViewDefaults },
   ) {
@@ -198,45 +196,43 @@ export class SharedEurekaDocuments {
     this.documents.clear();
   }
 
-  /** Every app with a served instance, sorted by name, from one lease view. */
-  private apps(leases: LeaseView, only?: string): AppRead[] {
-    const byApp = new Map<string, StableView[]>();
-    for (const service of this.components.views.servicesOf(this.init.namespace)) this.addApp(byApp, service, leases, only);
-    return sortedApps(byApp);
+  /** The budget of one build: every step of it spends from this one. */
+  private budget(): TurnBudget {
+    return new TurnBudget({ yieldTurn: this.yieldTurn, elapsedMs: this.components.elapsedMs });
   }
 
   /**
-   * `apps` for a full fetch: the stable views of a whole registry may all need building after
-   * a flood of changes (100,000 instances take tens of ms), so it yields to the event loop
-   * whenever it has held it for `YIELD_AFTER_MS`.
+   * Every app with a served instance, sorted by name, and every view taken (served instances
+   * or not: what tells when the document stops being current), in turns of `budget`: the
+   * store's services walked, sorted by app, and their stable views taken (a cold view is built
+   * from its service's records, so each counts with its instances). A view taken is the
+   * service's whole served list at that moment; a service changed while the gathering is
+   * suspended is seen as it was before or after the change.
    */
-  private async appsSliced(): Promise<{ apps: AppRead[]; taken: StableView[] }> {
-    const byApp = new Map<string, StableView[]>();
+  private async gather(budget: TurnBudget): Promise<{ apps: AppRead[]; taken: StableView[] }> {
+    const named: NamedService[] = [];
+    for (const entries of this.components.store.allServices()) {
+      if (entries.namespace === this.init.namespace) named.push({ app: appNameOf(entries.service), service: entries.service });
+      if (budget.spend(1)) await budget.yield();
+    }
+    const sorted = await sortInTurns(named, byAppThenService, budget);
+    const apps: AppRead[] = [];
     const taken: StableView[] = [];
     let leases = this.components.leaseView();
-    let sliceStartMs = performance.now();
-    for (const service of this.components.views.servicesOf(this.init.namespace)) {
-      if (performance.now() - sliceStartMs > YIELD_AFTER_MS) {
-        await yieldToLoop();
-        leases = this.components.leaseView();
-        sliceStartMs = performance.now();
+    for (const { app, service } of sorted) {
+      const view = this.components.views.stable(this.init.namespace, service, leases);
+      taken.push(view);
+      if (view.served.length > 0) {
+        const last = apps.at(-1);
+        if (last?.name === app) last.views.push(view);
+        else apps.push({ name: app, views: [view] });
       }
-      const view = this.addApp(byApp, service, leases);
-      if (view) taken.push(view);
+      if (budget.spend(1 + view.served.length)) {
+        await budget.yield();
+        leases = this.components.leaseView();
+      }
     }
-    return { apps: sortedApps(byApp), taken };
-  }
-
-  /** Adds the service's view to its app when it serves an instance; the view taken, if any. */
-  private addApp(byApp: Map<string, StableView[]>, service: string, leases: LeaseView, only?: string): StableView | undefined {
-    const name = appNameOf(service);
-    if (only !== undefined && name !== only) return undefined;
-    const view = this.components.views.stable(this.init.namespace, service, leases);
-    if (view.served.length === 0) return view;
-    let list = byApp.get(name);
-    if (!list) byApp.set(name, (list = []));
-    list.push(view);
-    return view;
+    return { apps, taken };
   }
 
   /** Whether a kept full fetch is still what a fresh assembly would give (store changes drop it before this is asked). */
@@ -246,41 +242,53 @@ export class SharedEurekaDocuments {
   }
 
   /**
-   * The apps hash code of `apps`: each view's status counts are built once (kept per view) in
-   * slices of `HASH_SLICE_INSTANCES` that yield between them, then added up in one piece (one
-   * map per service). The views are what the caller took: the hash code is theirs, however
-   * many turns the counting spans.
+   * The apps hash code of `apps`: each view's status counts are built once (kept per view),
+   * added up as they come, in turns of `budget`. The views are what the caller took: the hash
+   * code is theirs, however many turns the counting spans.
    */
-  private async hashCodeOf(apps: readonly AppRead[]): Promise<string> {
-    const counts: Map<string, number>[] = [];
-    let inSlice = 0;
+  private async hashCodeOf(apps: readonly AppRead[], budget: TurnBudget): Promise<string> {
+    const total = new Map<string, number>();
     for (const app of apps) {
       for (const view of app.views) {
         let byStatus = this.statusCounts.get(view);
         if (!byStatus) {
           byStatus = new Map();
           for (const entry of view.served) {
-            if (inSlice === HASH_SLICE_INSTANCES) {
-              await this.yieldTurn();
-              inSlice = 0;
-            }
-            inSlice += 1;
             const { status } = entry.record.data;
             byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+            if (budget.spend(1)) await budget.yield();
           }
           this.statusCounts.set(view, byStatus);
         }
-        counts.push(byStatus);
+        for (const [status, n] of byStatus) total.set(status, (total.get(status) ?? 0) + n);
+        if (budget.spend(1)) await budget.yield();
       }
     }
-    return hashCodeOf(counts);
+    return hashCodeOf(total);
+  }
+
+  /**
+   * The one stamp of every view taken (`combinedStamp`), combined in steps of `STAMPS_PER_STEP`
+   * in turns of `budget`; undefined as soon as a step's is (the document is then not kept).
+   */
+  private async stampOf(views: readonly StableView[], budget: TurnBudget): Promise<Stamp | undefined> {
+    const steps: Stamp[] = [];
+    for (let start = 0; start < views.length; start += STAMPS_PER_STEP) {
+      const step = combinedStamp(views.slice(start, start + STAMPS_PER_STEP).map((view) => this.components.views.stableStamp(view)));
+      if (!step) return undefined;
+      steps.push(step);
+      if (budget.spend(STAMPS_PER_STEP)) await budget.yield();
+    }
+    return combinedStamp(steps);
   }
 
   /** An app's part in a format and encoding, shared when the app is one service (the usual case). */
-  private part(app: AppRead, format: Format, gzipped: boolean): Promise<Chunks> {
-    const build = (entries: readonly StoredInstance[]) => buildApplication(app.name, entries, this.init.defaults, format, gzipped ? this.gzip : undefined);
+  private part(app: AppRead, format: Format, gzipped: boolean, budget: TurnBudget): Promise<Chunks> {
+    const build = (entries: readonly StoredInstance[]) => buildApplication(app.name, entries, this.init.defaults, format, budget, gzipped ? this.gzip : undefined);
     if (app.views.length > 1) {
-      // Services spelled differently that make one app: merged per read (not shared).
+      // Services spelled differently that make one app: merged per read (not shared). Service
+      // names are ASCII (validate.ts), so the store holds at most one service per app name; this
+      // stays for a store that would hold more.
       const merged = app.views.flatMap((view) => view.served).sort((a, b) => (a.record.instanceId < b.record.instanceId ? -1 : a.record.instanceId > b.record.instanceId ? 1 : 0));
       return build(merged);
     }
@@ -299,49 +307,64 @@ export class SharedEurekaDocuments {
     const leases = this.components.leaseView();
     if (kept && this.stillCurrent(kept, leases)) return kept.body;
     const revision = this.components.views.revision;
-    const { apps, taken } = await this.appsSliced();
-    const body = await this.assemble(apps, format, gzipped);
-    const stamp = combinedStamp(taken.map((view) => this.components.views.stableStamp(view)));
-    // Kept only when nothing changed while it was put together (a cold build yields).
+    const budget = this.budget();
+    const { apps, taken } = await this.gather(budget);
+    const body = await this.assemble(apps, format, gzipped, budget);
+    const stamp = await this.stampOf(taken, budget);
+    // Kept only when nothing changed while it was put together (a build yields).
     if (stamp && this.components.views.revision === revision) this.documents.set(key, { stamp, builtAtMs: leases.nowMs, body });
     else this.documents.delete(key);
     return body;
   }
 
-  private async assemble(apps: AppRead[], format: Format, gzipped: boolean): Promise<DocumentBody> {
-    // Parts and counts come from the same views (taken by appsSliced), so the hash code matches the parts.
-    const hashCode = await this.hashCodeOf(apps);
+  private async assemble(apps: AppRead[], format: Format, gzipped: boolean, budget: TurnBudget): Promise<DocumentBody> {
+    // Parts and counts come from the same views (taken by gather), so the hash code matches the parts.
+    const hashCode = await this.hashCodeOf(apps, budget);
     const head =
       format === 'json'
         ? `{"applications":{"versions__delta":"1","apps__hashcode":${JSON.stringify(hashCode)},"application":[`
         : `<applications>${toXml({ versions__delta: '1' })}${toXml({ apps__hashcode: hashCode })}`;
     const tail = format === 'json' ? ']}}' : '</applications>';
     const chunks: Chunks = [this.encode(head, gzipped)];
+    let bytes = chunks[0]!.length;
     // One part after the other, never all at once: each build runs its first slice before it
     // first yields, so starting the 100 parts of a cold 100,000-instance registry together
     // built a quarter of the document in one turn and held heartbeats for 0.75 s (bench, 11:08).
-    // The parts are built from the views appsSliced took (over several turns), as the hash code is.
+    // A kept part is a lookup, yet 200,000 of them are not one turn either: each app counts.
     for (let i = 0; i < apps.length; i++) {
-      const part = await this.part(apps[i]!, format, gzipped);
-      if (i > 0 && format === 'json') chunks.push(gzipped ? SEPARATOR_GZIP : SEPARATOR);
-      chunks.push(...part);
+      const part = await this.part(apps[i]!, format, gzipped, budget);
+      if (i > 0 && format === 'json') {
+        const separator = gzipped ? SEPARATOR_GZIP : SEPARATOR;
+        chunks.push(separator);
+        bytes += separator.length;
+      }
+      for (const chunk of part) {
+        chunks.push(chunk);
+        bytes += chunk.length;
+      }
+      if (budget.spend(1)) await budget.yield();
     }
     chunks.push(this.encode(tail, gzipped));
-    return { chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0), gzipped };
+    bytes += chunks.at(-1)!.length;
+    return { chunks, bytes, gzipped };
   }
 
-  /** `GET /eureka/apps/{app}`: undefined when the app has no served instance. */
+  /**
+   * `GET /eureka/apps/{app}`: undefined when the app has no served instance. The app is the one
+   * service of that name in any case (service names are ASCII: see `findInApp`), one lookup.
+   */
   async application(name: string, format: Format, gzipped: boolean): Promise<DocumentBody | undefined> {
-    const [app] = this.apps(this.components.leaseView(), name);
-    if (!app) return undefined;
-    const part = await this.part(app, format, gzipped);
+    const view = this.components.views.stable(this.init.namespace, name, this.components.leaseView());
+    if (view.served.length === 0 || appNameOf(view.service) !== name) return undefined;
+    const part = await this.part({ name, views: [view] }, format, gzipped, this.budget());
     const chunks = format === 'json' ? [this.encode('{"application":', gzipped), ...part, this.encode('}', gzipped)] : part;
     return { chunks, bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0), gzipped };
   }
 
-  /** The apps hash code of the whole registry now (what a delta carries), gathered and counted in slices. */
+  /** The apps hash code of the whole registry now (what a delta carries), gathered and counted in turns. */
   async hashCode(): Promise<string> {
-    return this.hashCodeOf((await this.appsSliced()).apps);
+    const budget = this.budget();
+    return this.hashCodeOf((await this.gather(budget)).apps, budget);
   }
 
   /**

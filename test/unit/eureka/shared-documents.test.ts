@@ -19,9 +19,14 @@ const reg = (service: string, instanceId: string) => ({
 async function setup() {
   server = await createTestServer();
   const { node } = server;
-  const shared = new SharedEurekaDocuments({ views: node.views, leaseView: () => node.registry.leaseView() }, { namespace: 'default', defaults: { renewalIntervalSecs: 10 } });
+  let yields = 0;
+  const shared = new SharedEurekaDocuments(
+    // A stopped clock: only the counts of work make a build yield, so the yields can be counted.
+    { views: node.views, store: node.store, leaseView: () => node.registry.leaseView(), yieldTurn: async () => void (yields += 1), elapsedMs: () => 0 },
+    { namespace: 'default', defaults: { renewalIntervalSecs: 10 } },
+  );
   const fresh = () => registryDocument({ store: node.store, namespace: 'default', view: node.registry.leaseView(), defaults: { renewalIntervalSecs: 10 } });
-  return { ...server, shared, fresh };
+  return { ...server, shared, fresh, yields: () => yields };
 }
 
 describe('shared Eureka documents', () => {
@@ -122,5 +127,42 @@ describe('shared Eureka documents', () => {
     expect(shared.keptDocuments).toBe(2);
     node.registry.register(reg('orders', 'o-1'));
     expect(shared.keptDocuments).toBe(0);
+  });
+});
+
+describe('a full fetch in turns of one budget', () => {
+  it.each([
+    [2_000, 1],
+    [400, 5],
+    [8, 250],
+    [1, 2_000],
+  ])('yields after every bounded amount of work, whatever the apps: %i apps of %i instances', async (apps, perApp) => {
+    const { node, shared, fresh, yields } = await setup();
+    for (let i = 0; i < apps * perApp; i++) node.registry.register(reg(`svc-${String(i % apps).padStart(4, '0')}`, `i-${i}`));
+    // At most SLICE_INSTANCES instances written per turn: small apps (each under a slice) do not
+    // chain one after the other in one turn, nor do a cold build's steps.
+    const json = await shared.registry('json', false);
+    expect(yields()).toBeGreaterThanOrEqual((apps * perApp) / SLICE_INSTANCES);
+    expect(Buffer.concat(json.chunks).toString()).toBe(JSON.stringify(fresh()));
+    const before = yields();
+    const xml = await shared.registry('xml', false);
+    expect(yields() - before).toBeGreaterThanOrEqual((apps * perApp) / SLICE_INSTANCES);
+    expect(Buffer.concat(xml.chunks).toString()).toBe(toXml(fresh()));
+  });
+
+  it('yields in the steps of every app of a warm fetch too, when every part but one is kept', async () => {
+    const { node, shared, fresh, yields } = await setup();
+    const apps = 6_000;
+    for (let i = 0; i < apps; i++) node.registry.register(reg(`svc-${i}`, `i-${i}`));
+    const cold = await shared.registry('json', false);
+    node.registry.register(reg('svc-1', 'changed'));
+    const before = yields();
+    const warm = await shared.registry('json', false);
+    // Gathered, sorted, counted and assembled app by app: a unit each at least, 5,000 a turn.
+    expect(yields() - before).toBeGreaterThanOrEqual((apps * 3) / 5_000);
+    expect(Buffer.concat(warm.chunks).toString()).toBe(JSON.stringify(fresh()));
+    // Only the changed app was written again.
+    const kept = warm.chunks.filter((chunk) => cold.chunks.includes(chunk)).length;
+    expect(kept).toBe(warm.chunks.length - 3);
   });
 });

@@ -68,15 +68,18 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
     return andThen(moved ?? null, () => andThen(writes.register(input), () => reply.code(200).send()));
   });
 
-  const deregister = (request: FastifyRequest) => {
+  const deregister = async (request: FastifyRequest) => {
     const namespace = namespaceOf(request);
     const id = (request.params as { id: string }).id;
-    const entry = findByServiceId(reads, directory, namespace, id);
+    const entry = await findByServiceId(reads, directory, namespace, id);
     if (!entry) throw unknownService(id);
     return andThen(writes.deregister(keyOf(entry)), () => null);
   };
   for (const definition of [CONSUL_ROUTES.deregister, CONSUL_ROUTES.deregisterGet]) {
-    serve(app, definition, (request, reply) => andThen(deregister(request), () => reply.code(200).send()));
+    serve(app, definition, async (request, reply) => {
+      await deregister(request);
+      return reply.code(200).send();
+    });
   }
 
   /**
@@ -134,7 +137,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   serve(app, CONSUL_ROUTES.agentService, async (request, reply) => {
     const namespace = namespaceOf(request);
     const id = (request.params as { id: string }).id;
-    const entry = findByServiceId(reads, directory, namespace, id);
+    const entry = await findByServiceId(reads, directory, namespace, id);
     if (!entry) throw unknownService(id);
     const view = reads.views.get(namespace, entry.record.service);
     const index = view.served.indexOf(entry);

@@ -1,4 +1,5 @@
 import type { RegistryReads } from '../app/reads.js';
+import { readsBudget, yieldToLoop } from '../http/loop-budget.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import { findCheck } from './check-update.js';
 import type { ConsulDirectory } from './directory.js';
@@ -33,13 +34,18 @@ export function findConsulService(reads: InstanceFinder, directory: ConsulDirect
 
 /**
  * The instance service ID `id` names (see above); undefined when none; a 409 when only
- * instances registered elsewhere have that id, in more than one service.
+ * instances registered elsewhere have that id, in more than one service. The fallback looks in
+ * every service of the namespace, yielding whenever the peer's reads have held the loop for
+ * their budget (loop-budget.ts): an ID Consul never registered (a typo, or an instance of /v1)
+ * is a lookup per service, 200,000 of them in a namespace of that many.
  */
-export function findByServiceId(reads: InstanceFinder, directory: ConsulDirectory, namespace: string, id: string): StoredInstance | undefined {
+export async function findByServiceId(reads: InstanceFinder, directory: ConsulDirectory, namespace: string, id: string): Promise<StoredInstance | undefined> {
   const registered = findConsulService(reads, directory, namespace, id);
   if (registered) return registered;
   const found: StoredInstance[] = [];
+  // The list is kept while no service is made or dropped, and replaced (never changed) when one is.
   for (const service of reads.views.servicesOf(namespace)) {
+    if (readsBudget.spent()) await yieldToLoop();
     const entry = reads.find({ namespace, service, instanceId: id });
     if (entry && !entry.hidden && entry.record.deleted === null) found.push(entry);
   }

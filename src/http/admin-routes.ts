@@ -40,8 +40,9 @@ export async function adminRoutes(app: FastifyInstance, options: { node: Pick<Re
     // The body is checked by its schema (GuardModes) before this runs.
     const { selfPreservation, partitionGuard } = request.body;
     node.safety.setModes({ ...(selfPreservation ? { selfPreservation } : {}), ...(partitionGuard ? { partitionGuard } : {}) });
-    // Decide again at once, so the answer (and the next read) reflects the switch.
-    node.reaper.runOnce();
+    // Decide again now, so the answer (and the next read) reflects the switch: a run in turns,
+    // answered once its decisions are made.
+    await node.reaper.runSoon();
     return node.safety.status(node.components.clock.nowMs());
   });
 }

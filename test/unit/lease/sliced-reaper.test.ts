@@ -336,6 +336,26 @@ describe('sliced runs and the timer', () => {
     expect(h.stepped.runAll()).toBe(0);
   });
 
+  it('runSoon() is a run in turns that supersedes the one going, answered once its decisions are made, or once it is dropped', async () => {
+    const h = await midRun();
+    let answered = false;
+    const soon = h.reaper.runSoon().then(() => (answered = true));
+    await Promise.resolve();
+    expect(answered).toBe(false);
+    expect(h.reaper.lastRun).toBeUndefined();
+    h.stepped.runAll();
+    await soon;
+    expect(h.reaper.lastRun?.evicted).toBe(20);
+    // Dropped by a stop before its decisions: answered all the same, nothing done.
+    const other = await twentyInstances();
+    other.fake.jump(LEASE_MS + 1);
+    const dropped = other.reaper.runSoon();
+    other.reaper.stop();
+    await dropped;
+    expect(other.reaper.lastRun).toBeUndefined();
+    expect(other.stepped.runAll()).toBe(0);
+  });
+
   it("a lease check's answer starts a sliced run, and none while one is going", async () => {
     // A check that asks about everything the first time, and clears it once answered.
     let answer: (() => void) | undefined;

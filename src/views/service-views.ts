@@ -43,7 +43,7 @@ export interface ServiceChange {
 }
 
 export interface ServiceViewsComponents {
-  clock: Pick<Clock, 'nowMs' | 'setInterval'>;
+  clock: Pick<Clock, 'nowMs' | 'setInterval' | 'setTimeout'>;
   store: InstanceStore;
   /** The lease rules in force now (Registry.leaseView). */
   leaseView: () => LeaseView;
@@ -52,6 +52,8 @@ export interface ServiceViewsComponents {
 export interface ServiceViewsInit {
   /** Longest a view is served before it is rebuilt even without a change (lease countdowns). */
   maxAgeMs: number;
+  /** Most expired views the sweep retires per turn; default `VIEW_SWEEP_SLICE` (tests set it low). */
+  sweepSlice?: number;
 }
 
 /** The longest a view may lag in its time-dependent fields by default: one second. */
@@ -65,6 +67,9 @@ interface Cached {
   current: boolean;
 }
 
+/** Most expired views the sweep retires in one turn of the event loop (see `dropExpired`). */
+export const VIEW_SWEEP_SLICE = 10_000;
+
 export class ServiceViews {
   private readonly cache = new Map<string, Map<string, Cached>>();
   /**
@@ -76,6 +81,8 @@ export class ServiceViews {
   private readonly listeners = new Set<(change: ServiceChange) => void>();
   private readonly unsubscribe: () => void;
   private readonly sweepTimer: TimerHandle;
+  /** The sweep's next turn, while more expired than one turn retires. */
+  private sweepMore: TimerHandle | undefined;
   private readonly stableViews: StableViews;
   /** `servicesOf`'s sorted names per namespace, as of `serviceNamesVersion` (the store's `servicesVersion`). */
   private readonly serviceNames = new Map<string, readonly string[]>();
@@ -92,11 +99,27 @@ export class ServiceViews {
     this.sweepTimer = components.clock.setInterval(() => this.dropExpired(), Math.max(this.init.maxAgeMs, 250));
   }
 
-  /** Drops the cached views (and their encodings) too old to be served again. */
+  /**
+   * Drops the cached views (and their encodings) too old to be served again. A namespace's
+   * views are kept in the order they were built (`cached` puts a rebuilt one last), so the
+   * sweep stops at the first young one: it looks at what expired, not at every cached view. At
+   * most `VIEW_SWEEP_SLICE` a turn, the rest in the next turns: after a reader of every service
+   * (a wildcard watch, 200,000 services) they all expire together, and retiring them took one
+   * turn of tens of ms every time.
+   */
   private dropExpired(): void {
+    this.sweepMore = undefined;
     const nowMs = this.components.clock.nowMs();
+    let left = Math.max(1, this.init.sweepSlice ?? VIEW_SWEEP_SLICE);
     for (const [namespace, services] of this.cache) {
-      for (const [identity, cached] of services) if (nowMs - cached.view.builtAtMs >= this.init.maxAgeMs) this.retire(namespace, services, identity);
+      for (const [identity, cached] of services) {
+        if (nowMs - cached.view.builtAtMs < this.init.maxAgeMs) break;
+        this.retire(namespace, services, identity);
+        if (--left === 0) {
+          this.sweepMore = this.components.clock.setTimeout(() => this.dropExpired(), 0);
+          return;
+        }
+      }
     }
   }
 
@@ -198,6 +221,7 @@ export class ServiceViews {
   close(): void {
     this.unsubscribe();
     this.sweepTimer.cancel();
+    this.sweepMore?.cancel();
     for (const services of this.cache.values()) for (const cached of services.values()) cached.current = false;
     this.cache.clear();
     this.stableViews.clear();
@@ -216,7 +240,11 @@ export class ServiceViews {
       if (stampHolds(current.stamp, this.components.leaseView())) return current;
     }
     const fresh = this.build(namespace, service, revision);
-    if (current) current.current = false;
+    if (current) {
+      current.current = false;
+      // Deleted first, so that the map stays in build order (dropExpired relies on it).
+      services!.delete(identity);
+    }
     if (!services) this.cache.set(namespace, (services = new Map()));
     services.set(identity, fresh);
     this.entryOf.set(fresh.view, fresh);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTestNode } from '../../support/node.js';
-import type { ServiceChange } from '../../../src/views/service-views.js';
+import { ServiceViews, type ServiceChange, type ServiceView } from '../../../src/views/service-views.js';
+import { SteppedClock } from '../../support/stepped-clock.js';
 
 const reg = (instanceId: string, extra: Record<string, unknown> = {}) => ({
   namespace: 'default',
@@ -119,5 +120,62 @@ describe('ServiceViews memory', () => {
     bytes();
     expect(builds).toBe(3);
     expect(node.views.get('default', 'orders')).not.toBe(view);
+  });
+});
+
+describe('ServiceViews sweep', () => {
+  it('retires the expired views a slice a turn, oldest first, and stops at the first young one', async () => {
+    const { node, clock } = await createTestNode();
+    const stepped = new SteppedClock(clock);
+    const views = new ServiceViews({ clock: stepped, store: node.store, leaseView: () => node.registry.leaseView() }, { maxAgeMs: 1_000, sweepSlice: 10 });
+    const names = Array.from({ length: 30 }, (_, i) => `s-${i}`);
+    for (const service of names) node.registry.register({ ...reg('a'), service });
+    const built = names.slice(0, 25).map((service) => views.get('default', service));
+    // 600 ms later: five more views are built, and s-0's again after a change (it goes last).
+    clock.jump(600);
+    node.registry.register({ ...reg('b'), service: 's-0' });
+    const young = ['s-0', ...names.slice(25)].map((service) => views.get('default', service));
+    let probes = 0;
+    /** Whether a view is still the cached one: its encoding is kept only while it is. */
+    const current = (view: ServiceView) => {
+      let builds = 0;
+      const name = `probe-${probes++}`;
+      views.encoding(view, name, () => (builds += 1));
+      views.encoding(view, name, () => (builds += 1));
+      return builds === 1;
+    };
+    const currentOld = () => built.slice(1, 25).filter(current).length;
+    expect(currentOld()).toBe(24);
+    clock.jump(400);
+    stepped.fireTick();
+    expect(currentOld()).toBe(14);
+    expect(stepped.pending).toBe(1);
+    stepped.runSlice();
+    expect(currentOld()).toBe(4);
+    stepped.runSlice();
+    expect(currentOld()).toBe(0);
+    // The young ones stay, and the sweep stopped at the first of them.
+    expect(young.every(current)).toBe(true);
+    expect(stepped.pending).toBe(0);
+    views.close();
+  });
+
+  it('keeps a view rebuilt for its age after the older ones, so the sweep still reaches them', async () => {
+    const { node, clock } = await createTestNode();
+    const stepped = new SteppedClock(clock);
+    const views = new ServiceViews({ clock: stepped, store: node.store, leaseView: () => node.registry.leaseView() }, { maxAgeMs: 1_000 });
+    for (const service of ['a', 'b']) node.registry.register({ ...reg('x'), service });
+    views.get('default', 'a');
+    clock.jump(100);
+    const b = views.get('default', 'b');
+    // a is past its age: a read rebuilds it (no change in the store), before any sweep.
+    clock.jump(900);
+    const a = views.get('default', 'a');
+    clock.jump(150);
+    stepped.fireTick();
+    const kept = (view: ServiceView) => views.encoding(view, 'probe', () => ({})) === views.encoding(view, 'probe', () => ({}));
+    expect(kept(a)).toBe(true);
+    expect(kept(b)).toBe(false);
+    views.close();
   });
 });

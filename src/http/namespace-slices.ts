@@ -1,6 +1,6 @@
 import type { RegistryReads } from '../app/reads.js';
 import type { ServiceSummary } from '../registry/queries.js';
-import { combinedStamp, stampHolds, type Stamp } from '../views/service-views.js';
+import { StampCombiner, stampHolds, type Stamp } from '../views/service-views.js';
 import type { StableView } from '../views/stable-views.js';
 import { readsBudget, sharedBuild, yieldToLoop, type SharedBuild } from './loop-budget.js';
 
@@ -31,7 +31,7 @@ export async function sliceServices(reads: Reads, namespace: string, visit: (ser
   const { views } = reads;
   const revision = views.revision;
   let leases = reads.leaseView();
-  const stamps: (Stamp | undefined)[] = [];
+  const stamps = new StampCombiner();
   for (const service of views.servicesOf(namespace)) {
     if (readsBudget.spent()) {
       beforeYield?.();
@@ -39,11 +39,11 @@ export async function sliceServices(reads: Reads, namespace: string, visit: (ser
       leases = reads.leaseView();
     }
     const view = views.stable(namespace, service, leases);
-    stamps.push(views.stableStamp(view));
+    stamps.add(views.stableStamp(view));
     visit(service, view);
   }
   // Kept only when nothing changed while it was put together (a build that yields).
-  return { revision, stamp: views.revision === revision ? combinedStamp(stamps) : undefined };
+  return { revision, stamp: views.revision === revision ? stamps.result() : undefined };
 }
 
 /**

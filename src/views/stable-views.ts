@@ -64,22 +64,49 @@ export function stampHolds(stamp: Stamp, leases: LeaseView): boolean {
  * disagree about an owner or a guard (taken across a change): such a set is not kept.
  */
 export function combinedStamp(stamps: readonly (Stamp | undefined)[]): Stamp | undefined {
-  const first = stamps[0];
-  if (stamps.length === 0) return { suspendOwnedExpiry: false, holdDownOwners: false, owners: [], ownersUp: [], servedUntilMs: Number.POSITIVE_INFINITY };
-  if (!first) return undefined;
-  const up = new Map<string, boolean>();
-  let servedUntilMs = Number.POSITIVE_INFINITY;
-  for (const stamp of stamps) {
-    if (!stamp || stamp.suspendOwnedExpiry !== first.suspendOwnedExpiry || stamp.holdDownOwners !== first.holdDownOwners) return undefined;
+  const combined = new StampCombiner();
+  for (const stamp of stamps) combined.add(stamp);
+  return combined.result();
+}
+
+/**
+ * `combinedStamp`, fed one stamp at a time: a reader of many services folds each view's stamp
+ * in as it goes, in the turns its walk takes. Combined at the end of a walk, the stamps of
+ * 200,000 services took 148 ms of one turn (bench/namespace-lists.ts, 2026-12-07).
+ */
+export class StampCombiner {
+  private first: Stamp | undefined;
+  private stamps = 0;
+  /** A stamp was missing or disagreed: the set holds no stamp. */
+  private broken = false;
+  private readonly up = new Map<string, boolean>();
+  private servedUntilMs = Number.POSITIVE_INFINITY;
+
+  add(stamp: Stamp | undefined): void {
+    this.stamps += 1;
+    if (this.broken) return;
+    const first = (this.first ??= stamp);
+    if (!stamp || !first || stamp.suspendOwnedExpiry !== first.suspendOwnedExpiry || stamp.holdDownOwners !== first.holdDownOwners) {
+      this.broken = true;
+      return;
+    }
     for (let i = 0; i < stamp.owners.length; i++) {
       const owner = stamp.owners[i]!;
-      const known = up.get(owner);
-      if (known !== undefined && known !== stamp.ownersUp[i]) return undefined;
-      up.set(owner, stamp.ownersUp[i]!);
+      const known = this.up.get(owner);
+      if (known !== undefined && known !== stamp.ownersUp[i]) {
+        this.broken = true;
+        return;
+      }
+      this.up.set(owner, stamp.ownersUp[i]!);
     }
-    servedUntilMs = Math.min(servedUntilMs, stamp.servedUntilMs);
+    this.servedUntilMs = Math.min(this.servedUntilMs, stamp.servedUntilMs);
   }
-  return { ...guardsOf(first), owners: [...up.keys()], ownersUp: [...up.values()], servedUntilMs };
+
+  result(): Stamp | undefined {
+    if (this.stamps === 0) return { suspendOwnedExpiry: false, holdDownOwners: false, owners: [], ownersUp: [], servedUntilMs: Number.POSITIVE_INFINITY };
+    if (this.broken || !this.first) return undefined;
+    return { ...guardsOf(this.first), owners: [...this.up.keys()], ownersUp: [...this.up.values()], servedUntilMs: this.servedUntilMs };
+  }
 }
 
 function guardsOf(guards: EvictionGuards): Pick<Stamp, 'suspendOwnedExpiry' | 'holdDownOwners'> {

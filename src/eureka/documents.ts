@@ -125,16 +125,6 @@ export async function findLiveByIdInTurns(
   return undefined;
 }
 
-/** `findLiveByIdInTurns` in one pass over every service: the reference the tests compare it with. */
-export function findLiveById(store: StoreReader, namespace: string, id: string, view: LeaseView): StoredInstance | undefined {
-  for (const entries of store.allServices()) {
-    if (entries.namespace !== namespace) continue;
-    const entry = entries.instances.get(id);
-    if (entry && isServed(entry, view)) return entry;
-  }
-  return undefined;
-}
-
 function application(app: EurekaApp, defaults: ViewDefaults): EurekaApplicationJson {
   return { name: app.name, instance: app.instances.map((entry) => toEurekaInstance(entry, defaults)) };
 }

@@ -6,7 +6,8 @@ import { PacedBody } from '../http/paced-body.js';
 import type { StoreReader } from '../app/reads.js';
 import type { StoredInstance } from '../registry/types.js';
 import type { LeaseView } from '../registry/visibility.js';
-import { combinedStamp, stampHolds, type ServiceViews, type Stamp, type StableView } from '../views/service-views.js';
+import { StampCombiner, stampHolds, type ServiceViews, type Stamp, type StableView } from '../views/service-views.js';
+import { byId } from './documents.js';
 import { GzipPool } from './gzip-pool.js';
 import { eurekaInstanceJson } from './instance-json.js';
 import { appNameOf, toEurekaInstance, type ViewDefaults } from './instance-view.js';
@@ -143,9 +144,6 @@ function byAppThenService(a: NamedService, b: NamedService): number {
   return a.service < b.service ? -1 : a.service > b.service ? 1 : 0;
 }
 
-/** Stamps combined in one piece before the combinations are combined (`combinedStamp` is associative). */
-const STAMPS_PER_STEP = 500;
-
 const SEPARATOR = Buffer.from(',');
 const SEPARATOR_GZIP = gzipSync(SEPARATOR);
 
@@ -165,7 +163,7 @@ export class SharedEurekaDocuments {
     private readonly components: {
       views: ServiceViews;
       /** Where a full fetch finds the services of the namespace (walked in turns). */
-      store: Pick<StoreReader, 'allServices'>;
+      store: Pick<StoreReader, 'servicesIn'>;
       leaseView: () => LeaseView;
       /** Lets the event loop run between two turns of a build (default setImmediate; tests count them). */
       yieldTurn?: () => Promise<void>;
@@ -211,8 +209,8 @@ export class SharedEurekaDocuments {
    */
   private async gather(budget: TurnBudget): Promise<{ apps: AppRead[]; taken: StableView[] }> {
     const named: NamedService[] = [];
-    for (const entries of this.components.store.allServices()) {
-      if (entries.namespace === this.init.namespace) named.push({ app: appNameOf(entries.service), service: entries.service });
+    for (const entries of this.components.store.servicesIn(this.init.namespace)) {
+      named.push({ app: appNameOf(entries.service), service: entries.service });
       if (budget.spend(1)) await budget.yield();
     }
     const sorted = await sortInTurns(named, byAppThenService, budget);
@@ -267,19 +265,14 @@ export class SharedEurekaDocuments {
     return hashCodeOf(total);
   }
 
-  /**
-   * The one stamp of every view taken (`combinedStamp`), combined in steps of `STAMPS_PER_STEP`
-   * in turns of `budget`; undefined as soon as a step's is (the document is then not kept).
-   */
+  /** The one stamp of every view taken, folded in one at a time in turns of `budget`; undefined when the document is not to be kept. */
   private async stampOf(views: readonly StableView[], budget: TurnBudget): Promise<Stamp | undefined> {
-    const steps: Stamp[] = [];
-    for (let start = 0; start < views.length; start += STAMPS_PER_STEP) {
-      const step = combinedStamp(views.slice(start, start + STAMPS_PER_STEP).map((view) => this.components.views.stableStamp(view)));
-      if (!step) return undefined;
-      steps.push(step);
-      if (budget.spend(STAMPS_PER_STEP)) await budget.yield();
+    const stamps = new StampCombiner();
+    for (const view of views) {
+      stamps.add(this.components.views.stableStamp(view));
+      if (budget.spend(1)) await budget.yield();
     }
-    return combinedStamp(steps);
+    return stamps.result();
   }
 
   /** An app's part in a format and encoding, shared when the app is one service (the usual case). */
@@ -289,7 +282,7 @@ export class SharedEurekaDocuments {
       // Services spelled differently that make one app: merged per read (not shared). Service
       // names are ASCII (validate.ts), so the store holds at most one service per app name; this
       // stays for a store that would hold more.
-      const merged = app.views.flatMap((view) => view.served).sort((a, b) => (a.record.instanceId < b.record.instanceId ? -1 : a.record.instanceId > b.record.instanceId ? 1 : 0));
+      const merged = app.views.flatMap((view) => view.served).sort(byId);
       return build(merged);
     }
     const name = gzipped ? `eureka-${format}-gzip` : `eureka-${format}`;

@@ -101,14 +101,6 @@ export class LeaseCheck implements ExpiryCheck {
     return { cleared, close };
   }
 
-  /** A whole round at once: of `expired`, those cleared for eviction now. */
-  clear(expired: readonly StoredInstance[], nowMs: number, answered: () => void): StoredInstance[] {
-    const round = this.begin(nowMs, answered);
-    const cleared = expired.filter((entry) => round.cleared(entry));
-    round.close();
-    return cleared;
-  }
-
   /** How many instances are being asked about and not answered yet (tests; `/v1/cluster` shows the reaper's `checking`). */
   get pending(): number {
     let count = 0;

@@ -292,4 +292,4 @@ export class ServiceViews {
   }
 }
 export type { StableView, Stamp } from './stable-views.js';
-export { combinedStamp, stampHolds, StampCombiner } from './stable-views.js';
+export { stampHolds, StampCombiner } from './stable-views.js';

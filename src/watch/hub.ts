@@ -149,11 +149,11 @@ export class WatchHub {
     const subscriber: Subscriber = { filter, sink, channels: [], closed: false, onClose, snapshots, job: undefined, pace, paused: false };
     this.subscribers.add(subscriber);
     if (filter.services === null) this.wildcards.join(subscriber);
-    const { store } = this.components.registry;
+    const cost = (service: string) => this.snapshotCost(namespace, service);
     const job: TurnJob = {
       get nextUnits() {
         const next = subscriber.snapshots?.nextService;
-        return next === undefined ? 0 : snapshotUnits(store.getService(namespace, next)?.instances.size ?? 0);
+        return next === undefined ? 0 : cost(next);
       },
       run: (units) => this.sendSnapshots(subscriber, units),
       // Done for now while paused: out of the turns until `resume` queues it again.
@@ -321,6 +321,11 @@ export class WatchHub {
     }
   }
 
+  /** What a service's snapshot costs a turn (snapshots.ts: by its instances). */
+  private snapshotCost(namespace: string, service: string): number {
+    return snapshotUnits(this.components.registry.store.getService(namespace, service)?.instances.size ?? 0);
+  }
+
   /**
    * Sends the subscriber the snapshots of its next services, for about `units` (at least one
    * service); the units spent. A service joins the subscriber to its channel as it sends the
@@ -339,7 +344,7 @@ export class WatchHub {
         break;
       }
       const service = cursor.nextService!;
-      const cost = snapshotUnits(registry.store.getService(namespace, service)?.instances.size ?? 0);
+      const cost = this.snapshotCost(namespace, service);
       if (spent > 0 && spent + cost > units) break;
       cursor.next += 1;
       spent += cost;

@@ -163,13 +163,8 @@ export class XdsCatalog {
    */
   regionsOfBuild(): (zone: string) => string | undefined {
     const regionOfZone = this.components.regionOfZone ?? NO_REGION;
-    const known = new Map<string, string | undefined>();
-    return (zone) => {
-      if (known.has(zone)) return known.get(zone);
-      const region = regionOfZone(zone);
-      known.set(zone, region);
-      return region;
-    };
+    const known = new ZoneRegions();
+    return (zone) => known.regionOf(zone, regionOfZone) ?? undefined;
   }
 
   /**

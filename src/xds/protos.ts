@@ -66,11 +66,9 @@ export class XdsProtos {
   /** The ADS service; its state-of-the-world responses may come encoded already (PRE_ENCODED). */
   readonly ads: ServiceDefinition;
   /**
-   * The bytes of a DiscoveryResponse (what the ADS service sends for it): written by hand
-   * (wire.ts), the same bytes as the service's serializer, which encodes any other response.
+   * The gRPC frame of a DiscoveryResponse (grpc-framing.ts), written by hand (wire.ts): the same
+   * bytes as the ADS service's serializer, which encodes any other response.
    */
-  readonly encodeResponse: (response: DiscoveryResponse) => Buffer;
-  /** The same bytes as the gRPC frame that carries them (grpc-framing.ts). */
   readonly frameResponse: (response: DiscoveryResponse) => Buffer;
   private readonly root: Root;
   private readonly types = new Map<string, Type>();
@@ -83,7 +81,6 @@ export class XdsProtos {
     const ads = definition['envoy.service.discovery.v3.AggregatedDiscoveryService'] as ServiceDefinition;
     const sotw = ads.StreamAggregatedResources!;
     const encode = sotw.responseSerialize;
-    this.encodeResponse = (response) => encodeDiscoveryResponse(response);
     this.frameResponse = (response) => encodeDiscoveryResponse(response, true);
     const serialize = (response: { [PRE_ENCODED]?: Buffer }) => response[PRE_ENCODED] ?? encode(response);
     this.ads = { ...ads, StreamAggregatedResources: { ...sotw, responseSerialize: serialize } };

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findLiveById, findLiveByIdInTurns } from '../../../src/eureka/documents.js';
+import type { StoreReader } from '../../../src/app/reads.js';
+import { findLiveByIdInTurns } from '../../../src/eureka/documents.js';
+import { isServed, type LeaseView } from '../../../src/registry/visibility.js';
+import type { StoredInstance } from '../../../src/registry/types.js';
 import { TurnBudget } from '../../../src/eureka/turn-budget.js';
 import type { RegistryNode } from '../../../src/node.js';
 import { record } from '../../support/records.js';
@@ -44,6 +47,15 @@ function apply(node: RegistryNode, step: Exclude<Op, { kind: 'advance' | 'noop' 
   else if (step.kind === 'purge') node.store.purge(instance);
   // Another peer's write: the record of an owner this peer does not know.
   else node.registry.applyRemote(record({ ...instance, peerId: 'other', wallMs: nowMs + 1, leaseDurationMs: step.leaseMs }), step.leaseMs);
+}
+
+/** The first served instance with this id in the namespace's services, in one pass: the reference. */
+function findLiveById(store: Pick<StoreReader, 'servicesIn'>, namespace: string, id: string, view: LeaseView): StoredInstance | undefined {
+  for (const entries of store.servicesIn(namespace)) {
+    const entry = entries.instances.get(id);
+    if (entry && isServed(entry, view)) return entry;
+  }
+  return undefined;
 }
 
 /** A budget of `units` a turn whose yields are counted, not waited for. */

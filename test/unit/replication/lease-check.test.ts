@@ -39,11 +39,19 @@ function harness(peers: PeerDescriptor[], answer: (peer: PeerDescriptor, request
   return { check, calls, applied };
 }
 
+/** A whole round at once, as one reaper run gives it: of `expired`, those cleared for eviction now. */
+function clear(check: LeaseCheck, expired: readonly StoredInstance[], nowMs: number, answered: () => void): StoredInstance[] {
+  const round = check.begin(nowMs, answered);
+  const cleared = expired.filter((entry) => round.cleared(entry));
+  round.close();
+  return cleared;
+}
+
 describe('LeaseCheck: the owner asks the other peers before it evicts', () => {
   it('clears at once what it owns when no other peer is up', () => {
     const { check, calls } = harness([], () => ({ records: [] }));
     const entries = [expired('i-1'), expired('i-2')];
-    expect(check.clear(entries, 10_000, () => undefined)).toEqual(entries);
+    expect(clear(check, entries, 10_000, () => undefined)).toEqual(entries);
     expect(calls).toHaveLength(0);
   });
 
@@ -51,20 +59,20 @@ describe('LeaseCheck: the owner asks the other peers before it evicts', () => {
     const { check, calls } = harness([peerB, peerC], () => ({ records: [] }));
     const entries = [expired('i-1'), expired('i-2')];
     let answered = 0;
-    expect(check.clear(entries, 10_000, () => (answered += 1))).toEqual([]);
+    expect(clear(check, entries, 10_000, () => (answered += 1))).toEqual([]);
     expect(check.pending).toBe(2);
     await settle();
     expect(answered).toBe(1);
     expect(calls.map((call) => call.peer).sort()).toEqual(['peer-b', 'peer-c']);
     expect(calls[0]!.request).toEqual({ from: 'peer-a', entries: entries.map((e) => [instanceKeyString(e.record), e.record.version]) });
-    expect(check.clear(entries, 10_250, () => (answered += 1))).toEqual(entries);
+    expect(clear(check, entries, 10_250, () => (answered += 1))).toEqual(entries);
     expect(calls).toHaveLength(2);
   });
 
   it('applies what a peer took over, through the inbox', async () => {
     const takenOver = { ...record({ instanceId: 'i-1', peerId: 'peer-b', wallMs: 9_000 }), leaseRemainingMs: 20_000 };
     const { check, applied } = harness([peerB, peerC], (peer) => ({ records: peer.id === 'peer-b' ? [takenOver] : [] }));
-    check.clear([expired('i-1')], 10_000, () => undefined);
+    clear(check, [expired('i-1')], 10_000, () => undefined);
     await settle();
     expect(applied).toEqual([{ from: 'peer-b', records: [takenOver] }]);
   });
@@ -75,33 +83,33 @@ describe('LeaseCheck: the owner asks the other peers before it evicts', () => {
       return { records: [] };
     });
     const entries = [expired('i-1')];
-    check.clear(entries, 10_000, () => undefined);
+    clear(check, entries, 10_000, () => undefined);
     await settle();
-    expect(check.clear(entries, 10_250, () => undefined)).toEqual(entries);
+    expect(clear(check, entries, 10_250, () => undefined)).toEqual(entries);
   });
 
   it('asks again about an instance whose version changed since it asked', async () => {
     const { check, calls } = harness([peerB], () => ({ records: [] }));
-    check.clear([expired('i-1', 1_000)], 10_000, () => undefined);
+    clear(check, [expired('i-1', 1_000)], 10_000, () => undefined);
     await settle();
     const newer = expired('i-1', 2_000);
-    expect(check.clear([newer], 10_250, () => undefined)).toEqual([]);
+    expect(clear(check, [newer], 10_250, () => undefined)).toEqual([]);
     await settle();
     expect(calls).toHaveLength(2);
-    expect(check.clear([newer], 10_500, () => undefined)).toEqual([newer]);
+    expect(clear(check, [newer], 10_500, () => undefined)).toEqual([newer]);
   });
 
   it('clears an instance whose question never got an answer after twice the call timeout', () => {
     const { check } = harness([peerB], () => new Promise(() => undefined));
     const entries = [expired('i-1')];
-    check.clear(entries, 10_000, () => undefined);
-    expect(check.clear(entries, 11_999, () => undefined)).toEqual([]);
-    expect(check.clear(entries, 12_000, () => undefined)).toEqual(entries);
+    clear(check, entries, 10_000, () => undefined);
+    expect(clear(check, entries, 11_999, () => undefined)).toEqual([]);
+    expect(clear(check, entries, 12_000, () => undefined)).toEqual(entries);
   });
 
   it('asks in batches of at most batchMaxEntries', async () => {
     const { check, calls } = harness([peerB], () => ({ records: [] }), 2);
-    check.clear(['i-1', 'i-2', 'i-3', 'i-4', 'i-5'].map((id) => expired(id)), 10_000, () => undefined);
+    clear(check, ['i-1', 'i-2', 'i-3', 'i-4', 'i-5'].map((id) => expired(id)), 10_000, () => undefined);
     await settle();
     expect(calls.map((call) => call.request.entries.length)).toEqual([2, 2, 1]);
   });
@@ -139,9 +147,9 @@ describe('LeaseCheck when applying the answers fails', () => {
       { selfId: 'peer-a', callTimeoutMs: 1_000, batchMaxEntries: 100 },
     );
     const entries = [expired('i-1')];
-    check.clear(entries, 10_000, () => { throw new Error('reaper run failed'); });
+    clear(check, entries, 10_000, () => { throw new Error('reaper run failed'); });
     await settle();
-    expect(check.clear(entries, 10_250, () => undefined)).toEqual(entries);
+    expect(clear(check, entries, 10_250, () => undefined)).toEqual(entries);
     expect(logger.lines.some((line) => line.msg === 'lease check failed')).toBe(true);
   });
 });

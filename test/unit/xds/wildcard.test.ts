@@ -87,6 +87,19 @@ async function runTurns(clock: FakeClock): Promise<void> {
   await clock.advance(0);
 }
 
+/**
+ * `call` (a new FakeCall by default) attached to `server`, with a wildcard subscription of each
+ * of `types` answered (the build's turns run) and, when `acked`, each answer ACKed.
+ */
+async function wildcardCall<C extends FakeCall>(server: XdsServer, clock: FakeClock, types: string[], options: { call?: C; acked?: boolean } = {}): Promise<C> {
+  const call = options.call ?? (new FakeCall() as C);
+  server.attach(call as never);
+  for (const type of types) call.send({ type_url: type, resource_names: [] });
+  await runTurns(clock);
+  if (options.acked) for (const type of types) ack(call, type);
+  return call;
+}
+
 describe('wildcard subscriptions over many services', () => {
   it('builds the set in turns of at most the bound and answers the request once the set is complete', async () => {
     const { node, clock, turns, server } = await setUp();
@@ -157,11 +170,7 @@ describe('wildcard subscriptions over many services', () => {
   it('sends Clusters as the whole set on every push that moves one, never part of it', async () => {
     const { node, clock, server } = await setUp();
     registerAll(node);
-    const call = new FakeCall();
-    server.attach(call as never);
-    call.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
-    await runTurns(clock);
-    ack(call, TYPE_URLS.cluster);
+    const call = await wildcardCall(server, clock, [TYPE_URLS.cluster], { acked: true });
     register(node, 'svc-new', 1);
     await clock.advance(COALESCE_MS);
     expect(call.responses).toHaveLength(2);
@@ -176,11 +185,7 @@ describe('wildcard subscriptions over many services', () => {
   it('encodes only the changed service on a push after one change, however long since the last push', async () => {
     const { node, clock, server } = await setUp();
     registerAll(node);
-    const call = new FakeCall();
-    server.attach(call as never);
-    for (const type of [TYPE_URLS.cluster, TYPE_URLS.endpoints]) call.send({ type_url: type, resource_names: [] });
-    await runTurns(clock);
-    for (const type of [TYPE_URLS.cluster, TYPE_URLS.endpoints]) ack(call, type);
+    const call = await wildcardCall(server, clock, [TYPE_URLS.cluster, TYPE_URLS.endpoints], { acked: true });
     // Past the native views' 1 s and past the instances' first lease end (heartbeats renew them
     // in place, which replaces each service's stable view with one serving the same instances).
     for (let second = 0; second < 70; second += 10) {
@@ -206,10 +211,7 @@ describe('wildcard subscriptions over many services', () => {
     register(node, 'short', 1, { leaseDurationMs: 5_000 });
     register(node, 'short', 2);
     register(node, 'other', 1);
-    const call = new FakeCall();
-    server.attach(call as never);
-    call.send({ type_url: TYPE_URLS.endpoints, resource_names: [] });
-    await runTurns(clock);
+    const call = await wildcardCall(server, clock, [TYPE_URLS.endpoints]);
     expect(portsOf(call.last(), 'short')).toEqual([1, 2]);
     ack(call, TYPE_URLS.endpoints);
     await clock.advance(6_000);
@@ -224,10 +226,7 @@ describe('wildcard subscriptions over many services', () => {
     const { node, clock, server } = await setUp({ regionOfZone: (zone) => regions.get(zone) });
     register(node, 'zoned', 1, { zone: 'z1' });
     register(node, 'other', 1);
-    const call = new FakeCall();
-    server.attach(call as never);
-    call.send({ type_url: TYPE_URLS.endpoints, resource_names: [] });
-    await runTurns(clock);
+    const call = await wildcardCall(server, clock, [TYPE_URLS.endpoints]);
     const localityOf = (response: DiscoveryResponse) =>
       response.resources.map((any) => protos.unpack(any) as any).find((assignment) => assignment.cluster_name === 'zoned').endpoints[0].locality;
     expect(localityOf(call.last())).toMatchObject({ region: '', zone: 'z1' });
@@ -275,10 +274,7 @@ describe('wildcard subscriptions over many services', () => {
   it('keeps resources only for served services', async () => {
     const { node, clock, server } = await setUp();
     registerAll(node);
-    const call = new FakeCall();
-    server.attach(call as never);
-    call.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
-    await runTurns(clock);
+    const call = await wildcardCall(server, clock, [TYPE_URLS.cluster]);
     expect(server.catalog.keptCount).toBe(SERVICES);
     ack(call, TYPE_URLS.cluster);
     node.registry.cancel({ namespace: 'default', service: serviceName(3), instanceId: '10.0.0.1:1' });
@@ -289,17 +285,10 @@ describe('wildcard subscriptions over many services', () => {
   it('sends a stream what changed since the set it was last sent, across sets built for other streams meanwhile', async () => {
     const { node, clock, server } = await setUp();
     registerAll(node);
-    const call = new FakeCall();
-    server.attach(call as never);
-    call.send({ type_url: TYPE_URLS.endpoints, resource_names: [] });
-    await runTurns(clock);
-    ack(call, TYPE_URLS.endpoints);
+    const call = await wildcardCall(server, clock, [TYPE_URLS.endpoints], { acked: true });
     // A change, and another stream's request built a set holding it before the push's set.
     register(node, serviceName(2), 2);
-    const other = new FakeCall();
-    server.attach(other as never);
-    other.send({ type_url: TYPE_URLS.endpoints, resource_names: [] });
-    await runTurns(clock);
+    const other = await wildcardCall(server, clock, [TYPE_URLS.endpoints]);
     expect(portsOf(other.last(), serviceName(2))).toEqual([1, 2]);
     await clock.advance(COALESCE_MS);
     expect(call.responses).toHaveLength(2);
@@ -310,10 +299,7 @@ describe('wildcard subscriptions over many services', () => {
   it('sends a stream the whole set again when it turns its wildcard off and on, and an incremental stream a name it unsubscribed that the wildcard still wants', async () => {
     const { node, clock, server } = await setUp();
     registerAll(node);
-    const call = new FakeCall();
-    server.attach(call as never);
-    call.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
-    await runTurns(clock);
+    const call = await wildcardCall(server, clock, [TYPE_URLS.cluster]);
     // Naming one it holds already sends nothing (as before wildcard sets); the others are forgotten.
     call.send({ type_url: TYPE_URLS.cluster, resource_names: [serviceName(1)], response_nonce: call.last().nonce });
     expect(call.responses).toHaveLength(1);
@@ -359,10 +345,7 @@ describe('wildcard subscriptions over many services', () => {
     expect(second.errors).toEqual([INTERNAL]);
     expect(server.wildcard.building('ring_hash')).toBe(false);
     // A push whose build throws ends the wildcard streams it was for.
-    const pushed = new RecordingCall();
-    server.attach(pushed as never);
-    pushed.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
-    await runTurns(clock);
+    const pushed = await wildcardCall(server, clock, [TYPE_URLS.cluster], { call: new RecordingCall() });
     expect(pushed.last().resources.map(nameOf)).toEqual(allNames);
     ack(pushed, TYPE_URLS.cluster);
     register(node, 'svc-new', 1);
@@ -373,10 +356,7 @@ describe('wildcard subscriptions over many services', () => {
     expect(pushed.errors).toEqual([INTERNAL]);
     encodes.mockRestore();
     // Nothing is left waiting: a new stream is answered, and pushed the next change.
-    const third = new RecordingCall();
-    server.attach(third as never);
-    third.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
-    await runTurns(clock);
+    const third = await wildcardCall(server, clock, [TYPE_URLS.cluster], { call: new RecordingCall() });
     expect(third.last().resources.map(nameOf)).toEqual([...allNames, 'svc-new']);
     ack(third, TYPE_URLS.cluster);
     register(node, 'svc-newer', 1);
@@ -404,10 +384,7 @@ describe('wildcard subscriptions over many services', () => {
     const resources = delta.last().resources.map((resource) => [resource.name, nameOf(resource.resource)]);
     expect(resources).toEqual([['Greeter', 'Greeter']]);
     // A state-of-the-world wildcard gets it so named too.
-    const call = new FakeCall();
-    server!.attach(call as never);
-    call.send({ type_url: TYPE_URLS.cluster, resource_names: [] });
-    await runTurns(clock);
+    const call = await wildcardCall(server!, clock, [TYPE_URLS.cluster]);
     expect(call.last().resources.map(nameOf)).toEqual(['Greeter', 'other']);
   });
 });

@@ -38,7 +38,7 @@ import { liveInstances } from '../src/registry/queries.js';
 import type { StoredInstance } from '../src/registry/types.js';
 import { LeaseCheck } from '../src/replication/lease-check.js';
 import type { PeerTransport } from '../src/transport/transport.js';
-import { wantedSubBuckets } from '../src/replication/anti-entropy.js';
+import { wantedSubBuckets } from '../src/replication/reconcile-parts.js';
 import type { RegistryNode } from '../src/node.js';
 import type { FakeClock } from '../test/support/fake-clock.js';
 import { createTestNode } from '../test/support/node.js';

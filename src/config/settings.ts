@@ -159,7 +159,7 @@ export const clusterSettings = {
     1,
     4_096,
     1_024,
-    'Most differing digest buckets (of 4,096) reconciled in one round; bounds the size of one exchange after a long partition (the rest follow in the next rounds).',
+    'Most differing digest buckets (of 4,096) reconciled in one round; the rest follow in rounds chained at once, until every bucket was covered. Each round goes in reconcile calls of at most 5,000 entries (docs/replication.md).',
   ),
   replicationBatchMaxRecords: count(1, 10_000, 500, 'Most records in one replication batch; a full batch is sent at once.'),
   replicationBatchDelayMs: ms(

@@ -1,9 +1,8 @@
 import { sleep, type Clock, type TimerHandle } from '../clock/clock.js';
 import { randomInt, shuffled, withJitter, type Rng } from '../clock/rng.js';
-import { compareVersions } from '../clock/hlc.js';
 import type { Logger } from '../log/logger.js';
 import type { Registry } from '../registry/registry.js';
-import { instanceKeyString, type StoredInstance } from '../registry/types.js';
+import type { StoredInstance } from '../registry/types.js';
 import { callPeer } from '../transport/peer-answers.js';
 import type {
   DigestEntry,
@@ -21,10 +20,14 @@ import type {
   WireRecord,
 } from '../transport/peer-calls.js';
 import { PeerCallError, type EncodedRequest, type PeerDescriptor, type PeerTransport } from '../transport/transport.js';
-import { bucketOfSub, SUB_BUCKETS } from '../registry/digest.js';
 import { SnapshotPages } from './snapshot-pages.js';
 import type { Inbox } from './inbox.js';
-import { encodeReplicate, parseKeyString, toWireRecord } from './wire.js';
+import { diffEntries, RECONCILE_ANSWER_RECORDS } from './reconcile-parts.js';
+import { RoundListings } from './round-listings.js';
+import { reconcileInParts } from './reconcile-round.js';
+import { StoreScans } from './store-scans.js';
+import { TurnQueue } from '../clock/turn-queue.js';
+import { toWireRecord } from './wire.js';
 
 export interface AntiEntropyComponents {
   clock: Clock;
@@ -42,14 +45,6 @@ export interface AntiEntropyComponents {
    */
   yieldTurn?: () => Promise<void>;
 }
-
-/**
- * Stored records a reconcile scan reads between two yields to the event loop. Finding the
- * records of some buckets is one pass over the whole store, on both sides of a round: at
- * 1,000,000 records, in one piece, a reconcile held a heartbeat up to 736 ms, in slices 188 ms
- * (bench/loop-stalls.ts, one outlier each, shared 2-core box under load).
- */
-export const RECONCILE_SCAN_SLICE_RECORDS = 20_000;
 
 export interface AntiEntropyInit {
   selfId: string;
@@ -89,38 +84,15 @@ export interface RoundWork {
   differingBuckets: number;
   /** Sub-buckets that differ within them (null: the peer reconciles whole buckets). */
   differingSubBuckets: number | null;
-  /** `[key, version, deleted]` entries sent in the reconcile call. */
+  /** Differing buckets left for the next round (past `maxBucketsPerRound`). */
+  bucketsLeft: number;
+  /** `[key, version, deleted]` entries listed, over every `reconcile` call. */
   entriesSent: number;
+  /** `reconcile` calls the round was made of (`reconcileInParts`). */
+  parts: number;
   digestMs: number;
+  /** From the digest's answer to the last push. */
   reconcileMs: number;
-  pushMs: number;
-}
-
-/**
- * Which keys differ between the records this peer holds in some buckets and the caller's
- * `[key, version, deleted]` entries for the same buckets. Pure.
- */
-export function diffEntries(
-  local: Iterable<StoredInstance>,
-  remote: readonly DigestEntry[],
-): { newerHere: StoredInstance[]; newerThere: string[] } {
-  const remoteVersions = new Map<string, string>();
-  for (const [key, version] of remote) remoteVersions.set(key, version);
-  const newerHere: StoredInstance[] = [];
-  const newerThere: string[] = [];
-  for (const entry of local) {
-    const key = instanceKeyString(entry.record);
-    const theirs = remoteVersions.get(key);
-    remoteVersions.delete(key);
-    if (theirs === undefined) newerHere.push(entry);
-    else {
-      const order = compareVersions(entry.record.version, theirs);
-      if (order > 0) newerHere.push(entry);
-      else if (order < 0) newerThere.push(key);
-    }
-  }
-  for (const key of remoteVersions.keys()) newerThere.push(key);
-  return { newerHere, newerThere };
 }
 
 /**
@@ -149,6 +121,10 @@ export class AntiEntropy {
   private readonly urgent = new Set<string>();
   private readonly log: Logger;
   private readonly snapshotPages: SnapshotPages;
+  private readonly scans: StoreScans;
+  private readonly listings: RoundListings;
+  /** The turns that the steps of reconciles, this peer's rounds and other peers' alike, take one by one. */
+  private readonly turns: TurnQueue;
 
   constructor(
     private readonly components: AntiEntropyComponents,
@@ -156,6 +132,10 @@ export class AntiEntropy {
   ) {
     this.log = components.logger.child({ component: 'anti-entropy' });
     this.snapshotPages = new SnapshotPages(components.registry.store, components.clock);
+    this.turns = new TurnQueue(components.yieldTurn ?? (() => sleep(components.clock, 0)));
+    this.scans = new StoreScans(components.registry.store, () => this.turns.next());
+    const bucketCount = () => components.registry.store.digest.bucketCount;
+    this.listings = new RoundListings({ clock: components.clock, scans: this.scans, bucketCount }, init.callTimeoutMs);
   }
 
   start(): void {
@@ -166,6 +146,7 @@ export class AntiEntropy {
 
   stop(): void {
     this.stopped = true;
+    this.listings.clear();
     this.timer?.cancel();
     this.timer = undefined;
     this.crossTimer?.cancel();
@@ -196,6 +177,11 @@ export class AntiEntropy {
    * Compares with one peer and exchanges whatever differs. Failures are counted, not thrown.
    * One round per peer at a time, except that `evenIfBusy` (contact just came back) starts one
    * beside a round whose calls may be stuck in the cut until they time out; never more than two.
+   *
+   * A round that leaves differing buckets for later (`maxBucketsPerRound`: after a long
+   * partition, or with a peer far behind) is followed at once by the next, up to as many
+   * rounds as it takes to cover every bucket: a heal does not wait an interval per quarter of
+   * the registry. The answer is the last round's, with the records of them all.
    */
   async syncWith(peer: PeerDescriptor, options: { evenIfBusy?: boolean } = {}): Promise<RoundResult | undefined> {
     const busy = this.syncing.has(peer.id);
@@ -203,10 +189,19 @@ export class AntiEntropy {
     const guard = busy ? this.urgent : this.syncing;
     guard.add(peer.id);
     try {
-      const result = await this.exchange(peer);
+      let result = await this.exchange(peer);
       this.record(result);
+      const { bucketCount } = this.components.registry.store.digest;
+      let pulled = result.pulled;
+      let pushed = result.pushed;
+      for (let more = Math.ceil(bucketCount / this.init.maxBucketsPerRound); (result.work?.bucketsLeft ?? 0) > 0 && more > 0; more--) {
+        result = await this.exchange(peer);
+        this.record(result);
+        pulled += result.pulled;
+        pushed += result.pushed;
+      }
       this.components.reportContact(peer.id);
-      return result;
+      return { ...result, pulled, pushed };
     } catch (error) {
       this.stats.failures += 1;
       this.log.debug({ peer: peer.id, error: (error as Error).message }, 'anti-entropy round failed');
@@ -227,18 +222,21 @@ export class AntiEntropy {
   }
 
   /**
-   * A peer's `reconcile`: the records of its buckets newer here, and the keys it holds newer.
-   * The store is scanned in slices (`entriesIn`); a record replaced while the scan was
-   * suspended is sent as it is stored now, one purged meanwhile is left out (the next round
-   * compares again).
+   * A peer's `reconcile`: the records of its buckets newer here (at most
+   * `RECONCILE_ANSWER_RECORDS`), and the keys it holds newer. The records of the caller's
+   * round are found in one pass over the store, in slices, kept for the round's other parts
+   * (`RoundListings`); a record replaced since is sent as it is stored now, one purged since is
+   * left out, one added since is missed (the next round compares again).
    */
   async handleReconcile(request: ReconcileRequest): Promise<ReconcileResponse> {
-    const local = await this.entriesIn(new Set(request.buckets), request.subBuckets && new Set(request.subBuckets));
-    const { newerHere, newerThere } = diffEntries(local, request.entries);
     const { store } = this.components.registry;
+    const local = await this.listings.entriesIn(request.from, request.buckets, request.subBuckets, request.round);
+    await this.turns.next();
+    const { newerHere, newerThere } = diffEntries(local, request.entries);
     const view = this.components.registry.leaseView();
     const records: WireRecord[] = [];
     for (const entry of newerHere) {
+      if (records.length === RECONCILE_ANSWER_RECORDS) break;
       const current = store.get(entry.record);
       if (current) records.push(toWireRecord(current, view));
     }
@@ -259,9 +257,9 @@ export class AntiEntropy {
   }
 
   private async exchange(peer: PeerDescriptor): Promise<RoundResult> {
-    const { registry, inbox, clock } = this.components;
+    const { registry, clock } = this.components;
     const { digest } = registry.store;
-    const call = <M extends PeerMethod>(method: M, request: PeerRequest<M>) => this.call(peer, method, request);
+    const call = <M extends PeerMethod>(method: M, request: PeerRequest<M> | EncodedRequest<M>) => this.call(peer, method, request);
 
     const startedMs = clock.nowMs();
     const answer = await call('digest', { from: this.init.selfId, root: digest.rootHash() });
@@ -273,42 +271,31 @@ export class AntiEntropy {
 
     const chosen = shuffled(this.components.rng, differing).slice(0, this.init.maxBucketsPerRound);
     const subBuckets = await this.differingSubBuckets(peer, chosen);
-    const local = await this.entriesIn(new Set(chosen), subBuckets === null ? undefined : new Set(subBuckets));
-    const entries: DigestEntry[] = local.map((entry) => [
-      instanceKeyString(entry.record),
-      entry.record.version,
-      entry.record.deleted === null ? 0 : 1,
-    ]);
-    const theirs = await call('reconcile', {
-      from: this.init.selfId,
-      buckets: chosen,
-      ...(subBuckets === null ? {} : { subBuckets }),
-      entries,
-    });
-    const pulled = inbox.apply(peer.id, theirs.records, 'repair').applied;
-    const reconcileDoneMs = clock.nowMs();
-
-    const wanted: StoredInstance[] = [];
-    for (const keyString of theirs.want) {
-      const key = parseKeyString(keyString);
-      const entry = key && registry.store.get(key);
-      if (entry) wanted.push(entry);
-    }
-    // Each push encoded as it goes (the record as stored then, its lease as of then): the wire
-    // copies of a large repair are never all held at once, nor across the calls.
-    for (let i = 0; i < wanted.length; i += this.init.pushBatchMaxRecords) {
-      const push = encodeReplicate(this.init.selfId, wanted.slice(i, i + this.init.pushBatchMaxRecords), registry.leaseView(), true);
-      await this.call(peer, 'replicate', push);
-    }
+    const totals = await reconcileInParts(
+      {
+        selfId: this.init.selfId,
+        peerId: peer.id,
+        registry,
+        inbox: this.components.inbox,
+        scans: this.scans,
+        turns: this.turns,
+        batchMaxRecords: this.init.pushBatchMaxRecords,
+        reconcile: (request) => call('reconcile', request),
+        replicate: (push) => call('replicate', push),
+      },
+      chosen,
+      subBuckets,
+    );
     const work: RoundWork = {
       differingBuckets: differing.length,
+      bucketsLeft: differing.length - chosen.length,
       differingSubBuckets: subBuckets === null ? null : subBuckets.length,
-      entriesSent: entries.length,
+      entriesSent: totals.entriesSent,
+      parts: totals.parts,
       digestMs: digestDoneMs - startedMs,
-      reconcileMs: reconcileDoneMs - digestDoneMs,
-      pushMs: clock.nowMs() - reconcileDoneMs,
+      reconcileMs: clock.nowMs() - digestDoneMs,
     };
-    return { peer: peer.id, inSync: false, pulled, pushed: wanted.length, work };
+    return { peer: peer.id, inSync: false, pulled: totals.pulled, pushed: totals.pushed, work };
   }
 
   /**
@@ -332,28 +319,6 @@ export class AntiEntropy {
   /** One call to `peer`, with the anti-entropy call timeout. */
   private call<M extends PeerMethod>(peer: PeerDescriptor, method: M, request: PeerRequest<M> | EncodedRequest<M>): Promise<ReceivedAnswer<M>> {
     return callPeer(this.components.transport, peer, method, request, { timeoutMs: this.init.callTimeoutMs });
-  }
-
-  /**
-   * The stored instances in `buckets` and, when given, in `subBuckets` of them: one pass over
-   * the store, in slices of `RECONCILE_SCAN_SLICE_RECORDS` that yield between them.
-   */
-  private async entriesIn(buckets: ReadonlySet<number>, subBuckets?: ReadonlySet<number>): Promise<StoredInstance[]> {
-    const out: StoredInstance[] = [];
-    const yieldTurn = this.components.yieldTurn ?? (() => sleep(this.components.clock, 0));
-    const wanted = wantedSubBuckets(this.components.registry.store.digest.bucketCount, buckets, subBuckets);
-    let inSlice = 0;
-    for (const service of this.components.registry.store.allServices()) {
-      for (const entry of service.instances.values()) {
-        if (inSlice === RECONCILE_SCAN_SLICE_RECORDS) {
-          await yieldTurn();
-          inSlice = 0;
-        }
-        inSlice += 1;
-        if (wanted[entry.subBucket] === 1) out.push(entry);
-      }
-    }
-    return out;
   }
 
   private record(result: RoundResult): void {
@@ -387,22 +352,4 @@ export class AntiEntropy {
       void this.runCrossRegionRound().finally(() => this.scheduleCrossRegion());
     }, delayMs);
   }
-}
-
-/**
- * The sub-buckets a reconcile lists, one byte each (1: listed): those of `buckets` and, when
- * given, only those also in `subBuckets`. A scan then asks one array per record instead of two
- * `Set`s: at 1,000,000 records 12-22 ms against 46-50 ms (`npx tsx bench/registry-passes.ts`,
- * 2026-12-05). Numbers out
- * of the digest's range (a peer's request may carry any) list nothing.
- */
-export function wantedSubBuckets(bucketCount: number, buckets: ReadonlySet<number>, subBuckets?: ReadonlySet<number>): Uint8Array {
-  const wanted = new Uint8Array(bucketCount * SUB_BUCKETS);
-  const inRange = (n: number, size: number) => Number.isInteger(n) && n >= 0 && n < size;
-  if (subBuckets === undefined) {
-    for (const bucket of buckets) if (inRange(bucket, bucketCount)) wanted.fill(1, bucket * SUB_BUCKETS, (bucket + 1) * SUB_BUCKETS);
-  } else {
-    for (const sub of subBuckets) if (inRange(sub, wanted.length) && buckets.has(bucketOfSub(sub))) wanted[sub] = 1;
-  }
-  return wanted;
 }

@@ -99,6 +99,7 @@ export class PeerService implements PeerApi {
           from: parsePeerId('from', body.from),
           buckets: parseBuckets('buckets', body.buckets, bucketLimit()),
           ...(body.subBuckets === undefined ? {} : { subBuckets: parseBuckets('subBuckets', body.subBuckets, bucketLimit() * SUB_BUCKETS) }),
+          ...(body.round === undefined ? {} : { round: requireString('round', body.round, Math.ceil((bucketLimit() * SUB_BUCKETS) / 6) + 4) }),
           entries: parseEntries(body.entries),
         }),
       snapshot: async (body) => {

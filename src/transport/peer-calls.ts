@@ -103,6 +103,12 @@ export interface ReconcileRequest {
   from: string;
   buckets: number[];
   subBuckets?: number[];
+  /**
+   * The sub-buckets of the whole round, when this call is one part of it: base64 of one bit per
+   * sub-bucket of `buckets`, in that order (bit `i * 16 + n`, lowest bit first, is sub-bucket
+   * `n` of `buckets[i]`). The answering peer lists those once for every part (round-listings.ts).
+   */
+  round?: string;
   entries: DigestEntry[];
 }
 export interface ReconcileResponse {

@@ -3,6 +3,8 @@ import { RegistryError } from '../../src/errors.js';
 import { bucketOfSub } from '../../src/registry/digest.js';
 import { instanceKeyString, type StoredInstance } from '../../src/registry/types.js';
 import type { RoundResult } from '../../src/replication/anti-entropy.js';
+import { RECONCILE_PART_ENTRIES, RECONCILE_PART_SUB_BUCKETS, RECONCILE_PARTS_IN_FLIGHT } from '../../src/replication/reconcile-parts.js';
+import type { ReconcileRequest } from '../../src/transport/peer-calls.js';
 import { instance, type TestCluster } from '../support/cluster.js';
 import { startCluster, useClusterCleanup } from './helpers.js';
 
@@ -13,10 +15,11 @@ const key = (i: number) => ({ namespace: 'default', service: `svc-${i % 20}`, in
 
 /**
  * Two peers holding the same 20,000 instances (about five in each of the 4,096 digest buckets),
- * then cut apart while each changes 20 of them: 40 keys differ, in about 40 buckets.
+ * then cut apart while each changes `changes / 2` of them: by default 40 keys differ, in about
+ * 40 buckets.
  */
-async function divergedPair(seed: number): Promise<{ c: TestCluster; changed: string[] }> {
-  const c = await startCluster({ size: 2, seed, cluster: { antiEntropyIntervalMs: 600_000 } });
+async function divergedPair(seed: number, changes = 40, cluster: Record<string, unknown> = {}): Promise<{ c: TestCluster; changed: string[] }> {
+  const c = await startCluster({ size: 2, seed, cluster: { antiEntropyIntervalMs: 600_000, ...cluster } });
   const [a, b] = [c.node('peer-a'), c.node('peer-b')];
   for (let i = 0; i < INSTANCES; i++) {
     a.registry.register(instance(`i-${i}`, { service: `svc-${i % 20}`, leaseDurationMs: 600_000 }));
@@ -25,8 +28,8 @@ async function divergedPair(seed: number): Promise<{ c: TestCluster; changed: st
   await c.clock.advanceUntil(() => c.converged(), 30_000, 50);
   c.network.partition(['peer-a'], ['peer-b']);
   const changed: string[] = [];
-  for (let n = 0; n < 40; n++) {
-    const i = n * 487;
+  for (let n = 0; n < changes; n++) {
+    const i = (n * 487) % INSTANCES;
     (n % 2 === 0 ? a : b).registry.update(key(i), { status: 'OUT_OF_SERVICE' });
     changed.push(instanceKeyString(key(i)));
   }
@@ -41,6 +44,28 @@ async function roundOfAWithB(c: TestCluster): Promise<RoundResult | undefined> {
   const round = a.antiEntropy.syncWith(a.membership.get('peer-b')!.descriptor);
   await c.advance(100);
   return round;
+}
+
+/** Every call `peerId` receives from now on (`onCall` sees each first), with its body. */
+function recordedCalls(c: TestCluster, peerId: string, onCall?: (method: string) => void) {
+  const api = c.node(peerId).peerApi;
+  const calls: Array<{ method: string; body: ReconcileRequest }> = [];
+  c.network.attach(peerId, {
+    handle: async (method, body) => {
+      calls.push({ method, body: body as ReconcileRequest });
+      onCall?.(method);
+      return api.handle(method, body);
+    },
+  });
+  return calls;
+}
+
+/** What `promise` settles to, virtual time running meanwhile. */
+async function settledIn<T>(c: TestCluster, promise: Promise<T>): Promise<T> {
+  let settled = false;
+  void promise.finally(() => (settled = true));
+  await c.clock.advanceUntil(() => settled, 120_000, 10);
+  return promise;
 }
 
 describe('anti-entropy', () => {
@@ -83,13 +108,61 @@ describe('anti-entropy', () => {
     expect(c.converged()).toBe(true);
   });
 
+  it('repairs a large difference in parts of bounded size, and one syncWith chains the rounds it takes', async () => {
+    const { c } = await divergedPair(35, 6_000);
+    const calls = recordedCalls(c, 'peer-b');
+    const a = c.node('peer-a');
+    const syncing = a.antiEntropy.syncWith(a.membership.get('peer-b')!.descriptor);
+    const result = await settledIn(c, syncing);
+
+    expect(result).toMatchObject({ inSync: false, pulled: 3_000, pushed: 3_000 });
+    expect(c.converged()).toBe(true);
+    // About 3,000 of the 4,096 buckets differ: more than one round of 1,024, chained.
+    const rounds = calls.filter((call) => call.method === 'digest').length;
+    expect(rounds).toBeGreaterThan(1);
+    const parts = calls.filter((call) => call.method === 'reconcile');
+    expect(parts.length).toBeGreaterThan(rounds);
+    for (const part of parts) {
+      expect(part.body.entries.length).toBeLessThanOrEqual(RECONCILE_PART_ENTRIES);
+      expect(part.body.subBuckets!.length).toBeLessThanOrEqual(RECONCILE_PART_SUB_BUCKETS);
+      expect(part.body.subBuckets!.every((sub) => part.body.buckets.includes(bucketOfSub(sub)))).toBe(true);
+    }
+    // Every part carries its round's buckets: the other side lists each round once.
+    expect(new Set(parts.map((part) => part.body.buckets.join(','))).size).toBe(rounds);
+  });
+
+  it('ends a round at a part that fails: the parts not sent yet are not sent, and the next round repairs', async () => {
+    // One round over every differing bucket: about 5,600 sub-buckets, six parts.
+    const { c } = await divergedPair(36, 6_000, { antiEntropyMaxBucketsPerRound: 4_096 });
+    let refused = false;
+    const calls = recordedCalls(c, 'peer-b', (method) => {
+      if (method !== 'reconcile' || refused) return;
+      refused = true;
+      throw new RegistryError('REG_ERR_INTERNAL', 'refused for the test');
+    });
+    const a = c.node('peer-a');
+    const failuresBefore = a.antiEntropy.stats.failures;
+    const result = await settledIn(c, a.antiEntropy.syncWith(a.membership.get('peer-b')!.descriptor));
+    expect(result).toBeUndefined();
+    expect(a.antiEntropy.stats.failures).toBe(failuresBefore + 1);
+    // The parts in flight when the first failed, no more: the round had six to send.
+    expect(calls.filter((call) => call.method === 'reconcile').length).toBe(RECONCILE_PARTS_IN_FLIGHT);
+    expect(c.converged()).toBe(false);
+
+    await settledIn(c, a.antiEntropy.syncWith(a.membership.get('peer-b')!.descriptor));
+    expect(c.converged()).toBe(true);
+  });
+
   it('answers a reconcile limited to sub-buckets with the records of those sub-buckets only', async () => {
     const { c, changed } = await divergedPair(33);
     const b = c.node('peer-b');
     const entryOf = (k: string) => [...b.store.entries()].find((e) => instanceKeyString(e.record) === k)!;
     // peer-b's changes (the odd ones); ask about the sub-bucket of the first only, listing nothing.
     const target = entryOf(changed[1]!);
-    const answer = await b.antiEntropy.handleReconcile({ from: 'peer-a', buckets: [bucketOfSub(target.subBucket)], subBuckets: [target.subBucket], entries: [] });
+    // The store's pass begins a turn (a timer of the clock) after it is asked.
+    const answering = b.antiEntropy.handleReconcile({ from: 'peer-a', buckets: [bucketOfSub(target.subBucket)], subBuckets: [target.subBucket], entries: [] });
+    await c.advance(10);
+    const answer = await answering;
     const expected = [...b.store.entries()].filter((e) => e.subBucket === target.subBucket).map((e) => e.record.instanceId);
     expect(answer.records.map((r) => r.instanceId).sort()).toEqual(expected.sort());
     expect(answer.want).toEqual([]);

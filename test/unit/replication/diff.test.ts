@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffEntries } from '../../../src/replication/anti-entropy.js';
+import { diffEntries } from '../../../src/replication/reconcile-parts.js';
 import { record, stored } from '../../support/records.js';
 import { formatVersion } from '../../../src/clock/hlc.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { wantedSubBuckets } from '../../../src/replication/anti-entropy.js';
+import { wantedSubBuckets } from '../../../src/replication/reconcile-parts.js';
 import { bucketOfSub, SUB_BUCKETS } from '../../../src/registry/digest.js';
 
 describe('wantedSubBuckets', () => {

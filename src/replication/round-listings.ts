@@ -1,0 +1,93 @@
+import type { Clock, TimerHandle } from '../clock/clock.js';
+import { SUB_BUCKETS } from '../registry/digest.js';
+import type { StoredInstance } from '../registry/types.js';
+import { decodeRoundSubBuckets, wantedSubBuckets } from './reconcile-parts.js';
+import type { StoreScans } from './store-scans.js';
+
+/** Callers whose listings are kept at once; past it the oldest is dropped (it is found again if asked). */
+const MAX_LISTINGS = 64;
+
+/** What one pass found for one caller's round: its records by sub-bucket. */
+interface Listing {
+  /** The round's buckets, as the caller sent them. */
+  key: string;
+  ready: Promise<void>;
+  bySub: Map<number, StoredInstance[]>;
+  /** Sub-buckets already answered: asked again, they are a new round's. */
+  answered: Set<number>;
+  expiry: TimerHandle;
+}
+
+/**
+ * The records a peer holds in the buckets of another peer's round, found in one pass over the
+ * store and kept for the round's `reconcile` parts (reconcile-round.ts sends each part with
+ * the round's buckets and the part's sub-buckets). Without it, each part was a pass of its
+ * own: at 1,000,000 records a round of 29 parts spent 40% of both peers' CPU passing over the
+ * store (bench/anti-entropy-turns.ts, profiled).
+ *
+ * A listing is dropped when its round is over: when the caller asks about other buckets, asks
+ * again about a sub-bucket it was answered (a new round of the same buckets), or `keepMs` after
+ * it was made. Records replaced since the pass are answered as stored now (the answer reads
+ * the store again); one added since is missed, one purged since is left out: the next round
+ * compares again, as it does after any scan in slices.
+ */
+export class RoundListings {
+  private readonly byCaller = new Map<string, Listing>();
+
+  constructor(
+    private readonly components: { clock: Clock; scans: StoreScans; bucketCount: () => number },
+    private readonly keepMs: number,
+  ) {}
+
+  /**
+   * This peer's records in `subBuckets` of `buckets` (in every sub-bucket of them when absent).
+   * With `round` (the sub-buckets of the caller's whole round, `ReconcileRequest.round`), the
+   * pass lists the round's and keeps them for its other parts; without, only these.
+   */
+  async entriesIn(from: string, buckets: readonly number[], subBuckets: readonly number[] | undefined, round?: string): Promise<StoredInstance[]> {
+    const subs = subBuckets ?? buckets.flatMap((bucket) => Array.from({ length: SUB_BUCKETS }, (_, n) => bucket * SUB_BUCKETS + n));
+    const roundSubs = round === undefined ? undefined : decodeRoundSubBuckets(buckets, round);
+    const key = `${buckets.join(',')}/${roundSubs === undefined ? subs.join(',') : round}`;
+    const listing = this.listingFor(from, key, buckets, roundSubs ?? subs, subs);
+    await listing.ready;
+    const out: StoredInstance[] = [];
+    for (const sub of subs) {
+      for (const entry of listing.bySub.get(sub) ?? []) out.push(entry);
+      listing.bySub.delete(sub);
+      listing.answered.add(sub);
+    }
+    return out;
+  }
+
+  /** Drops every listing (the peer is stopping). */
+  clear(): void {
+    for (const listing of this.byCaller.values()) listing.expiry.cancel();
+    this.byCaller.clear();
+  }
+
+  /** The kept listing for `key` unless it answered some of `asked` already, or a new one of `listed` (sub-buckets of `buckets`). */
+  private listingFor(from: string, key: string, buckets: readonly number[], listed: readonly number[], asked: readonly number[]): Listing {
+    const kept = this.byCaller.get(from);
+    if (kept !== undefined && kept.key === key && !asked.some((sub) => kept.answered.has(sub))) return kept;
+    if (kept !== undefined) this.drop(from, kept);
+    if (this.byCaller.size >= MAX_LISTINGS) {
+      const [oldest, listing] = this.byCaller.entries().next().value!;
+      this.drop(oldest, listing);
+    }
+    const bySub = new Map<number, StoredInstance[]>();
+    const { clock, scans, bucketCount } = this.components;
+    const ready = scans.find(wantedSubBuckets(bucketCount(), new Set(buckets), new Set(listed)), (entry) => {
+      const list = bySub.get(entry.subBucket);
+      if (list === undefined) bySub.set(entry.subBucket, [entry]);
+      else list.push(entry);
+    });
+    const listing: Listing = { key, ready, bySub, answered: new Set(), expiry: clock.setTimeout(() => this.drop(from, listing), this.keepMs) };
+    this.byCaller.set(from, listing);
+    return listing;
+  }
+
+  private drop(from: string, listing: Listing): void {
+    listing.expiry.cancel();
+    if (this.byCaller.get(from) === listing) this.byCaller.delete(from);
+  }
+}

@@ -115,7 +115,7 @@ export class AntiEntropy {
   };
   private timer: TimerHandle | undefined;
   private crossTimer: TimerHandle | undefined;
-  private stopped = true;
+  private stopped = false;
   private readonly syncing = new Set<string>();
   /** Peers with a second round started beside a busy one (see `syncWith`). */
   private readonly urgent = new Set<string>();
@@ -191,16 +191,17 @@ export class AntiEntropy {
     try {
       let result = await this.exchange(peer);
       this.record(result);
+      this.components.reportContact(peer.id);
       const { bucketCount } = this.components.registry.store.digest;
       let pulled = result.pulled;
       let pushed = result.pushed;
-      for (let more = Math.ceil(bucketCount / this.init.maxBucketsPerRound); (result.work?.bucketsLeft ?? 0) > 0 && more > 0; more--) {
+      for (let more = Math.ceil(bucketCount / this.init.maxBucketsPerRound); (result.work?.bucketsLeft ?? 0) > 0 && more > 0 && !this.stopped; more--) {
         result = await this.exchange(peer);
         this.record(result);
+        this.components.reportContact(peer.id);
         pulled += result.pulled;
         pushed += result.pushed;
       }
-      this.components.reportContact(peer.id);
       return { ...result, pulled, pushed };
     } catch (error) {
       this.stats.failures += 1;
@@ -223,7 +224,7 @@ export class AntiEntropy {
 
   /**
    * A peer's `reconcile`: the records of its buckets newer here (at most
-   * `RECONCILE_ANSWER_RECORDS`), and the keys it holds newer. The records of the caller's
+   * `RECONCILE_ANSWER_RECORDS` for a part of a round), and the keys it holds newer. The records of the caller's
    * round are found in one pass over the store, in slices, kept for the round's other parts
    * (`RoundListings`); a record replaced since is sent as it is stored now, one purged since is
    * left out, one added since is missed (the next round compares again).
@@ -235,8 +236,10 @@ export class AntiEntropy {
     const { newerHere, newerThere } = diffEntries(local, request.entries);
     const view = this.components.registry.leaseView();
     const records: WireRecord[] = [];
+    // A part of a round is bounded; an older caller's whole round in one call is answered whole, as before.
+    const most = request.round === undefined ? Infinity : RECONCILE_ANSWER_RECORDS;
     for (const entry of newerHere) {
-      if (records.length === RECONCILE_ANSWER_RECORDS) break;
+      if (records.length === most) break;
       const current = store.get(entry.record);
       if (current) records.push(toWireRecord(current, view));
     }

@@ -97,9 +97,12 @@ export class PeerService implements PeerApi {
       reconcile: (body) =>
         antiEntropy.handleReconcile({
           from: parsePeerId('from', body.from),
-          buckets: parseBuckets('buckets', body.buckets, bucketLimit()),
-          ...(body.subBuckets === undefined ? {} : { subBuckets: parseBuckets('subBuckets', body.subBuckets, bucketLimit() * SUB_BUCKETS) }),
-          ...(body.round === undefined ? {} : { round: requireString('round', body.round, Math.ceil((bucketLimit() * SUB_BUCKETS) / 6) + 4) }),
+          // The digest's own numbers, no more of them than it has: the work of an answer is
+          // bounded by the digest's size, whatever a request asks.
+          buckets: parseBuckets('buckets', body.buckets, digestBuckets() - 1, digestBuckets()),
+          ...(body.subBuckets === undefined ? {} : { subBuckets: parseBuckets('subBuckets', body.subBuckets, digestBuckets() * SUB_BUCKETS - 1, digestBuckets() * SUB_BUCKETS) }),
+          // Base64 of 2 bytes a bucket.
+          ...(body.round === undefined ? {} : { round: requireString('round', body.round, Math.ceil((digestBuckets() * 2) / 3) * 4) }),
           entries: parseEntries(body.entries),
         }),
       snapshot: async (body) => {

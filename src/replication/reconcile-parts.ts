@@ -21,9 +21,11 @@ export const RECONCILE_PART_ENTRIES = 5_000;
 export const RECONCILE_PART_SUB_BUCKETS = 1_024;
 
 /**
- * Most records one `reconcile` answer carries. The caller lists about as many records as this
- * peer holds in the same sub-buckets, but it may hold far fewer there (a peer wiped and not
- * caught up yet); the records past this many are left to the next round, which compares again.
+ * Most records the answer to one part of a round (a `reconcile` with `round`) carries. The
+ * caller lists about as many records as this peer holds in the same sub-buckets, but it may
+ * hold far fewer there (a peer wiped and not caught up yet); the records past this many are
+ * left to the next round, which compares again. An older caller sends its whole round in one
+ * call, without `round`, and is answered whole, as it was before parts.
  */
 export const RECONCILE_ANSWER_RECORDS = 20_000;
 

@@ -1,8 +1,12 @@
 import type { Clock, TimerHandle } from '../clock/clock.js';
-import { SUB_BUCKETS } from '../registry/digest.js';
 import type { StoredInstance } from '../registry/types.js';
 import { decodeRoundSubBuckets, wantedSubBuckets } from './reconcile-parts.js';
 import type { StoreScans } from './store-scans.js';
+
+const has =
+  <T>(set: ReadonlySet<T>) =>
+  (item: T): boolean =>
+    set.has(item);
 
 /** Callers whose listings are kept at once; past it the oldest is dropped (it is found again if asked). */
 const MAX_LISTINGS = 64;
@@ -41,20 +45,28 @@ export class RoundListings {
 
   /**
    * This peer's records in `subBuckets` of `buckets` (in every sub-bucket of them when absent).
-   * With `round` (the sub-buckets of the caller's whole round, `ReconcileRequest.round`), the
-   * pass lists the round's and keeps them for its other parts; without, only these.
+   * With `round` (the sub-buckets of the caller's whole round, `ReconcileRequest.round`) naming
+   * every one of `subBuckets`, the pass lists the round's and keeps them for its other parts;
+   * otherwise (an older caller's whole round in one call) it lists these alone, kept for none.
    */
   async entriesIn(from: string, buckets: readonly number[], subBuckets: readonly number[] | undefined, round?: string): Promise<StoredInstance[]> {
-    const subs = subBuckets ?? buckets.flatMap((bucket) => Array.from({ length: SUB_BUCKETS }, (_, n) => bucket * SUB_BUCKETS + n));
-    const roundSubs = round === undefined ? undefined : decodeRoundSubBuckets(buckets, round);
-    const key = `${buckets.join(',')}/${roundSubs === undefined ? subs.join(',') : round}`;
-    const listing = this.listingFor(from, key, buckets, roundSubs ?? subs, subs);
+    const roundSubs = round === undefined || subBuckets === undefined ? undefined : decodeRoundSubBuckets(buckets, round);
+    const inRound = roundSubs !== undefined && subBuckets!.every(has(new Set(roundSubs)));
+    if (!inRound) {
+      const out: StoredInstance[] = [];
+      const wanted = wantedSubBuckets(this.components.bucketCount(), new Set(buckets), subBuckets && new Set(subBuckets));
+      await this.components.scans.find(wanted, (entry) => out.push(entry));
+      return out;
+    }
+    const listing = this.listingFor(from, `${buckets.join(',')}/${round}`, buckets, roundSubs, subBuckets!);
+    // Taken before the pass ends: the same sub-buckets asked again meanwhile (a call sent twice,
+    // a second round beside the first) get a listing of their own, not what this one took.
+    for (const sub of subBuckets!) listing.answered.add(sub);
     await listing.ready;
     const out: StoredInstance[] = [];
-    for (const sub of subs) {
+    for (const sub of subBuckets!) {
       for (const entry of listing.bySub.get(sub) ?? []) out.push(entry);
       listing.bySub.delete(sub);
-      listing.answered.add(sub);
     }
     return out;
   }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { RegistryError } from '../../src/errors.js';
 import { bucketOfSub } from '../../src/registry/digest.js';
 import { instanceKeyString, type StoredInstance } from '../../src/registry/types.js';
@@ -112,6 +112,9 @@ describe('anti-entropy', () => {
     const { c } = await divergedPair(35, 6_000);
     const calls = recordedCalls(c, 'peer-b');
     const a = c.node('peer-a');
+    // Nothing else on peer-b passes over its store meanwhile: its reaper is stopped.
+    c.node('peer-b').reaper.stop();
+    const passes = vi.spyOn(c.node('peer-b').store, 'allServices');
     const syncing = a.antiEntropy.syncWith(a.membership.get('peer-b')!.descriptor);
     const result = await settledIn(c, syncing);
 
@@ -129,6 +132,7 @@ describe('anti-entropy', () => {
     }
     // Every part carries its round's buckets: the other side lists each round once.
     expect(new Set(parts.map((part) => part.body.buckets.join(','))).size).toBe(rounds);
+    expect(passes).toHaveBeenCalledTimes(rounds);
   });
 
   it('ends a round at a part that fails: the parts not sent yet are not sent, and the next round repairs', async () => {
@@ -151,6 +155,31 @@ describe('anti-entropy', () => {
 
     await settledIn(c, a.antiEntropy.syncWith(a.membership.get('peer-b')!.descriptor));
     expect(c.converged()).toBe(true);
+  });
+
+  it('starts no chained round once the peer stops', async () => {
+    const { c } = await divergedPair(37, 6_000);
+    const a = c.node('peer-a');
+    let digests = 0;
+    recordedCalls(c, 'peer-b', (method) => {
+      if (method === 'digest' && ++digests === 2) a.antiEntropy.stop();
+    });
+    await settledIn(c, a.antiEntropy.syncWith(a.membership.get('peer-b')!.descriptor));
+    // Four rounds were needed (about 3,000 of 4,096 buckets differ, 1,024 a round).
+    expect(digests).toBe(2);
+    expect(c.converged()).toBe(false);
+  });
+
+  it('refuses a reconcile of more buckets or sub-buckets than the digest has, or of numbers past it', async () => {
+    const c = await startCluster({ size: 2, seed: 38 });
+    const api = c.node('peer-b').peerApi;
+    const refused = async (body: Record<string, unknown>) => expect(api.handle('reconcile', { from: 'peer-a', entries: [], ...body })).rejects.toMatchObject({ code: 'REG_ERR_VALIDATION' });
+    await refused({ buckets: new Array(4_097).fill(0) });
+    await refused({ buckets: [4_096] });
+    await refused({ buckets: [0], subBuckets: [65_536] });
+    await refused({ buckets: [0], subBuckets: new Array(65_537).fill(0) });
+    // 2 bytes a bucket of 4,096, in base64: 10,924 characters at most.
+    await refused({ buckets: [0], subBuckets: [0], round: 'A'.repeat(10_925) });
   });
 
   it('answers a reconcile limited to sub-buckets with the records of those sub-buckets only', async () => {

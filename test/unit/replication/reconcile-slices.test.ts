@@ -3,7 +3,8 @@ import { seededRng } from '../../../src/clock/rng.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { instanceKeyString } from '../../../src/registry/types.js';
 import { AntiEntropy } from '../../../src/replication/anti-entropy.js';
-import { RECONCILE_ANSWER_RECORDS } from '../../../src/replication/reconcile-parts.js';
+import { SUB_BUCKETS } from '../../../src/registry/digest.js';
+import { encodeRoundSubBuckets, RECONCILE_ANSWER_RECORDS } from '../../../src/replication/reconcile-parts.js';
 import { RECONCILE_SCAN_SLICE_RECORDS } from '../../../src/replication/store-scans.js';
 import type { DigestEntry } from '../../../src/transport/peer-calls.js';
 import { instance } from '../../support/cluster.js';
@@ -52,12 +53,22 @@ describe('a reconcile answer', () => {
     }
   });
 
-  it('carries at most RECONCILE_ANSWER_RECORDS records; the next round carries the rest', async () => {
+  it('answers a part of a round with at most RECONCILE_ANSWER_RECORDS records, the next round the rest; an older caller whole', async () => {
     const { node, antiEntropy, everyBucket } = await reconciling(RECONCILE_ANSWER_RECORDS + 5);
     try {
-      const answer = await antiEntropy.handleReconcile({ from: 'peer-x', buckets: everyBucket, entries: [] });
-      expect(answer.records).toHaveLength(RECONCILE_ANSWER_RECORDS);
-      expect(new Set(answer.records.map((record) => record.instanceId)).size).toBe(RECONCILE_ANSWER_RECORDS);
+      const everySub = everyBucket.flatMap((bucket) => Array.from({ length: SUB_BUCKETS }, (_, n) => bucket * SUB_BUCKETS + n));
+      const part = { from: 'peer-x', buckets: everyBucket, subBuckets: everySub, round: encodeRoundSubBuckets(everyBucket, everySub) };
+      const first = await antiEntropy.handleReconcile({ ...part, entries: [] });
+      expect(first.records).toHaveLength(RECONCILE_ANSWER_RECORDS);
+      expect(new Set(first.records.map((record) => record.instanceId)).size).toBe(RECONCILE_ANSWER_RECORDS);
+      // The caller now holds those: its next round lists them, and is answered the rest.
+      const held: DigestEntry[] = first.records.map((record) => [instanceKeyString(record), record.version, 0]);
+      const next = await antiEntropy.handleReconcile({ ...part, entries: held });
+      expect(next.records).toHaveLength(5);
+      expect(next.want).toEqual([]);
+
+      const whole = await antiEntropy.handleReconcile({ from: 'peer-y', buckets: everyBucket, entries: [] });
+      expect(whole.records).toHaveLength(RECONCILE_ANSWER_RECORDS + 5);
     } finally {
       await node.stop();
     }

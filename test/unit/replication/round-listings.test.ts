@@ -22,7 +22,7 @@ async function scanned(count: number) {
     const set = new Set(subs);
     return all.filter((entry) => set.has(entry.subBucket)).map(idOf).sort();
   };
-  return { clock, node, passes, scans, bucketCount, inSubs };
+  return { clock, node, all, passes, scans, bucketCount, inSubs };
 }
 const idOf = (entry: StoredInstance) => entry.record.instanceId;
 const subsOf = (bucket: number) => Array.from({ length: SUB_BUCKETS }, (_, n) => bucket * SUB_BUCKETS + n);
@@ -90,6 +90,35 @@ describe('RoundListings', () => {
       await clock.advance(KEEP_MS);
       expect(await ask('peer-c', [9, 10], kept.slice(4), kept)).toEqual(inSubs(kept.slice(4)));
       expect(passes).toHaveBeenCalledTimes(8);
+    } finally {
+      await node.stop();
+    }
+  });
+
+  it('gives the same sub-buckets asked twice at once to both, and answers sub-buckets outside the round on their own', async () => {
+    const { clock, node, all, passes, scans, bucketCount, inSubs } = await scanned(3_000);
+    try {
+      const listings = new RoundListings({ clock, scans, bucketCount: () => bucketCount }, KEEP_MS);
+      // Two buckets that hold records.
+      const [held, other] = [...new Set(all.map((entry) => Math.floor(entry.subBucket / SUB_BUCKETS)))];
+      const buckets = [held!, other!];
+      const round = encodeRoundSubBuckets(buckets, subsOf(held!));
+      const asked = subsOf(held!);
+      const twice = [listings.entriesIn('peer-a', buckets, asked, round), listings.entriesIn('peer-a', buckets, asked, round)];
+      await clock.advance(0);
+      const [one, two] = (await Promise.all(twice)).map((entries) => entries.map(idOf).sort());
+      expect(one).toEqual(inSubs(asked));
+      expect(two).toEqual(one);
+      expect(one!.length).toBeGreaterThan(0);
+
+      // Sub-buckets of the other bucket are not in this round: answered from a pass of their own.
+      const outside = listings.entriesIn('peer-a', buckets, subsOf(other!), round);
+      await clock.advance(0);
+      const found = (await outside).map(idOf).sort();
+      expect(found).toEqual(inSubs(subsOf(other!)));
+      expect(found.length).toBeGreaterThan(0);
+      // The second asker's listing was asked for before the first's pass began: one pass served both.
+      expect(passes).toHaveBeenCalledTimes(2);
     } finally {
       await node.stop();
     }

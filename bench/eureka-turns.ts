@@ -10,6 +10,8 @@
  *   - register: `POST /eureka/apps/{app}` of a new instance (the lookup of the id it may
  *     already have), 20 times after one untimed (as each repeated request);
  *   - heartbeat of an unknown id: `PUT /eureka/apps/{app}/{id}` answered 404, 20 times;
+ *   - `GET /eureka/vips/svc-7` (every instance of one service on the VIP: with few services, a
+ *     large document), 5 times, against the same document built and stringified in one piece;
  *   - `GET /eureka/instances/{id}`: an id of the last service stored, and an unknown id, 20 times each.
  *
  * Routes through `app.inject()` (no socket); a full fetch's body is drained as a stream, as a
@@ -25,6 +27,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { vipDocument } from '../src/eureka/documents.js';
 import { record } from '../test/support/records.js';
 import { createTestServer } from '../test/support/server.js';
 import { round, table } from './lib.js';
@@ -151,6 +154,13 @@ const registerBody = () => ({
 });
 await measure('register a new instance', () => drained(app, { method: 'POST', url: '/eureka/apps/SVC-7', headers: JSON_ACCEPT, payload: registerBody() }), REPEATS);
 await measure('heartbeat of an unknown id (404)', () => drained(app, { method: 'PUT', url: '/eureka/apps/SVC-7/unknown' }), REPEATS);
+// A VIP read: every served instance looked at; an app whose instances are all on the VIP is
+// its full fetch part (shared, kept). The reference: the same document in one piece
+// (`vipDocument` and JSON.stringify). Before 2026-12-07 the route matched in slices, then
+// sorted what matched, built the document and stringified it in one piece.
+await measure('GET /eureka/vips/svc-7', () => drained(app, { url: '/eureka/vips/svc-7', headers: JSON_ACCEPT }), 5);
+const context = () => ({ store: node.store, namespace: 'default', view: node.registry.leaseView(), defaults: { renewalIntervalSecs: 30 } });
+await measure('reference: the VIP document in one piece', async () => JSON.stringify(vipDocument(context(), 'svc-7', false)), 5);
 const last = `i-${N - 1}`;
 await measure(`GET /eureka/instances/${last}`, () => drained(app, { url: `/eureka/instances/${last}`, headers: JSON_ACCEPT }), REPEATS);
 await measure('GET /eureka/instances/unknown (404)', () => drained(app, { url: '/eureka/instances/unknown', headers: JSON_ACCEPT }), REPEATS);

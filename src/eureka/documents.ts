@@ -27,7 +27,7 @@ import type { TurnBudget } from './turn-budget.js';
  * The document functions here (`registryDocument`, `appDocument`, `vipDocument`,
  * `deltaDocument`) build each answer in one synchronous pass over the store: they are the
  * reference the tests hold the served forms to. The routes serve the same bytes built in slices
- * that yield to the event loop (shared-documents.ts, delta-document.ts, vip-document.ts), since
+ * that yield to the event loop (shared-documents.ts, delta-document.ts), since
  * one pass over 1,000,000 instances holds every heartbeat for seconds.
  */
 
@@ -162,7 +162,7 @@ export function vipMatcher(vip: string, secure: boolean): (entry: StoredInstance
 }
 
 /** The document of the VIP routes from apps already filtered to the VIP's instances. */
-export function vipApplications(apps: EurekaApp[], defaults: ViewDefaults): { applications: EurekaApplicationsJson } {
+function vipApplications(apps: EurekaApp[], defaults: ViewDefaults): { applications: EurekaApplicationsJson } {
   return {
     applications: {
       versions__delta: '-1',
@@ -172,7 +172,7 @@ export function vipApplications(apps: EurekaApp[], defaults: ViewDefaults): { ap
   };
 }
 
-/** `GET /eureka/vips/{vip}` and `/svips/{svip}`: the apps with an instance on that (secure) VIP address (the routes use vip-document.ts, in slices). */
+/** `GET /eureka/vips/{vip}` and `/svips/{svip}`: the apps with an instance on that (secure) VIP address (the routes use `SharedEurekaDocuments.vip`, in turns). */
 export function vipDocument(context: ReadContext, vip: string, secure: boolean): { applications: EurekaApplicationsJson } {
   const matches = vipMatcher(vip, secure);
   const apps = liveApps(context.store, context.namespace, context.view)

@@ -8,13 +8,13 @@ import type { InstanceStatus } from '../registry/types.js';
 import { parseInstanceId, parseMetadata, parseName } from '../registry/validate.js';
 import { isServed } from '../registry/visibility.js';
 import { buildDeltaDocument } from './delta-document.js';
-import { vipDocumentSliced } from './vip-document.js';
 import { yieldToLoop } from '../http/loop-budget.js';
 import {
   findInApp,
   findLiveByIdInTurns,
   registrationKey,
   type ReadContext,
+  vipMatcher,
 } from './documents.js';
 import { TurnBudget } from './turn-budget.js';
 import { readEurekaInstance } from './instance-input.js';
@@ -260,9 +260,11 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
     return entry ? sendDocument(request, reply, { instance: toEurekaInstance(entry, defaults) }) : sendNotFound(reply);
   });
 
-  const vipRead = { views: reads.views, namespace, leaseView: () => reads.leaseView(), defaults, yieldTurn: yieldToLoop };
-  serve(app, EUREKA_ROUTES.vip, async (request, reply) => sendDocument(request, reply, await vipDocumentSliced(vipRead, vipOf(request, 'vip'), false)));
-  serve(app, EUREKA_ROUTES.secureVip, async (request, reply) =>
-    sendDocument(request, reply, await vipDocumentSliced(vipRead, vipOf(request, 'svip'), true)),
-  );
+  const vip = async (request: FastifyRequest, reply: FastifyReply, secure: boolean) => {
+    const format = formatOf(request);
+    const matches = vipMatcher(vipOf(request, secure ? 'svip' : 'vip'), secure);
+    return sendBody(reply, await shared.vip(matches, format, gzipOf(request)), format);
+  };
+  serve(app, EUREKA_ROUTES.vip, (request, reply) => vip(request, reply, false));
+  serve(app, EUREKA_ROUTES.secureVip, (request, reply) => vip(request, reply, true));
 }

@@ -313,10 +313,59 @@ export class SharedEurekaDocuments {
   private async assemble(apps: AppRead[], format: Format, gzipped: boolean, budget: TurnBudget): Promise<DocumentBody> {
     // Parts and counts come from the same views (taken by gather), so the hash code matches the parts.
     const hashCode = await this.hashCodeOf(apps, budget);
+    return this.assembleParts({ versionsDelta: '1', hashCode, parts: apps.length }, (i) => this.part(apps[i]!, format, gzipped, budget), format, gzipped, budget);
+  }
+
+  /**
+   * `GET /eureka/vips/{vip}` and `/svips/{svip}`: the apps with a served instance that
+   * `matches` (on the VIP address), with those instances only, in turns of one budget: the
+   * services gathered and sorted as for a full fetch, each view's served instances matched. An
+   * app all of whose served instances match (a VIP that is its service's name, the usual case)
+   * is its full fetch's part, shared and kept; an app matched in part is built for this read.
+   * The same document as `vipDocument` (documents.ts) builds in one piece.
+   */
+  async vip(matches: (entry: StoredInstance) => boolean, format: Format, gzipped: boolean): Promise<DocumentBody> {
+    const budget = this.budget();
+    const { apps } = await this.gather(budget);
+    const selected: Array<{ app: AppRead; matched: StoredInstance[] | 'all' }> = [];
+    const statuses = new Map<string, number>();
+    for (const app of apps) {
+      const matched: StoredInstance[] = [];
+      let served = 0;
+      for (const view of app.views) {
+        for (const entry of view.served) {
+          served += 1;
+          if (matches(entry)) {
+            matched.push(entry);
+            statuses.set(entry.record.data.status, (statuses.get(entry.record.data.status) ?? 0) + 1);
+          }
+          if (budget.spend(1)) await budget.yield();
+        }
+      }
+      if (matched.length === 0) continue;
+      // One view's served instances are in id order already; several views' are merged.
+      selected.push({ app, matched: app.views.length > 1 ? matched.sort(byId) : matched.length === served ? 'all' : matched });
+    }
+    const partOf = (i: number) => {
+      const { app, matched } = selected[i]!;
+      return matched === 'all' ? this.part(app, format, gzipped, budget) : buildApplication(app.name, matched, this.init.defaults, format, budget, gzipped ? this.gzip : undefined);
+    };
+    return this.assembleParts({ versionsDelta: '-1', hashCode: hashCodeOf(statuses), parts: selected.length }, partOf, format, gzipped, budget);
+  }
+
+  /** A document of `parts` app parts (`partOf(i)`, one after the other), its head and its tail. */
+  private async assembleParts(
+    document: { versionsDelta: string; hashCode: string; parts: number },
+    partOf: (i: number) => Promise<Chunks>,
+    format: Format,
+    gzipped: boolean,
+    budget: TurnBudget,
+  ): Promise<DocumentBody> {
+    const { versionsDelta, hashCode } = document;
     const head =
       format === 'json'
-        ? `{"applications":{"versions__delta":"1","apps__hashcode":${JSON.stringify(hashCode)},"application":[`
-        : `<applications>${toXml({ versions__delta: '1' })}${toXml({ apps__hashcode: hashCode })}`;
+        ? `{"applications":{"versions__delta":${JSON.stringify(versionsDelta)},"apps__hashcode":${JSON.stringify(hashCode)},"application":[`
+        : `<applications>${toXml({ versions__delta: versionsDelta })}${toXml({ apps__hashcode: hashCode })}`;
     const tail = format === 'json' ? ']}}' : '</applications>';
     const chunks: Chunks = [this.encode(head, gzipped)];
     let bytes = chunks[0]!.length;
@@ -324,8 +373,8 @@ export class SharedEurekaDocuments {
     // first yields, so starting the 100 parts of a cold 100,000-instance registry together
     // built a quarter of the document in one turn and held heartbeats for 0.75 s (bench, 11:08).
     // A kept part is a lookup, yet 200,000 of them are not one turn either: each app counts.
-    for (let i = 0; i < apps.length; i++) {
-      const part = await this.part(apps[i]!, format, gzipped, budget);
+    for (let i = 0; i < document.parts; i++) {
+      const part = await partOf(i);
       if (i > 0 && format === 'json') {
         const separator = gzipped ? SEPARATOR_GZIP : SEPARATOR;
         chunks.push(separator);

@@ -1,8 +1,9 @@
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildDeltaDocument } from '../../../src/eureka/delta-document.js';
-import { deltaDocument, registryDocument, vipDocument } from '../../../src/eureka/documents.js';
-import { vipDocumentSliced } from '../../../src/eureka/vip-document.js';
+import { deltaDocument, registryDocument, vipDocument, vipMatcher } from '../../../src/eureka/documents.js';
+import { withEureka } from '../../../src/eureka/attributes.js';
+import { eurekaAttributes } from './fixtures.js';
 import { GzipPool } from '../../../src/eureka/gzip-pool.js';
 import { RecentChanges } from '../../../src/eureka/recent-changes.js';
 import { HASH_SLICE_INSTANCES, SharedEurekaDocuments } from '../../../src/eureka/shared-documents.js';
@@ -104,25 +105,46 @@ describe('Eureka documents built in slices', () => {
     expect(yields() - first - second).toBe(second);
   });
 
-  it('read a VIP over every service in slices, yielding between them, to the document of a one-piece read', async () => {
-    const { node, read } = await setup();
+  it('answer a VIP from the full fetch\'s shared parts, an app matched in part built for the read, with the bytes of the one-piece document', async () => {
+    const { node, shared, read } = await setup();
     for (let i = 0; i < 30; i++) {
       // Native registrations carry no Eureka attributes: their VIP is their service name.
       node.registry.register(reg(['orders', 'billing', 'ORDERS', 'audit'][i % 4]!, `i-${String(29 - i).padStart(2, '0')}`, i % 6 === 0 ? 'DOWN' : 'UP'));
     }
-    for (const [vip, secure] of [['orders', false], ['ORDERS', true], ['billing', false], ['nothing', false]] as const) {
-      let yields = 0;
-      const sliced = await vipDocumentSliced(
-        { views: node.views, namespace: 'default', leaseView: () => node.registry.leaseView(), defaults, yieldTurn: async () => void (yields += 1), sliceInstances: 7 },
-        vip,
-        secure,
-      );
-      // 30 served instances looked at in slices of 7: five slices, four yields.
-      expect(yields).toBe(4);
-      expect(JSON.stringify(sliced)).toBe(JSON.stringify(vipDocument(read(), vip, secure)));
+    // One service whose instances are on two VIP addresses: matched in part.
+    for (let i = 0; i < 6; i++) {
+      const eureka = eurekaAttributes({ vipAddress: i % 2 === 0 ? 'orders,shop' : 'mixed', secureVipAddress: 'mixed' });
+      const registration = reg('mixed', `m-${i}`, i === 0 ? 'DOWN' : 'UP');
+      node.registry.register({ ...registration, data: withEureka(registration.data, eureka) });
     }
-    const orders = await vipDocumentSliced({ views: node.views, namespace: 'default', leaseView: () => node.registry.leaseView(), defaults, yieldTurn: async () => undefined }, 'orders', false);
-    expect(orders.applications.application.map((app) => [app.name, app.instance.length])).toEqual([['ORDERS', 15]]);
+    for (const format of ['json', 'xml'] as const) {
+      for (const [vip, secure] of [['orders', false], ['ORDERS', true], ['billing', false], ['shop', false], ['mixed', true], ['nothing', false]] as const) {
+        const document = vipDocument(read(), vip, secure);
+        const expected = format === 'json' ? JSON.stringify(document) : toXml(document);
+        expect(Buffer.concat((await shared.vip(vipMatcher(vip, secure), format, false)).chunks).toString()).toBe(expected);
+        expect(gunzipSync(Buffer.concat((await shared.vip(vipMatcher(vip, secure), format, true)).chunks)).toString()).toBe(expected);
+      }
+    }
+    const orders = vipDocument(read(), 'orders', false);
+    expect(orders.applications.application.map((app) => [app.name, app.instance.length])).toEqual([
+      ['MIXED', 3],
+      ['ORDERS', 15],
+    ]);
+    // An app matched whole is the full fetch's part: the same bytes, not a copy.
+    const fetched = new Set((await shared.registry('json', false)).chunks);
+    const billing = (await shared.vip(vipMatcher('billing', false), 'json', false)).chunks;
+    expect(billing.slice(1, -1).every((chunk) => fetched.has(chunk))).toBe(true);
+  });
+
+  it('answer a VIP over many instances in turns of one budget', async () => {
+    const { node, shared, read, yields } = await setup();
+    const count = HASH_SLICE_INSTANCES * 2 + 3;
+    for (let i = 0; i < count; i++) node.registry.register(reg(i % 2 === 0 ? 'orders' : 'billing', `i-${i}`));
+    const before = yields();
+    const body = await shared.vip(vipMatcher('orders', false), 'json', false);
+    // Every served instance is looked at, and the matched ones written: more than one turn.
+    expect(yields() - before).toBeGreaterThanOrEqual(2);
+    expect(Buffer.concat(body.chunks).toString()).toBe(JSON.stringify(vipDocument(read(), 'orders', false)));
   });
 
   it('keep only the delta encodings asked for: a gzip client keeps no plain copy, and each is built once per window', async () => {

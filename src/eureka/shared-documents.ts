@@ -321,8 +321,9 @@ export class SharedEurekaDocuments {
    * `matches` (on the VIP address), with those instances only, in turns of one budget: the
    * services gathered and sorted as for a full fetch, each view's served instances matched. An
    * app all of whose served instances match (a VIP that is its service's name, the usual case)
-   * is its full fetch's part, shared and kept; an app matched in part is built for this read.
-   * The same document as `vipDocument` (documents.ts) builds in one piece.
+   * is its full fetch's part, shared and kept (its `lastRenewalTimestamp` then as of the part's
+   * build, at most `PART_MAX_AGE_MS` ago, as in a full fetch); an app matched in part is built
+   * for this read. Otherwise the same document as `vipDocument` (documents.ts) builds in one piece.
    */
   async vip(matches: (entry: StoredInstance) => boolean, format: Format, gzipped: boolean): Promise<DocumentBody> {
     const budget = this.budget();
@@ -344,7 +345,7 @@ export class SharedEurekaDocuments {
       }
       if (matched.length === 0) continue;
       // One view's served instances are in id order already; several views' are merged.
-      selected.push({ app, matched: app.views.length > 1 ? matched.sort(byId) : matched.length === served ? 'all' : matched });
+      selected.push({ app, matched: app.views.length > 1 ? await sortInTurns(matched, byId, budget) : matched.length === served ? 'all' : matched });
     }
     const partOf = (i: number) => {
       const { app, matched } = selected[i]!;

@@ -6,7 +6,7 @@ import { withEureka } from '../../../src/eureka/attributes.js';
 import { eurekaAttributes } from './fixtures.js';
 import { GzipPool } from '../../../src/eureka/gzip-pool.js';
 import { RecentChanges } from '../../../src/eureka/recent-changes.js';
-import { HASH_SLICE_INSTANCES, SharedEurekaDocuments } from '../../../src/eureka/shared-documents.js';
+import { HASH_SLICE_INSTANCES, PART_MAX_AGE_MS, SharedEurekaDocuments } from '../../../src/eureka/shared-documents.js';
 import { toXml } from '../../../src/eureka/xml.js';
 import { createTestServer, type TestServer } from '../../support/server.js';
 
@@ -134,6 +134,23 @@ describe('Eureka documents built in slices', () => {
     const fetched = new Set((await shared.registry('json', false)).chunks);
     const billing = (await shared.vip(vipMatcher('billing', false), 'json', false)).chunks;
     expect(billing.slice(1, -1).every((chunk) => fetched.has(chunk))).toBe(true);
+  });
+
+  it("answer a VIP's whole apps from the kept full fetch part, lastRenewalTimestamp as of its build, for at most PART_MAX_AGE_MS", async () => {
+    const { node, clock, shared } = await setup();
+    node.registry.register({ ...reg('orders', 'i-1'), leaseDurationMs: 600_000 });
+    const renewalOf = async () => {
+      const text = Buffer.concat((await shared.vip(vipMatcher('orders', false), 'json', false)).chunks).toString();
+      const document = JSON.parse(text) as { applications: { application: Array<{ instance: Array<{ leaseInfo: { lastRenewalTimestamp: number } }> }> } };
+      return document.applications.application[0]!.instance[0]!.leaseInfo.lastRenewalTimestamp;
+    };
+    await shared.registry('json', false);
+    const built = await renewalOf();
+    await clock.advance(10_000);
+    node.registry.heartbeat({ namespace: 'default', service: 'orders', instanceId: 'i-1' });
+    expect(await renewalOf()).toBe(built);
+    await clock.advance(PART_MAX_AGE_MS);
+    expect(await renewalOf()).toBe(built + 10_000);
   });
 
   it('answer a VIP over many instances in turns of one budget', async () => {

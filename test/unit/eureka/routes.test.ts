@@ -250,6 +250,28 @@ describe.each(['/eureka/v2', '/eureka'])('under %s', (prefix) => {
       applications: { versions__delta: '-1', apps__hashcode: '', application: [] },
     });
   });
+
+  it('answers a VIP read as a full fetch is answered: its length, gzip when accepted, XML when asked, HEAD without a body', async () => {
+    const { app, register } = await setup();
+    await register(prefix, jsClientBody({ vipAddress: 'orders.vip' }));
+    const url = `${prefix}/vips/orders.vip`;
+    const plain = await app.inject({ method: 'GET', url, headers: { accept: 'application/json' } });
+    expect(plain.statusCode).toBe(200);
+    expect(plain.headers['content-type']).toMatch(/^application\/json/);
+    expect(plain.headers.vary).toMatch(/accept-encoding/i);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(Number(plain.headers['content-length'])).toBe(plain.rawPayload.length);
+    const zipped = await app.inject({ method: 'GET', url, headers: { accept: 'application/json', 'accept-encoding': 'gzip' } });
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(Number(zipped.headers['content-length'])).toBe(zipped.rawPayload.length);
+    expect(gunzipSync(zipped.rawPayload).toString()).toBe(plain.body);
+    const xml = await app.inject({ method: 'GET', url, headers: { accept: 'application/xml' } });
+    expect(xml.headers['content-type']).toMatch(/^application\/xml/);
+    expect(xml.body).toMatch(/^<applications><versions__delta>-1<\/versions__delta>.*<application><name>ORDERS<\/name>/);
+    const head = await app.inject({ method: 'HEAD', url, headers: { accept: 'application/json' } });
+    expect(head.statusCode).toBe(200);
+    expect(head.rawPayload.length).toBe(0);
+  });
 });
 
 describe('one record for /v1 and Eureka', () => {

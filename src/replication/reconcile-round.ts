@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import type { TurnQueue } from '../clock/turn-queue.js';
 import { SUB_BUCKETS } from '../registry/digest.js';
 import type { Registry } from '../registry/registry.js';
@@ -61,22 +62,22 @@ export async function reconcileInParts(side: ReconcileSide, buckets: number[], s
   const round = wholeBuckets ? undefined : encodeRoundSubBuckets(buckets, units);
 
   const totals: ReconcileTotals = { pulled: 0, pushed: 0, entriesSent: 0, parts: parts.length };
-  let next = 0;
-  let failed = false;
-  const sendParts = async () => {
-    while (!failed && next < parts.length) {
-      const part = parts[next++]!;
+  // The parts not started yet are dropped at the first failure; those in flight settle first.
+  const queue = new PQueue({ concurrency: RECONCILE_PARTS_IN_FLIGHT });
+  const failures: unknown[] = [];
+  for (const part of parts) {
+    // Cleared inside the task, before its slot is given to the next part.
+    void queue.add(async () => {
       try {
         await reconcilePart(side, { buckets, round }, part, listed, totals);
       } catch (error) {
-        failed = true;
-        throw error;
+        failures.push(error);
+        queue.clear();
       }
-    }
-  };
-  const settled = await Promise.allSettled(Array.from({ length: Math.min(RECONCILE_PARTS_IN_FLIGHT, parts.length) }, sendParts));
-  const failure = settled.find((outcome) => outcome.status === 'rejected');
-  if (failure) throw failure.reason;
+    });
+  }
+  await queue.onIdle();
+  if (failures.length > 0) throw failures[0];
   return totals;
 }
 

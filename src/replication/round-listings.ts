@@ -3,11 +3,6 @@ import type { StoredInstance } from '../registry/types.js';
 import { decodeRoundSubBuckets, wantedSubBuckets } from './reconcile-parts.js';
 import type { StoreScans } from './store-scans.js';
 
-const has =
-  <T>(set: ReadonlySet<T>) =>
-  (item: T): boolean =>
-    set.has(item);
-
 /** Callers whose listings are kept at once; past it the oldest is dropped (it is found again if asked). */
 const MAX_LISTINGS = 64;
 
@@ -51,7 +46,8 @@ export class RoundListings {
    */
   async entriesIn(from: string, buckets: readonly number[], subBuckets: readonly number[] | undefined, round?: string): Promise<StoredInstance[]> {
     const roundSubs = round === undefined || subBuckets === undefined ? undefined : decodeRoundSubBuckets(buckets, round);
-    const inRound = roundSubs !== undefined && subBuckets!.every(has(new Set(roundSubs)));
+    const roundSet = new Set(roundSubs);
+    const inRound = roundSubs !== undefined && subBuckets!.every((sub) => roundSet.has(sub));
     if (!inRound) {
       const out: StoredInstance[] = [];
       const wanted = wantedSubBuckets(this.components.bucketCount(), new Set(buckets), subBuckets && new Set(subBuckets));

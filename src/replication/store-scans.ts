@@ -51,9 +51,10 @@ export class StoreScans {
   private async pass(jobs: ScanJob[]): Promise<void> {
     await this.yieldTurn();
     this.next = undefined;
-    // The walk's step is a plain method, not a loop inside this async function: V8 optimises it
-    // as such, about twice as fast at 1,000,000 records (2026-12-07: 80-127 ms a pass with the
-    // loop in here, 44-53 ms stepped).
+    // The walk's step is a plain method, not a loop inside this async function, which V8
+    // optimised less well. At 1,000,000 records a pass costs 49-85 ms against 26-39 ms for the
+    // same scan as one inline loop (`npx tsx bench/registry-passes.ts --passes=1`, 2026-12-07,
+    // the machine shared with a CI run).
     const walk = new StoreWalk(this.store.allServices());
     const visit = (entry: StoredInstance) => {
       for (let j = 0; j < jobs.length; j++) if (jobs[j]!.wanted[entry.subBucket] === 1) jobs[j]!.take(entry);

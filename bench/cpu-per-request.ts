@@ -4,12 +4,14 @@
  * hardly depends on what else the machine runs, so two builds can be compared one after the
  * other (alternate them, and run each more than once).
  *
- *   npm run build && npx tsx bench/cpu-per-request.ts [--dist /path/to/other/checkout/dist] [--no-config] [--reference] [--route NAME]
+ *   npm run build && npx tsx bench/cpu-per-request.ts [--dist /path/to/other/checkout/dist] [--no-config] [--reference [--minimal-answer]] [--route NAME]
  *
  * `--route register` (repeatable) measures only the routes named.
  *
  * `--reference` measures the bare fastify server of bench/reference-server.ts instead (the
- * reference of the single-peer ratios), so the peer's figures can be set against it.
+ * reference of the single-peer ratios), so the peer's figures can be set against it;
+ * `--reference --minimal-answer` the same server answering its stored fields only (the
+ * reference before it answered the peer's shape and size).
  *
  * `--bare-fastify` measures discover on a bare fastify route sending the very bytes the peer
  * answered for one seeded service (the stack's ceiling of bench/read-scale.ts): what fastify
@@ -70,7 +72,8 @@ async function main(): Promise<void> {
   const reference = process.argv.includes('--reference');
   const bareFastify = process.argv.includes('--bare-fastify');
   const startThePeer = () => startPeer('cpu-peer', { pinned: false, main: entry, unlimited: !process.argv.includes('--no-config'), logLevel: process.env.LOG_LEVEL ?? 'info' });
-  let server: ServerProcess = reference ? await startReference('cpu-reference', { pinned: false }) : await startThePeer();
+  const minimalAnswer = process.argv.includes('--minimal-answer');
+  let server: ServerProcess = reference ? await startReference('cpu-reference', { pinned: false, minimalAnswer }) : await startThePeer();
   let target = pool(server.url, IN_FLIGHT);
   try {
     await pass(target, 'register', 0, SEEDED);

@@ -158,13 +158,16 @@ export async function startPeer(
   });
 }
 
-/** The bare fastify reference server (bench/reference-server.ts), run through tsx. */
-export async function startReference(name: string, options: { pinned: boolean }): Promise<ServerProcess> {
+/**
+ * The bare fastify reference server (bench/reference-server.ts), run through tsx; `minimalAnswer`
+ * has it answer its stored fields only, not the peer's answer shape.
+ */
+export async function startReference(name: string, options: { pinned: boolean; minimalAnswer?: boolean }): Promise<ServerProcess> {
   const port = await freePort();
   return startServer({
     name,
     command: process.execPath,
-    args: ['--import', 'tsx', 'bench/reference-server.ts', String(port)],
+    args: ['--import', 'tsx', 'bench/reference-server.ts', String(port), ...(options.minimalAnswer ? ['--minimal-answer'] : [])],
     pinned: options.pinned,
     healthPath: '/healthz',
     port,

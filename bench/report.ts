@@ -11,7 +11,7 @@ import { renderAscii, renderSvg, type Panel } from './chart.js';
 import type { EtcdResult } from './etcd.js';
 import { LINEARITY_MIN_R_SQUARED, type MemoryResult } from './memory.js';
 import { CLUSTER_TARGETS, type ClusterPoint } from './replication.js';
-import type { SinglePeerResult } from './single-peer.js';
+import type { RoutePair, SinglePeerResult } from './single-peer.js';
 import type { DnsResult, TcpAttackResult } from './dns.js';
 import type { SseResult } from './sse.js';
 import { readScaleRows, type ReadScaleResult } from './read-scale.js';
@@ -213,6 +213,21 @@ function floorRatio(costMs: number, floorMs: number): number {
   return round2(costMs / Math.max(floorMs, 0.1));
 }
 
+/** The columns of one route's paired rounds against the bare server (bench/single-peer.ts). */
+function pairColumns(r: RoutePair): Record<string, string | number> {
+  return {
+    'peer ops/s': num(r.peer.opsPerSecond),
+    'peer p50 / p99 (ms)': `${r.peer.p50Ms} / ${r.peer.p99Ms}`,
+    'bare ops/s': num(r.reference.opsPerSecond),
+    'bare p50 / p99 (ms)': `${r.reference.p50Ms} / ${r.reference.p99Ms}`,
+    'ratio (median of rounds)': `${r.ratio}x`,
+    'rounds, lowest-highest': `${Math.min(...r.pairRatios)}-${Math.max(...r.pairRatios)}`,
+    target: `>= ${r.target}x`,
+    met: met(r.ratio >= r.target),
+    errors: r.peer.errors + r.reference.errors,
+  };
+}
+
 function summaryRows(results: BenchResults): Record<string, string>[] {
   const rows: Record<string, string>[] = [];
   const { singlePeer, etcd, memory, sse, consul, cluster } = results;
@@ -225,6 +240,16 @@ function summaryRows(results: BenchResults): Record<string, string>[] {
         ratio: `${r.ratio}x`,
         target: `>= ${r.target}x`,
         met: met(r.ratio >= r.target),
+      });
+    }
+    for (const w of singlePeer.writes ?? []) {
+      rows.push({
+        figure: `${w.route} throughput, one peer, ${w.inFlight} in flight`,
+        value: `${num(w.peer.opsPerSecond)}/s (p50 ${w.peer.p50Ms} ms, p99 ${w.peer.p99Ms} ms)`,
+        reference: `bare fastify ${num(w.reference.opsPerSecond)}/s, same answer size`,
+        ratio: `${w.ratio}x`,
+        target: `>= ${w.target}x`,
+        met: met(w.ratio >= w.target),
       });
     }
   } else rows.push({ figure: 'single peer vs bare fastify', value: `skipped: ${singlePeer.skipped}`, reference: '', ratio: '', target: '', met: '' });
@@ -605,21 +630,20 @@ export function renderResultsPage(
         `Closed loop, ${s.concurrency} requests in flight, ${s.rounds} paired rounds of ${s.roundSeconds} s per route and server after a warm-up, alternating which server goes first; the ratio is the median over the rounds of the peer's rate over the bare server's in the same round; ops/s and latencies pool every round. Discover lists a service of ${s.discoverInstances} instances; the peer logs at info, the default: a line per registration up to 100 a second, the rest at debug and counted in one line a second (docs/logging.md).`,
         '',
         table(
-          Object.entries(s.routes).map(([route, r]) => ({
-            route,
-            'peer ops/s': num(r.peer.opsPerSecond),
-            'peer p50 / p99 (ms)': `${r.peer.p50Ms} / ${r.peer.p99Ms}`,
-            'bare ops/s': num(r.reference.opsPerSecond),
-            'bare p50 / p99 (ms)': `${r.reference.p50Ms} / ${r.reference.p99Ms}`,
-            'ratio (median of rounds)': `${r.ratio}x`,
-            'rounds, lowest-highest': `${Math.min(...r.pairRatios)}-${Math.max(...r.pairRatios)}`,
-            target: `>= ${r.target}x`,
-            met: met(r.ratio >= r.target),
-            errors: r.peer.errors + r.reference.errors,
-          })),
+          Object.entries(s.routes).map(([route, r]) => ({ route, ...pairColumns(r) })),
         ),
         '',
       );
+      if (s.writes?.length) {
+        out.push(
+          'Register and heartbeat again at 16 and at 64 requests in flight (as many connections), against issue 36\'s targets: register >= 0.8x and heartbeat >= 0.9x of the bare route, whose answers carry the same fields as the peer\'s (the same size within a few bytes).',
+          '',
+          table(
+            s.writes.map((w) => ({ route: w.route, 'in flight': String(w.inFlight), ...pairColumns(w) })),
+          ),
+          '',
+        );
+      }
     }
     if (!skipped(results.etcd) && results.etcd.measured) {
       const e = results.etcd;

@@ -82,7 +82,7 @@ if (process.argv.includes('--scale')) {
 
 progress(`benchmarks, ${quick ? 'quick' : 'full'} mode, budget ${Math.round(BUDGET_MS / 1_000)} s`);
 const loadAverageAtStart = loadavg();
-const singlePeer = await section('single peer', quick ? 20_000 : 90_000, () => benchSinglePeer({ quick }));
+const singlePeer = await section('single peer', quick ? 30_000 : 165_000, () => benchSinglePeer({ quick }));
 const etcd = await section('etcd', quick ? 15_000 : 45_000, () => benchEtcd({ quick }));
 const memory = await section('memory', quick ? 15_000 : 60_000, () => benchMemory({ quick }));
 const sse = await section('sse', 20_000, () => benchSse({ quick }));

@@ -5,9 +5,13 @@
  * when taskset is there. Short rounds alternate the order of the two servers; the ratio is the
  * median over the rounds of the two servers' rates in the same round, so that a noisy
  * neighbour's burst skews a few rounds, not the figure. Rates and latencies pool every round.
+ * Register and heartbeat are measured again at 16 and at 64 in flight (issue 36's targets).
+ *
+ * Part of `npm run bench`; on its own (after `npm run build`): `npx tsx bench/single-peer.ts [--quick]`,
+ * figures in bench/out/single-peer.json.
  */
 import type { Pool } from 'undici';
-import { percentile, pool, progress, round, runBounded, send } from './lib.js';
+import { percentile, pool, progress, quick, round, runBounded, send, writeResult } from './lib.js';
 import { pinLoadGenerator, pinningAvailable, startPeer, startReference, type ServerProcess } from './processes.js';
 
 export type RouteName = 'register' | 'heartbeat' | 'discover';
@@ -30,10 +34,28 @@ export interface SinglePeerResult {
    * `ratio`: the median over the rounds of the peer's rate over the bare server's in the same
    * round (robust to a burst of the neighbours' load hitting a few rounds); `pairRatios` each.
    */
-  routes: Record<RouteName, { peer: RouteFigures; reference: RouteFigures; ratio: number; pairRatios: number[]; target: number }>;
+  routes: Record<RouteName, RoutePair>;
+  /**
+   * Register and heartbeat again at 16 and at 64 in flight, against issue 36's targets (register
+   * >= 0.8x, heartbeat >= 0.9x the bare route answering the same size); absent in older results.
+   */
+  writes?: (RoutePair & { route: WriteRoute; inFlight: number })[];
 }
 
+export interface RoutePair {
+  peer: RouteFigures;
+  reference: RouteFigures;
+  ratio: number;
+  pairRatios: number[];
+  target: number;
+}
+
+export type WriteRoute = 'register' | 'heartbeat';
+
 export const SINGLE_PEER_TARGETS: Record<RouteName, number> = { register: 0.5, heartbeat: 0.7, discover: 0.8 };
+/** Issue 36's targets for the writes, at 16 and at 64 in flight. */
+export const WRITE_TARGETS: Record<WriteRoute, number> = { register: 0.8, heartbeat: 0.9 };
+const WRITE_IN_FLIGHT = [16, 64] as const;
 
 const CONCURRENCY = 32;
 /** Bounds a burst in count as well as in time. */
@@ -70,8 +92,8 @@ export async function seed(target: Pool): Promise<void> {
 }
 
 /** One timed closed-loop burst of one route against one server. */
-export async function burst(target: Pool, route: RouteName, seconds: number, prefix: string) {
-  return runBounded(MAX_OPS_PER_BURST, CONCURRENCY, seconds * 1_000, async (i) => {
+export async function burst(target: Pool, route: RouteName, seconds: number, prefix: string, inFlight = CONCURRENCY) {
+  return runBounded(MAX_OPS_PER_BURST, inFlight, seconds * 1_000, async (i) => {
     const answer = await send(target, routeCall(route, i, prefix));
     if (answer.status >= 300) throw new Error(`${route} answered ${answer.status}`);
   });
@@ -102,6 +124,7 @@ export async function benchSinglePeer(options: { quick: boolean }): Promise<Sing
   const rounds = options.quick ? 3 : 10;
   const roundSeconds = options.quick ? 0.75 : 1;
   const warmUpSeconds = options.quick ? 0.5 : 1;
+  const writeRounds = options.quick ? 2 : 8;
   progress(`single peer vs bare fastify: ${rounds} round(s) of ${roundSeconds} s per route and server, ${CONCURRENCY} in flight, pinning ${pinned ? 'on (servers on CPU 0, load elsewhere)' : 'off'}`);
   const servers: ServerProcess[] = [];
   const pools: Pool[] = [];
@@ -115,32 +138,53 @@ export async function benchSinglePeer(options: { quick: boolean }): Promise<Sing
     if (pinned) pinLoadGenerator(true);
     const routes = {} as SinglePeerResult['routes'];
     for (const route of ['register', 'heartbeat', 'discover'] as RouteName[]) {
-      const names: (keyof typeof targets)[] = ['peer', 'reference'];
-      const runs = new Map(names.map((name) => [name, [] as Awaited<ReturnType<typeof burst>>[]]));
-      // Warm up every server (JIT, connections), untimed.
-      for (const name of names) await burst(targets[name], route, warmUpSeconds, `warm-${name}`);
-      for (let r = 0; r < rounds; r++) {
-        // Rotate who goes first, so that drift in the machine's load hurts every server alike.
-        const order = names.map((_, i) => names[(i + r) % names.length]!);
-        for (const name of order) runs.get(name)!.push(await burst(targets[name], route, roundSeconds, `${name}-${r}`));
-      }
-      const peerFigures = figures(runs.get('peer')!);
-      const referenceFigures = figures(runs.get('reference')!);
-      const rate = (run: Awaited<ReturnType<typeof burst>>) => run.done / run.elapsedMs;
-      const pairRatios = runs.get('peer')!.map((run, r) => rate(run) / rate(runs.get('reference')![r]!));
-      routes[route] = {
-        peer: peerFigures,
-        reference: referenceFigures,
-        ratio: round(median(pairRatios), 2),
-        pairRatios: pairRatios.map((value) => round(value, 2)),
-        target: SINGLE_PEER_TARGETS[route],
-      };
-      progress(`${route}: peer ${peerFigures.opsPerSecond}/s (p50 ${peerFigures.p50Ms} ms, p99 ${peerFigures.p99Ms} ms), bare ${referenceFigures.opsPerSecond}/s (p50 ${referenceFigures.p50Ms} ms, p99 ${referenceFigures.p99Ms} ms): ratio ${routes[route].ratio} (target >= ${SINGLE_PEER_TARGETS[route]})`);
+      routes[route] = await pairedRounds(targets, route, { rounds, roundSeconds, warmUpSeconds, inFlight: CONCURRENCY, target: SINGLE_PEER_TARGETS[route] });
     }
-    return { pinned, concurrency: CONCURRENCY, roundSeconds, rounds, discoverInstances: DISCOVER_INSTANCES, routes };
+    const writes: NonNullable<SinglePeerResult['writes']> = [];
+    for (const inFlight of WRITE_IN_FLIGHT) {
+      const wide = { peer: pool(peer.url, inFlight), reference: pool(reference.url, inFlight) };
+      pools.push(...Object.values(wide));
+      for (const route of ['register', 'heartbeat'] as WriteRoute[]) {
+        const pair = await pairedRounds(wide, route, { rounds: writeRounds, roundSeconds, warmUpSeconds, inFlight, target: WRITE_TARGETS[route] });
+        writes.push({ route, inFlight, ...pair });
+      }
+    }
+    return { pinned, concurrency: CONCURRENCY, roundSeconds, rounds, discoverInstances: DISCOVER_INSTANCES, routes, writes };
   } finally {
     if (pinned) pinLoadGenerator(false);
     for (const target of pools) await target.close();
     for (const server of servers) await server.stop();
   }
+}
+
+/**
+ * Paired rounds of one route: a warm-up of each server, then `rounds` rounds in which each
+ * server runs a burst, rotating who goes first; the ratio is the median of the rounds' ratios.
+ */
+async function pairedRounds(
+  targets: { peer: Pool; reference: Pool },
+  route: RouteName,
+  options: { rounds: number; roundSeconds: number; warmUpSeconds: number; inFlight: number; target: number },
+): Promise<RoutePair> {
+  const names = ['peer', 'reference'] as const;
+  const runs = { peer: [] as Awaited<ReturnType<typeof burst>>[], reference: [] as Awaited<ReturnType<typeof burst>>[] };
+  const tag = `${route}-${options.inFlight}`;
+  // Warm up every server (JIT, connections), untimed.
+  for (const name of names) await burst(targets[name], route, options.warmUpSeconds, `warm-${tag}-${name}`, options.inFlight);
+  for (let r = 0; r < options.rounds; r++) {
+    // Rotate who goes first, so that drift in the machine's load hurts every server alike.
+    const order = names.map((_, i) => names[(i + r) % names.length]!);
+    for (const name of order) runs[name].push(await burst(targets[name], route, options.roundSeconds, `${tag}-${name}-${r}`, options.inFlight));
+  }
+  const rate = (run: Awaited<ReturnType<typeof burst>>) => run.done / run.elapsedMs;
+  const pairRatios = runs.peer.map((run, r) => rate(run) / rate(runs.reference[r]!));
+  const pair = { peer: figures(runs.peer), reference: figures(runs.reference), ratio: round(median(pairRatios), 2), pairRatios: pairRatios.map((value) => round(value, 2)), target: options.target };
+  progress(
+    `${route}, ${options.inFlight} in flight: peer ${pair.peer.opsPerSecond}/s (p50 ${pair.peer.p50Ms} ms, p99 ${pair.peer.p99Ms} ms), bare ${pair.reference.opsPerSecond}/s (p50 ${pair.reference.p50Ms} ms, p99 ${pair.reference.p99Ms} ms): ratio ${pair.ratio} (target >= ${options.target})`,
+  );
+  return pair;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  progress(`written to ${writeResult('single-peer', await benchSinglePeer({ quick }))}`);
 }

@@ -117,6 +117,24 @@ describe('the results page', () => {
     expect(row('memory growth linear')).toContain('| R² 0.99 | R² >= 0.95 | yes |');
   });
 
+  it('shows register and heartbeat at 16 and 64 in flight against issue 36\'s targets, and leaves them out of older runs', () => {
+    const base = results();
+    const singlePeer = base.singlePeer as Exclude<BenchResults['singlePeer'], { skipped: string }>;
+    const writes = [
+      { route: 'register' as const, inFlight: 16, ...route(7_200, 10_000, 0.8), pairRatios: [0.7, 0.72, 0.75] },
+      { route: 'heartbeat' as const, inFlight: 64, ...route(9_500, 10_000, 0.9) },
+    ];
+    const page = renderResultsPage({ ...base, singlePeer: { ...singlePeer, writes } }, [], '', 'scaling.svg').markdown;
+    const line = (start: string) => page.split('\n').find((text) => text.startsWith(`| ${start}`)) ?? '';
+    expect(line('register throughput, one peer, 16 in flight')).toContain('| 0.72x | >= 0.8x | **NO** |');
+    expect(line('register throughput, one peer, 16 in flight')).toContain('same answer size');
+    expect(line('heartbeat throughput, one peer, 64 in flight')).toContain('| 0.95x | >= 0.9x | yes |');
+    expect(page).toContain('| register | 16 | 7,200 |');
+    expect(page).toContain('| 0.7-0.75 | >= 0.8x | **NO** |');
+    expect(markdown).not.toContain('in flight |');
+    expect(markdown).not.toContain('16 in flight');
+  });
+
   it('puts the DNS answers/s next to the bare UDP server, and leaves the rows out of older runs', () => {
     const dns = {
       instances: 100, question: 'q', answerBytes: 4_255, concurrency: 16, rounds: 3, roundSeconds: 3,

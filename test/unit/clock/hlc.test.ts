@@ -94,4 +94,44 @@ describe('HybridClock', () => {
     hlc.observe(formatVersion({ wallMs: 7, counter: 0xffffff, peerId: 'x' }));
     expect(parseVersion(hlc.next())).toEqual({ wallMs: 8, counter: 0, peerId: 'a' });
   });
+
+  it('writes each version as formatVersion does, across new milliseconds, counters and observed versions', () => {
+    const clock = new FakeClock(1_795_967_828_668);
+    const hlc = new HybridClock(clock, 'peer-a');
+    const seen: string[] = [];
+    const steps: (() => void)[] = [
+      () => undefined,
+      () => clock.jump(1),
+      () => hlc.observe(formatVersion({ wallMs: 1_795_967_828_700, counter: 0x1234, peerId: 'z' })),
+      () => clock.jump(100),
+      () => clock.jump(-50),
+    ];
+    for (const step of steps) {
+      step();
+      for (let i = 0; i < 3; i++) {
+        const version = hlc.next();
+        expect(isVersion(version)).toBe(true);
+        expect(formatVersion(parseVersion(version))).toBe(version);
+        seen.push(version);
+      }
+    }
+    expect(seen.map((version) => parseVersion(version))).toEqual([
+      { wallMs: 1_795_967_828_668, counter: 0, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_668, counter: 1, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_668, counter: 2, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_669, counter: 0, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_669, counter: 1, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_669, counter: 2, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_700, counter: 0x1235, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_700, counter: 0x1236, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_700, counter: 0x1237, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_769, counter: 0, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_769, counter: 1, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_769, counter: 2, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_769, counter: 3, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_769, counter: 4, peerId: 'peer-a' },
+      { wallMs: 1_795_967_828_769, counter: 5, peerId: 'peer-a' },
+    ]);
+    expect([...seen].sort()).toEqual(seen);
+  });
 });

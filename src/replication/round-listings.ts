@@ -3,11 +3,19 @@ import type { StoredInstance } from '../registry/types.js';
 import { decodeRoundSubBuckets, wantedSubBuckets } from './reconcile-parts.js';
 import type { StoreScans } from './store-scans.js';
 
-/** Callers whose listings are kept at once; past it the oldest is dropped (it is found again if asked). */
+/** Listings kept at once, all callers together; past it the oldest is dropped (it is found again if asked). */
 const MAX_LISTINGS = 64;
+/**
+ * Listings kept per caller: a caller runs one round with a peer at a time, and a second beside
+ * it when contact comes back while the first may be stuck (AntiEntropy.syncWith). Each keeps
+ * its own: with one per caller, the two rounds' parts dropped each other's listing in turn,
+ * and every part was a pass over the store again.
+ */
+const LISTINGS_PER_CALLER = 2;
 
 /** What one pass found for one caller's round: its records by sub-bucket. */
 interface Listing {
+  from: string;
   /** The round's buckets, as the caller sent them. */
   key: string;
   ready: Promise<void>;
@@ -24,14 +32,16 @@ interface Listing {
  * own: at 1,000,000 records a round of 29 parts spent 40% of both peers' CPU passing over the
  * store (bench/anti-entropy-turns.ts, profiled).
  *
- * A listing is dropped when its round is over: when the caller asks about other buckets, asks
- * again about a sub-bucket it was answered (a new round of the same buckets), or `keepMs` after
- * it was made. Records replaced since the pass are answered as stored now (the answer reads
+ * A listing is dropped when its round is over: when the caller asks again about a sub-bucket it
+ * was answered (a new round of the same buckets), when it starts a third round beside two kept
+ * (the older goes), or `keepMs` after it was made. Records replaced since the pass are answered as stored now (the answer reads
  * the store again); one added since is missed, one purged since is left out: the next round
  * compares again, as it does after any scan in slices.
  */
 export class RoundListings {
-  private readonly byCaller = new Map<string, Listing>();
+  /** Each caller's listings, oldest first; callers in the order their newest listing was made. */
+  private readonly byCaller = new Map<string, Listing[]>();
+  private count = 0;
 
   constructor(
     private readonly components: { clock: Clock; scans: StoreScans; bucketCount: () => number },
@@ -69,19 +79,20 @@ export class RoundListings {
 
   /** Drops every listing (the peer is stopping). */
   clear(): void {
-    for (const listing of this.byCaller.values()) listing.expiry.cancel();
+    for (const listings of this.byCaller.values()) for (const listing of listings) listing.expiry.cancel();
     this.byCaller.clear();
+    this.count = 0;
   }
 
   /** The kept listing for `key` unless it answered some of `asked` already, or a new one of `listed` (sub-buckets of `buckets`). */
   private listingFor(from: string, key: string, buckets: readonly number[], listed: readonly number[], asked: readonly number[]): Listing {
-    const kept = this.byCaller.get(from);
-    if (kept !== undefined && kept.key === key && !asked.some((sub) => kept.answered.has(sub))) return kept;
-    if (kept !== undefined) this.drop(from, kept);
-    if (this.byCaller.size >= MAX_LISTINGS) {
-      const [oldest, listing] = this.byCaller.entries().next().value!;
-      this.drop(oldest, listing);
-    }
+    const kept = this.byCaller.get(from) ?? [];
+    const same = kept.find((listing) => listing.key === key);
+    if (same !== undefined && !asked.some((sub) => same.answered.has(sub))) return same;
+    // A new round of the same buckets replaces the old one's listing.
+    if (same !== undefined) this.drop(same);
+    if ((this.byCaller.get(from)?.length ?? 0) >= LISTINGS_PER_CALLER) this.drop(this.byCaller.get(from)![0]!);
+    if (this.count >= MAX_LISTINGS) this.drop(this.byCaller.values().next().value![0]!);
     const bySub = new Map<number, StoredInstance[]>();
     const { clock, scans, bucketCount } = this.components;
     const ready = scans.find(wantedSubBuckets(bucketCount(), new Set(buckets), new Set(listed)), (entry) => {
@@ -89,13 +100,22 @@ export class RoundListings {
       if (list === undefined) bySub.set(entry.subBucket, [entry]);
       else list.push(entry);
     });
-    const listing: Listing = { key, ready, bySub, answered: new Set(), expiry: clock.setTimeout(() => this.drop(from, listing), this.keepMs) };
-    this.byCaller.set(from, listing);
+    const listing: Listing = { from, key, ready, bySub, answered: new Set(), expiry: clock.setTimeout(() => this.drop(listing), this.keepMs) };
+    const listings = this.byCaller.get(from) ?? [];
+    // Moved to the end: the oldest caller's listings are the first dropped past MAX_LISTINGS.
+    this.byCaller.delete(from);
+    this.byCaller.set(from, [...listings, listing]);
+    this.count += 1;
     return listing;
   }
 
-  private drop(from: string, listing: Listing): void {
+  private drop(listing: Listing): void {
     listing.expiry.cancel();
-    if (this.byCaller.get(from) === listing) this.byCaller.delete(from);
+    const listings = this.byCaller.get(listing.from);
+    const at = listings?.indexOf(listing) ?? -1;
+    if (at < 0) return;
+    listings!.splice(at, 1);
+    this.count -= 1;
+    if (listings!.length === 0) this.byCaller.delete(listing.from);
   }
 }

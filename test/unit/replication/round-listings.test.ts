@@ -95,6 +95,39 @@ describe('RoundListings', () => {
     }
   });
 
+  it("keeps two rounds of one caller side by side (a round beside a stuck one): their parts interleave on one pass each", async () => {
+    const { clock, node, passes, scans, bucketCount, inSubs } = await scanned(3_000);
+    try {
+      const listings = new RoundListings({ clock, scans, bucketCount: () => bucketCount }, KEEP_MS);
+      const ask = async (buckets: number[], subBuckets: number[], round: number[]) => {
+        const asked = listings.entriesIn('peer-a', buckets, subBuckets, encodeRoundSubBuckets(buckets, round));
+        await clock.advance(0);
+        return (await asked).map(idOf).sort();
+      };
+      const first = { buckets: [5, 6], round: [...subsOf(5), ...subsOf(6)] };
+      const second = { buckets: [6, 7], round: [...subsOf(6), ...subsOf(7)] };
+      const third = { buckets: [8], round: subsOf(8) };
+      const half = (round: number[], n: 0 | 1) => round.slice(n * (round.length / 2), (n + 1) * (round.length / 2));
+      expect(await ask(first.buckets, half(first.round, 0), first.round)).toEqual(inSubs(half(first.round, 0)));
+      expect(await ask(second.buckets, half(second.round, 0), second.round)).toEqual(inSubs(half(second.round, 0)));
+      expect(await ask(first.buckets, half(first.round, 1), first.round)).toEqual(inSubs(half(first.round, 1)));
+      expect(await ask(second.buckets, half(second.round, 1), second.round)).toEqual(inSubs(half(second.round, 1)));
+      expect(passes).toHaveBeenCalledTimes(2);
+
+      // A third round drops the oldest listing: the first round's rest is listed again.
+      expect(await ask(third.buckets, third.round.slice(0, 4), third.round)).toEqual(inSubs(third.round.slice(0, 4)));
+      expect(passes).toHaveBeenCalledTimes(3);
+      const rest = [...subsOf(5)].slice(0, 2);
+      expect(await ask(first.buckets, rest, first.round)).toEqual(inSubs(rest));
+      expect(passes).toHaveBeenCalledTimes(4);
+      // The third's listing stayed (the second's went with the first's new one): its rest needs no pass.
+      expect(await ask(third.buckets, third.round.slice(4), third.round)).toEqual(inSubs(third.round.slice(4)));
+      expect(passes).toHaveBeenCalledTimes(4);
+    } finally {
+      await node.stop();
+    }
+  });
+
   it('gives the same sub-buckets asked twice at once to both, and answers sub-buckets outside the round on their own', async () => {
     const { clock, node, all, passes, scans, bucketCount, inSubs } = await scanned(3_000);
     try {

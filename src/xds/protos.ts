@@ -8,7 +8,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { addCommonProtos, loadProtosWithOptionsSync } from '@grpc/proto-loader/build/src/util.js';
 import type { Root, Type } from 'protobufjs';
 import type { DiscoveryResponse } from './stream.js';
-import { encodeDiscoveryResponse } from './wire.js';
+import { DiscoveryResponseWriter, encodeDiscoveryResponse } from './wire.js';
 
 /** The type URLs of the v3 resources the registry serves (what a DiscoveryRequest names). */
 export const TYPE_URLS = {
@@ -70,6 +70,8 @@ export class XdsProtos {
    * bytes as the ADS service's serializer, which encodes any other response.
    */
   readonly frameResponse: (response: DiscoveryResponse) => Buffer;
+  /** The same frame written in steps (wire.ts DiscoveryResponseWriter), for a large response written over several turns. */
+  readonly responseWriter: (response: DiscoveryResponse) => DiscoveryResponseWriter;
   private readonly root: Root;
   private readonly types = new Map<string, Type>();
 
@@ -82,6 +84,7 @@ export class XdsProtos {
     const sotw = ads.StreamAggregatedResources!;
     const encode = sotw.responseSerialize;
     this.frameResponse = (response) => encodeDiscoveryResponse(response, true);
+    this.responseWriter = (response) => new DiscoveryResponseWriter(response, true);
     const serialize = (response: { [PRE_ENCODED]?: Buffer }) => response[PRE_ENCODED] ?? encode(response);
     this.ads = { ...ads, StreamAggregatedResources: { ...sotw, responseSerialize: serialize } };
   }

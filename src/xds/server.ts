@@ -13,7 +13,7 @@ import { installPreFramedSend } from './grpc-framing.js';
 import { NameShares } from './name-shares.js';
 import { resourceNameOf } from './names.js';
 import type { XdsProtos } from './protos.js';
-import { ResponseEncoder } from './responses.js';
+import { FRAME_BYTES_PER_TURN, ResponseEncoder } from './responses.js';
 import { metricsPortOf } from '../adapters/metrics.js';
 import type { AdapterRecorders, OperationRecorder, HeldPoolRecorder } from '../metrics/adapter-metrics.js';
 import type { XdsRecorder } from '../metrics/dns-xds-recorders.js';
@@ -53,6 +53,8 @@ export interface XdsServerInit extends Pick<XdsConfig, 'namespaces' | 'lbPolicy'
   tls?: { cert: Buffer; key: Buffer };
   /** Units of work per turn of a wildcard set's build (WILDCARD_UNITS_PER_TURN; tests pick a small one). */
   wildcardUnitsPerTurn?: number;
+  /** Bytes of a response's frame written per turn (FRAME_BYTES_PER_TURN; tests pick a small one). */
+  frameBytesPerTurn?: number;
 }
 
 /** Ports of a peer with no token and no rate limit (unit tests of other concerns). */
@@ -120,7 +122,11 @@ export class XdsServer {
     this.typed = metrics.xds;
     this.sotwRequests = this.recorders.operation('StreamAggregatedResources');
     this.deltaRequests = this.recorders.operation('DeltaAggregatedResources');
-    this.responses = new ResponseEncoder((response) => components.protos.frameResponse(response));
+    this.responses = new ResponseEncoder((response) => components.protos.frameResponse(response), {
+      writer: (response) => components.protos.responseWriter(response),
+      bytesPerTurn: Math.max(1, init.frameBytesPerTurn ?? FRAME_BYTES_PER_TURN),
+      later: (run) => components.clock.setTimeout(run, 0),
+    });
     this.catalog = new XdsCatalog(
       {
         views: components.views,

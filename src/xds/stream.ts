@@ -7,6 +7,7 @@ import { policyFor, type ClientNode } from './client-policy.js';
 import { clientFields, clip } from './client-log.js';
 import type { NameShares } from './name-shares.js';
 import { TYPE_URLS, type AnyMessage } from './protos.js';
+import { ResponseOutbox } from './outbox.js';
 import type { NamedResource, ResponseEncoder } from './responses.js';
 import { KIND_OF_TYPE_URL, sendsWholeSet, Subscription } from './subscription.js';
 import type { XdsRecorder } from '../metrics/dns-xds-recorders.js';
@@ -289,6 +290,13 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
  * answered by what exists now) and a push (`changed`) with whatever moved.
  */
 export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
+  /** Responses in the order made: a large one is framed over several turns (outbox.ts). */
+  private readonly outbox = new ResponseOutbox(
+    (response) => this.call.write(response),
+    (error) => this.components.failed(error),
+    () => this.closed,
+  );
+
   /** Handles one request: ACK, NACK (logged and counted, never answered by a resend), or a (new) subscription. */
   request(request: DiscoveryRequest): void {
     const { stats, logger } = this.components;
@@ -425,6 +433,6 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
     const response = this.components.responses.response(TYPE_URL_OF[subscription.kind], resources);
     this.components.stats.responses += 1;
     subscription.nonce = response.nonce;
-    this.call.write(response);
+    this.outbox.send(response);
   }
 }

@@ -8,51 +8,91 @@ import type { DiscoveryResponse } from './stream.js';
  * wildcard response of 200,000 Clusters, in one turn of the event loop (bench/xds-wildcard.ts).
  *
  * With `framed`, the bytes come as the gRPC frame that carries them (grpc-framing.ts frameOf).
+ * `DiscoveryResponseWriter` writes the same bytes in steps.
  *
  * DiscoveryResponse (envoy/service/discovery/v3/discovery.proto): version_info = 1,
  * resources = 2 (repeated google.protobuf.Any: type_url = 1, value = 2), type_url = 4, nonce = 5.
  */
 export function encodeDiscoveryResponse(response: DiscoveryResponse, framed = false): Buffer {
-  // Every resource of a response has the same type URL, or one of a few: its bytes are made once.
-  const typeUrls = new Map<string, Buffer>();
-  let lastText = '';
-  let lastBytes: Buffer = Buffer.alloc(0);
-  const bytesOf = (text: string) => {
-    if (text === lastText) return lastBytes;
-    let bytes = typeUrls.get(text);
-    if (bytes === undefined) typeUrls.set(text, (bytes = Buffer.from(text, 'utf8')));
-    lastText = text;
-    return (lastBytes = bytes);
-  };
-  let size = stringFieldSize(Buffer.byteLength(response.version_info));
-  for (const any of response.resources) size += bytesFieldSize(anySize(bytesOf(any.type_url).length, any.value.length));
-  size += stringFieldSize(Buffer.byteLength(response.type_url)) + stringFieldSize(Buffer.byteLength(response.nonce));
-  // Framed: the gRPC frame's 5 bytes first (flag 0, the length), so the message is never copied into one.
-  const headroom = framed ? FRAME_HEADER_BYTES : 0;
-  const out = Buffer.allocUnsafe(headroom + size);
-  if (framed) {
-    out.writeUInt8(0, 0);
-    out.writeUInt32BE(size, 1);
+  const writer = new DiscoveryResponseWriter(response, framed);
+  writer.write(Infinity);
+  return writer.bytes;
+}
+
+/**
+ * `encodeDiscoveryResponse` in steps: the size and the buffer first, then the resources' bytes
+ * a bounded amount at a time (`write`), so that a response of tens of MB (every Cluster of
+ * 200,000 services, every endpoint of 1,000,000 instances) is copied over several turns of the
+ * event loop, not in one (responses.ts).
+ */
+export class DiscoveryResponseWriter {
+  /** The response's bytes (its gRPC frame when `framed`); whole once `write` answered true. */
+  readonly bytes: Buffer;
+  private at: number;
+  private next = 0;
+  private readonly typeUrlBytes: (text: string) => Buffer;
+
+  constructor(
+    private readonly response: DiscoveryResponse,
+    framed: boolean,
+  ) {
+    // Every resource of a response has the same type URL, or one of a few: its bytes are made once.
+    const typeUrls = new Map<string, Buffer>();
+    let lastText = '';
+    let lastBytes: Buffer = Buffer.alloc(0);
+    this.typeUrlBytes = (text: string) => {
+      if (text === lastText) return lastBytes;
+      let bytes = typeUrls.get(text);
+      if (bytes === undefined) typeUrls.set(text, (bytes = Buffer.from(text, 'utf8')));
+      lastText = text;
+      return (lastBytes = bytes);
+    };
+    let size = stringFieldSize(Buffer.byteLength(response.version_info));
+    for (const any of response.resources) size += bytesFieldSize(anySize(this.typeUrlBytes(any.type_url).length, any.value.length));
+    size += stringFieldSize(Buffer.byteLength(response.type_url)) + stringFieldSize(Buffer.byteLength(response.nonce));
+    // Framed: the gRPC frame's 5 bytes first (flag 0, the length), so the message is never copied into one.
+    const headroom = framed ? FRAME_HEADER_BYTES : 0;
+    this.bytes = Buffer.allocUnsafe(headroom + size);
+    if (framed) {
+      this.bytes.writeUInt8(0, 0);
+      this.bytes.writeUInt32BE(size, 1);
+    }
+    this.at = writeString(this.bytes, headroom, 0x0a, response.version_info);
   }
-  let at = writeString(out, headroom, 0x0a, response.version_info);
-  for (const any of response.resources) {
-    const typeUrl = bytesOf(any.type_url);
-    const { value } = any;
-    out[at++] = 0x12;
-    at = writeVarint(out, at, anySize(typeUrl.length, value.length));
-    out[at++] = 0x0a;
-    at = writeVarint(out, at, typeUrl.length);
-    // TypedArray.set: Buffer.copy checks its arguments on every call, a third of the time here.
-    out.set(typeUrl, at);
-    at += typeUrl.length;
-    out[at++] = 0x12;
-    at = writeVarint(out, at, value.length);
-    out.set(value, at);
-    at += value.length;
+
+  /** Writes resources until `maxBytes` more were written (at least one resource) or all were; true once the response is whole. */
+  write(maxBytes: number): boolean {
+    const { bytes: out, response } = this;
+    const { resources } = response;
+    if (this.next > resources.length) return true;
+    let at = this.at;
+    const until = at + maxBytes;
+    let next = this.next;
+    while (next < resources.length && (at < until || next === this.next)) {
+      const any = resources[next++]!;
+      const typeUrl = this.typeUrlBytes(any.type_url);
+      const { value } = any;
+      out[at++] = 0x12;
+      at = writeVarint(out, at, anySize(typeUrl.length, value.length));
+      out[at++] = 0x0a;
+      at = writeVarint(out, at, typeUrl.length);
+      // TypedArray.set: Buffer.copy checks its arguments on every call, a third of the time here.
+      out.set(typeUrl, at);
+      at += typeUrl.length;
+      out[at++] = 0x12;
+      at = writeVarint(out, at, value.length);
+      out.set(value, at);
+      at += value.length;
+    }
+    if (next === resources.length) {
+      at = writeString(out, at, 0x22, response.type_url);
+      at = writeString(out, at, 0x2a, response.nonce);
+      next += 1;
+    }
+    this.at = at;
+    this.next = next;
+    return next > resources.length;
   }
-  at = writeString(out, at, 0x22, response.type_url);
-  at = writeString(out, at, 0x2a, response.nonce);
-  return out;
 }
 
 const FRAME_HEADER_BYTES = 5;

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PRE_FRAMED } from '../../../src/xds/grpc-framing.js';
 import { PRE_ENCODED, TYPE_URLS, XdsProtos } from '../../../src/xds/protos.js';
-import { ResponseEncoder, type NamedResource } from '../../../src/xds/responses.js';
+import { isFramed, ResponseEncoder, whenFramed, type NamedResource } from '../../../src/xds/responses.js';
 import type { DiscoveryResponse } from '../../../src/xds/stream.js';
 
 const protos = new XdsProtos();
@@ -72,5 +72,82 @@ describe('responses shared within a push', () => {
     const after = encoder.response(TYPE_URLS.endpoints, [resource('greeter', 1)]);
     expect(new Set([...alone, first, second, after]).size).toBe(5);
     expect(encodes()).toBe(5);
+  });
+});
+
+describe('responses framed in turns', () => {
+  /** An encoder writing at most `bytesPerTurn` a turn, its turns run by hand (`turn()`). */
+  function inTurns(bytesPerTurn: number) {
+    const queued: (() => void)[] = [];
+    const encoder = new ResponseEncoder((response) => protos.frameResponse(response), { writer: (response) => protos.responseWriter(response), bytesPerTurn, later: (run) => queued.push(run) });
+    const turn = () => queued.shift()?.();
+    return { encoder, queued, turn };
+  }
+  const many = (count: number) => Array.from({ length: count }, (_, i) => resource(`service-${i}`, i + 1));
+
+  it('writes a frame larger than a turn over several turns, the same bytes in the end, and tells every waiter once, in order', () => {
+    const { encoder, queued, turn } = inTurns(64);
+    const response = encoder.response(TYPE_URLS.endpoints, many(20));
+    expect(isFramed(response)).toBe(false);
+    const told: string[] = [];
+    whenFramed(response, (error) => told.push(`first ${String(error)}`));
+    whenFramed(response, (error) => told.push(`second ${String(error)}`));
+    let turns = 0;
+    while (queued.length > 0) {
+      expect(told).toEqual([]);
+      turn();
+      turns += 1;
+    }
+    // 20 resources of about 80 bytes each (an Any with its type URL), 64 bytes a turn: one a turn, less the first turn's.
+    expect(turns).toBe(19);
+    expect(told).toEqual(['first undefined', 'second undefined']);
+    expect(isFramed(response)).toBe(true);
+    expect(response[PRE_FRAMED].equals(protos.frameResponse(response))).toBe(true);
+    expect(response[PRE_ENCODED].equals(protobufjsBytes(response))).toBe(true);
+    // Asked once whole: at once.
+    whenFramed(response, () => told.push('late'));
+    expect(told.at(-1)).toBe('late');
+  });
+
+  it('frames a response that fits one turn at once, as without turns', () => {
+    const { encoder, queued } = inTurns(1_000_000);
+    const response = encoder.response(TYPE_URLS.endpoints, many(20));
+    expect(queued).toHaveLength(0);
+    expect(isFramed(response)).toBe(true);
+    expect(response[PRE_FRAMED].equals(protos.frameResponse(response))).toBe(true);
+  });
+
+  it('shares a response framed in turns within a push, written once', () => {
+    const { encoder, queued, turn } = inTurns(64);
+    const writers = vi.spyOn(protos, 'responseWriter');
+    try {
+      const got: ReturnType<ResponseEncoder['response']>[] = [];
+      encoder.push(() => {
+        for (let stream = 0; stream < 10; stream += 1) got.push(encoder.response(TYPE_URLS.endpoints, many(20)));
+      });
+      expect(new Set(got).size).toBe(1);
+      expect(writers).toHaveBeenCalledTimes(1);
+      while (queued.length > 0) turn();
+      expect(isFramed(got[0]!)).toBe(true);
+    } finally {
+      writers.mockRestore();
+    }
+  });
+
+  it('tells the waiters of a frame whose writing threw the error, and the response is not framed', () => {
+    const queued: (() => void)[] = [];
+    const failure = new Error('disk on fire');
+    let steps = 0;
+    const encoder = new ResponseEncoder((response) => protos.frameResponse(response), {
+      writer: () => ({ bytes: Buffer.alloc(10), write: () => (steps++ === 0 ? false : (() => { throw failure; })()) }),
+      bytesPerTurn: 1,
+      later: (run) => queued.push(run),
+    });
+    const response = encoder.response(TYPE_URLS.endpoints, many(2));
+    const told: unknown[] = [];
+    whenFramed(response, (error) => told.push(error));
+    while (queued.length > 0) queued.shift()!();
+    expect(told).toEqual([failure]);
+    expect(isFramed(response)).toBe(false);
   });
 });

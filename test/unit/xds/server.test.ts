@@ -2,7 +2,7 @@ import { status } from '@grpc/grpc-js';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RegistryNode } from '../../../src/node.js';
 import { parseRegistration } from '../../../src/registry/validate.js';
-import { TYPE_URLS, XdsProtos } from '../../../src/xds/protos.js';
+import { PRE_ENCODED, TYPE_URLS, XdsProtos } from '../../../src/xds/protos.js';
 import { XdsServer } from '../../../src/xds/server.js';
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse } from '../../../src/xds/delta-stream.js';
 import { MAX_RESOURCE_NAMES, type DiscoveryRequest, type DiscoveryResponse } from '../../../src/xds/stream.js';
@@ -54,7 +54,7 @@ async function push(clock: FakeClock): Promise<void> {
 
 /** How many DiscoveryResponses `run` has the protos encode. */
 async function countEncodes(run: () => Promise<void>): Promise<number> {
-  const spy = vi.spyOn(protos, 'frameResponse');
+  const spy = vi.spyOn(protos, 'responseWriter');
   try {
     await run();
     return spy.mock.calls.length;
@@ -148,6 +148,29 @@ describe('XdsServer (state of the world ADS)', () => {
     register(node, 4, { namespace: 'hidden' });
     await push(clock);
     expect(call.responses).toHaveLength(1);
+  });
+
+  it('sends a wildcard answer larger than a turn over several turns, whole, and a smaller answer made after it only after it', async () => {
+    const { node, clock } = await createTestNode();
+    server = new XdsServer({ views: node.views, clock, logger: recordingLogger(), protos }, { host: '127.0.0.1', port: 0, namespaces: ['default'], lbPolicy: 'ring_hash', pushCoalesceMs: COALESCE_MS, frameBytesPerTurn: 256 });
+    const call = new FakeCall();
+    server.attach(call as never);
+    for (let i = 0; i < 20; i += 1) {
+      node.registry.register(parseRegistration({ service: `svc-${i}`, host: '10.0.0.1', port: 1 + i, leaseDurationMs: 60_000 }, 'default', node.config.limits, node.config.cluster));
+    }
+    call.send({ type_url: TYPE_URLS.cluster, resource_names: [], node: { id: 'c1' } });
+    // Twenty Clusters are about 4 KB: sixteen turns and more, none of it sent before the last.
+    expect(call.responses).toHaveLength(0);
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names: ['svc-3'] });
+    expect(call.responses).toHaveLength(0);
+    await clock.advance(0);
+    for (let turns = 0; call.responses.length === 0 && turns < 100; turns += 1) await clock.advance(1);
+    expect(call.responses.map((response) => response.type_url)).toEqual([TYPE_URLS.cluster, TYPE_URLS.endpoints]);
+    expect(names(call.responses[0]!).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `svc-${i}`).sort());
+    expect(endpointPorts(call.responses[1]!)).toEqual([4]);
+    // The bytes sent are the response's, whole.
+    const sent = call.responses[0] as DiscoveryResponse & { [PRE_ENCODED]: Buffer };
+    expect(names(protos.ads.StreamAggregatedResources!.responseDeserialize(sent[PRE_ENCODED]) as DiscoveryResponse)).toEqual(names(sent));
   });
 
   it('pushes nothing when a view is rebuilt with the same endpoints (lease countdowns only)', async () => {

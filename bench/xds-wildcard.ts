@@ -11,6 +11,10 @@
  *   - the push of one change (a new instance of one service) to both streams, 1.1 s later;
  *   - the same again, 1.1 s after that.
  *
+ * Each stream's call encodes what it is written as grpc-js does in `write` (the ADS service's
+ * serializer and the gRPC frame), in the turn it is written; an incremental answer comes in
+ * parts, and its figure waits for every part.
+ *
  * The clock is the test clock (test/support/fake-clock.ts): its timers fire inside `advance`,
  * with real turns of the loop between them, so the ticker sees each timer's work as a turn.
  *   npx tsx bench/xds-wildcard.ts [--instances=1000000] [--services=1000]
@@ -24,6 +28,7 @@ import type { DiscoveryRequest, DiscoveryResponse } from '../src/xds/stream.js';
 import { createTestNode } from '../test/support/node.js';
 import { record } from '../test/support/records.js';
 import { FakeAdsCall } from '../test/support/xds.js';
+import { frameOf, PRE_FRAMED } from '../src/xds/grpc-framing.js';
 import { round, table, turnGaps } from './lib.js';
 
 const argument = (name: string, fallback: number) => Number(process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
@@ -51,8 +56,24 @@ const server = new XdsServer(
   { views: node.views, clock, logger: silentLogger, protos, regionOfZone: node.regionOfZone } as ConstructorParameters<typeof XdsServer>[0],
   { host: '127.0.0.1', port: 0, namespaces: ['default'], lbPolicy: 'ring_hash', pushCoalesceMs: COALESCE_MS },
 );
-const sotw = new FakeAdsCall<DiscoveryRequest, DiscoveryResponse>();
-const delta = new FakeAdsCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse>();
+/**
+ * A call that encodes what it is written as grpc-js would in `write` (in the writer's turn): the
+ * ADS service's serializer, then the gRPC frame around it (a copy), unless the response carries
+ * its frame already (grpc-framing.ts: every state-of-the-world response does).
+ */
+class EncodingCall<Request, Response> extends FakeAdsCall<Request, Response> {
+  bytes = 0;
+  constructor(private readonly serialize: (response: Response) => Buffer) {
+    super();
+  }
+  override write(response: Response): boolean {
+    const framed = (response as { [PRE_FRAMED]?: Buffer })[PRE_FRAMED];
+    this.bytes += (framed ?? frameOf(this.serialize(response))).length;
+    return super.write(response);
+  }
+}
+const sotw = new EncodingCall<DiscoveryRequest, DiscoveryResponse>((response) => protos.ads.StreamAggregatedResources!.responseSerialize(response));
+const delta = new EncodingCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse>((response) => protos.ads.DeltaAggregatedResources!.responseSerialize(response));
 server.attach(sotw as never);
 server.attachDelta(delta as never);
 const TYPES = [TYPE_URLS.cluster, TYPE_URLS.endpoints];
@@ -63,6 +84,10 @@ async function until(done: () => boolean): Promise<void> {
   while (!done()) await clock.advance(1);
 }
 const gotAll = (call: { responses: { type_url: string }[] }, from: number) => () => TYPES.every((type) => call.responses.slice(from).some((response) => response.type_url === type));
+/** Every resource of each type received since `from` (an incremental answer comes in parts, one a turn). */
+const receivedOf = (call: { responses: DeltaDiscoveryResponse[] }, from: number, type: string) =>
+  call.responses.slice(from).reduce((sum, response) => sum + (response.type_url === type ? response.resources.length : 0), 0);
+const partsOf = (call: { responses: DeltaDiscoveryResponse[] }, from: number, type: string) => call.responses.slice(from).filter((response) => response.type_url === type).length;
 const lastOf = <R extends { type_url: string }>(call: { responses: R[] }, type: string) => call.responses.findLast((response) => response.type_url === type)!;
 const ackSotw = () => {
   for (const type of TYPES) sotw.send({ type_url: type, resource_names: [], version_info: lastOf(sotw, type).version_info, response_nonce: lastOf(sotw, type).nonce });
@@ -94,9 +119,10 @@ row(
   'incremental: first wildcard CDS + EDS',
   await turns(async () => {
     for (const type of TYPES) delta.send({ type_url: type, resource_names_subscribe: ['*'], node: { id: 'bench' } });
-    await until(gotAll(delta, from));
+    await until(() => TYPES.every((type) => receivedOf(delta, from, type) >= S));
   }),
-  `${sizeOf(lastOf(delta, TYPE_URLS.cluster))} clusters, ${sizeOf(lastOf(delta, TYPE_URLS.endpoints))} assignments`,
+  `${receivedOf(delta, from, TYPE_URLS.cluster)} clusters in ${partsOf(delta, from, TYPE_URLS.cluster)} response(s), ` +
+    `${receivedOf(delta, from, TYPE_URLS.endpoints)} assignments in ${partsOf(delta, from, TYPE_URLS.endpoints)}`,
 );
 ackDelta();
 

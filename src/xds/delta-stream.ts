@@ -3,6 +3,7 @@ import type { AnyMessage } from './protos.js';
 import { clientFields } from './client-log.js';
 import { PushStream, TYPE_URL_OF, type RequestNode } from './stream.js';
 import type { WildcardSet } from './wildcard-set.js';
+import { OrderedWrites, oneATurn } from './ordered-writes.js';
 
 /** A DeltaDiscoveryRequest as the ADS service definition decodes it (snake_case). */
 export interface DeltaDiscoveryRequest {
@@ -24,6 +25,18 @@ export interface DeltaDiscoveryResponse {
 }
 
 const NO_NAMES: ReadonlySet<string> = new Set();
+
+/**
+ * Most resources one incremental response carries; an answer with more (a wildcard's first: every
+ * service) goes as several responses, one a turn (ordered-writes.ts), each encoded by grpc-js in
+ * a few ms: one response of 200,000 took about 600 ms of one turn to encode. The protocol lets
+ * a server send what a client lacks over as many responses as it likes.
+ */
+export const DELTA_RESOURCES_PER_RESPONSE = 2_000;
+/** Most bytes of resources one incremental response carries (at least one resource): 45 KB each, 1,000 endpoints a service, are 45 MB. */
+export const DELTA_BYTES_PER_RESPONSE = 4 * 1024 * 1024;
+/** Most names one response's `removed_resources` carries. */
+const REMOVED_PER_RESPONSE = 10_000;
 
 /** One type's subscription on one incremental stream: what is wanted and what the client holds. */
 class DeltaSubscription {
@@ -87,6 +100,13 @@ class DeltaSubscription {
  */
 export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscoveryResponse> {
   private nonceCounter = 0;
+  /** Responses in the order made, one a turn when an answer is split (ordered-writes.ts). */
+  private readonly writes = new OrderedWrites<DeltaDiscoveryResponse>(
+    (response) => this.call.write(response),
+    oneATurn(this.components.later),
+    (error) => this.components.failed(error),
+    () => this.closed,
+  );
 
   request(request: DeltaDiscoveryRequest): void {
     const { stats, logger } = this.components;
@@ -193,7 +213,9 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
       }
     }
     if (resources.length === 0 && removed.length === 0) return;
-    this.call.write({ system_version_info: '', resources, type_url: TYPE_URL_OF[kind], removed_resources: removed, nonce: this.nextNonce() });
+    const typeUrl = TYPE_URL_OF[kind];
+    const parts = splitAnswer(resources, removed, this.components.deltaResourcesPerResponse ?? DELTA_RESOURCES_PER_RESPONSE);
+    this.writes.send(...parts.map((part) => ({ system_version_info: '', resources: part.resources, type_url: typeUrl, removed_resources: part.removed, nonce: this.nextNonce() })));
   }
 
   /** A delta response is this stream's alone (what it lacks): its nonce is counted per stream. */
@@ -201,4 +223,29 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
     this.components.stats.responses += 1;
     return (++this.nonceCounter).toString(36);
   }
+}
+
+/** An answer in parts of at most `perResponse` resources and DELTA_BYTES_PER_RESPONSE bytes of them, the removed names spread over the first parts. */
+function splitAnswer(
+  resources: DeltaDiscoveryResponse['resources'],
+  removed: string[],
+  perResponse: number,
+): { resources: DeltaDiscoveryResponse['resources']; removed: string[] }[] {
+  const groups: DeltaDiscoveryResponse['resources'][] = [];
+  let group: DeltaDiscoveryResponse['resources'] = [];
+  let bytes = 0;
+  for (const resource of resources) {
+    const size = resource.resource.value.length;
+    if (group.length > 0 && (group.length >= perResponse || bytes + size > DELTA_BYTES_PER_RESPONSE)) {
+      groups.push(group);
+      group = [];
+      bytes = 0;
+    }
+    group.push(resource);
+    bytes += size;
+  }
+  if (group.length > 0) groups.push(group);
+  const parts = Math.max(groups.length, Math.ceil(removed.length / REMOVED_PER_RESPONSE));
+  if (parts <= 1) return [{ resources, removed }];
+  return Array.from({ length: parts }, (_, i) => ({ resources: groups[i] ?? [], removed: removed.slice(i * REMOVED_PER_RESPONSE, (i + 1) * REMOVED_PER_RESPONSE) }));
 }

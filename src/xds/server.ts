@@ -55,6 +55,8 @@ export interface XdsServerInit extends Pick<XdsConfig, 'namespaces' | 'lbPolicy'
   wildcardUnitsPerTurn?: number;
   /** Bytes of a response's frame written per turn (FRAME_BYTES_PER_TURN; tests pick a small one). */
   frameBytesPerTurn?: number;
+  /** Most resources of an incremental response (DELTA_RESOURCES_PER_RESPONSE; tests pick a small one). */
+  deltaResourcesPerResponse?: number;
 }
 
 /** Ports of a peer with no token and no rate limit (unit tests of other concerns). */
@@ -275,7 +277,11 @@ export class XdsServer {
 
   private streamComponents(failed: (error: unknown) => void): AdsStreamComponents {
     const { catalog, stats, responses, names, typed, wildcard } = this;
-    return { catalog, logger: this.components.logger, stats, responses, names, lbPolicy: this.init.lbPolicy, typed, wildcard, failed };
+    const later = (run: () => void) => {
+      this.components.clock.setTimeout(run, 0);
+    };
+    const perResponse = this.init.deltaResourcesPerResponse;
+    return { catalog, logger: this.components.logger, stats, responses, names, lbPolicy: this.init.lbPolicy, typed, wildcard, failed, later, ...(perResponse ? { deltaResourcesPerResponse: perResponse } : {}) };
   }
 
   /** Ends a call with a refusal's status (counted, and logged: the contract's logger samples a flood of them). */

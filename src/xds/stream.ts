@@ -7,8 +7,8 @@ import { policyFor, type ClientNode } from './client-policy.js';
 import { clientFields, clip } from './client-log.js';
 import type { NameShares } from './name-shares.js';
 import { TYPE_URLS, type AnyMessage } from './protos.js';
-import { ResponseOutbox } from './outbox.js';
-import type { NamedResource, ResponseEncoder } from './responses.js';
+import { FRAMED, OrderedWrites } from './ordered-writes.js';
+import type { EncodedResponse, NamedResource, ResponseEncoder } from './responses.js';
 import { KIND_OF_TYPE_URL, sendsWholeSet, Subscription } from './subscription.js';
 import type { XdsRecorder } from '../metrics/dns-xds-recorders.js';
 
@@ -65,6 +65,10 @@ export interface AdsStreamComponents {
   wildcard: Pick<WildcardSets, 'when' | 'changedSince'>;
   /** Ends the stream for an answer that failed after its request's turn (a wildcard set's): logged, INTERNAL. */
   failed: (error: unknown) => void;
+  /** Runs `run` in a later turn (the clock's `setTimeout(0)`): an incremental answer split in parts sends one a turn; none: all at once. */
+  later?: (run: () => void) => void;
+  /** Most resources an incremental response carries (DELTA_RESOURCES_PER_RESPONSE; tests pick a small one). */
+  deltaResourcesPerResponse?: number;
 }
 
 /** Who a stream serves: its principal's key for shares, and which namespaces it may read. */
@@ -290,9 +294,10 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
  * answered by what exists now) and a push (`changed`) with whatever moved.
  */
 export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
-  /** Responses in the order made: a large one is framed over several turns (outbox.ts). */
-  private readonly outbox = new ResponseOutbox(
+  /** Responses in the order made: a large one is framed over several turns (responses.ts), those made after it wait. */
+  private readonly writes = new OrderedWrites<EncodedResponse>(
     (response) => this.call.write(response),
+    FRAMED,
     (error) => this.components.failed(error),
     () => this.closed,
   );
@@ -433,6 +438,6 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
     const response = this.components.responses.response(TYPE_URL_OF[subscription.kind], resources);
     this.components.stats.responses += 1;
     subscription.nonce = response.nonce;
-    this.outbox.send(response);
+    this.writes.send(response);
   }
 }

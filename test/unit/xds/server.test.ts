@@ -393,6 +393,31 @@ describe('incremental (delta) ADS', () => {
     expect(deltaPorts(call.last())).toEqual([1]);
   });
 
+  it('sends an answer of more resources than a response carries as several responses, one a turn, in order with what follows', async () => {
+    const { node, clock } = await createTestNode();
+    server = new XdsServer({ views: node.views, clock, logger: node.components.logger, protos }, { host: '127.0.0.1', port: 0, namespaces: ['default'], lbPolicy: 'ring_hash', pushCoalesceMs: COALESCE_MS, deltaResourcesPerResponse: 3 });
+    const call = new FakeDeltaCall();
+    server.attachDelta(call as never);
+    const services = Array.from({ length: 8 }, (_, i) => `svc-${i}`);
+    for (const [i, service] of services.entries()) register(node, 1 + i, { service });
+    call.send({ type_url: TYPE_URLS.endpoints, resource_names_subscribe: [...services, 'missing'] });
+    // The first part at once, with the names that do not exist; the others in later turns
+    // (each a timer of its own: paced-writes.test.ts), and a push made meanwhile after them.
+    expect(call.responses).toHaveLength(1);
+    expect(call.last().resources).toHaveLength(3);
+    expect(call.last().removed_resources).toEqual(['missing']);
+    register(node, 100, { service: 'svc-0' });
+    await clock.advance(COALESCE_MS);
+    expect(call.responses).toHaveLength(4);
+    // The push of svc-0 came after every part of the answer before it.
+    expect(call.last().resources.map((r) => r.name)).toEqual(['svc-0']);
+    const parts = call.responses.slice(0, 3);
+    expect(parts.map((part) => part.resources.length)).toEqual([3, 3, 2]);
+    expect(parts.flatMap((part) => part.resources.map((r) => r.name)).sort()).toEqual([...services].sort());
+    expect(new Set(call.responses.map((response) => response.nonce)).size).toBe(4);
+    expect(server.stats.responses).toBe(4);
+  });
+
   it('sends only what changed, nothing on an ACK, and nothing after an unsubscribe', async () => {
     const { node, clock, call, server } = await setUpDelta();
     register(node, 1);

@@ -3,6 +3,7 @@ import type { AnyMessage } from './protos.js';
 import { clientFields } from './client-log.js';
 import { PushStream, TYPE_URL_OF, type RequestNode } from './stream.js';
 import type { WildcardSet } from './wildcard-set.js';
+import { HeldVersions } from './held-versions.js';
 import { OrderedWrites, oneATurn } from './ordered-writes.js';
 
 /** A DeltaDiscoveryRequest as the ADS service definition decodes it (snake_case). */
@@ -42,8 +43,8 @@ const REMOVED_PER_RESPONSE = 10_000;
 class DeltaSubscription {
   wildcard = false;
   readonly names = new Set<string>();
-  /** Name -> version the client holds (sent here, or announced in `initial_resource_versions`). */
-  readonly held = new Map<string, number>();
+  /** Name -> version the client holds (sent here, or announced in `initial_resource_versions`); a wildcard's last set as the set (held-versions.ts). */
+  readonly held = new HeldVersions();
   /** The wildcard set (wildcard-set.ts) whose resources `held` holds, by generation; 0: none (a push then compares the whole set). */
   wildcardGeneration = 0;
   private seenRequest = false;
@@ -167,7 +168,7 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
     // A set older than one it was sent (answers go out one a turn, wildcard-set.ts): its names only.
     if (set !== null && set.generation < subscription.wildcardGeneration) return this.respondWith(subscription, added, null, true);
     const { kind, held } = subscription;
-    const resources: DeltaDiscoveryResponse['resources'] = [];
+    let resources: DeltaDiscoveryResponse['resources'] = [];
     const removed: string[] = [];
     const visibleIn = (name: string) => {
       const entry = set?.byName.get(name);
@@ -186,7 +187,11 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
     let walkedHeld = set === null && !namesOnly;
     if (set !== null) {
       const changed = this.components.wildcard.changedSince(this.policy(), subscription.wildcardGeneration, set.generation);
-      if (changed === null) {
+      if (changed === null && held.empty) {
+        // A first answer: every resource of the set it may see is new to the client (a list shared by the streams).
+        resources = this.wholeList(set, kind).slice();
+        walkedHeld = true;
+      } else if (changed === null) {
         for (const entry of set.entries) if (this.access.sees(entry.namespace)) offer(entry.name, entry.resources[kind], entry.versions[kind]);
         walkedHeld = true;
       } else {
@@ -212,10 +217,43 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
         }
       }
     }
+    if (set !== null) this.holdSet(subscription, set);
     if (resources.length === 0 && removed.length === 0) return;
     const typeUrl = TYPE_URL_OF[kind];
     const parts = splitAnswer(resources, removed, this.components.deltaResourcesPerResponse ?? DELTA_RESOURCES_PER_RESPONSE);
     this.writes.send(...parts.map((part) => ({ system_version_info: '', resources: part.resources, type_url: typeUrl, removed_resources: part.removed, nonce: this.nextNonce() })));
+  }
+
+  /**
+   * After an answer from `set`: the client holds the set's resources it may see, and those of
+   * its names outside them, as sent. The set is kept as the set (held-versions.ts), the few
+   * names outside it on their own.
+   */
+  private holdSet(subscription: DeltaSubscription, set: WildcardSet): void {
+    const { held, kind } = subscription;
+    const outside: [string, number][] = [];
+    for (const name of subscription.names) {
+      const entry = set.byName.get(name);
+      if (entry !== undefined && this.sees(entry.namespace)) continue;
+      const version = held.get(name);
+      if (version !== undefined) outside.push([name, version]);
+    }
+    held.holdWhole(set, kind, this.sees);
+    for (const [name, version] of outside) held.set(name, version);
+  }
+
+  /** Every resource of `kind` in `set` this stream may see, as a response carries it: one list per set and visible namespaces, shared by the streams. */
+  private wholeList(set: WildcardSet, kind: ResourceKind): DeltaDiscoveryResponse['resources'] {
+    const key = `delta\n${kind}\n${this.visibleNamespaces()}`;
+    let list = set.shared.get(key) as DeltaDiscoveryResponse['resources'] | undefined;
+    if (list === undefined) {
+      list = [];
+      for (const entry of set.entries) {
+        if (this.sees(entry.namespace)) list.push({ name: entry.name, version: String(entry.versions[kind]), resource: entry.resources[kind] });
+      }
+      set.shared.set(key, list);
+    }
+    return list;
   }
 
   /** A delta response is this stream's alone (what it lacks): its nonce is counted per stream. */
@@ -231,20 +269,20 @@ function splitAnswer(
   removed: string[],
   perResponse: number,
 ): { resources: DeltaDiscoveryResponse['resources']; removed: string[] }[] {
+  // Slices of the list, not a push per resource: a wildcard's first answer is 200,000 of them.
   const groups: DeltaDiscoveryResponse['resources'][] = [];
-  let group: DeltaDiscoveryResponse['resources'] = [];
+  let start = 0;
   let bytes = 0;
-  for (const resource of resources) {
-    const size = resource.resource.value.length;
-    if (group.length > 0 && (group.length >= perResponse || bytes + size > DELTA_BYTES_PER_RESPONSE)) {
-      groups.push(group);
-      group = [];
+  for (let i = 0; i < resources.length; i += 1) {
+    const size = resources[i]!.resource.value.length;
+    if (i > start && (i - start >= perResponse || bytes + size > DELTA_BYTES_PER_RESPONSE)) {
+      groups.push(resources.slice(start, i));
+      start = i;
       bytes = 0;
     }
-    group.push(resource);
     bytes += size;
   }
-  if (group.length > 0) groups.push(group);
+  if (start < resources.length) groups.push(start === 0 ? resources : resources.slice(start));
   const parts = Math.max(groups.length, Math.ceil(removed.length / REMOVED_PER_RESPONSE));
   if (parts <= 1) return [{ resources, removed }];
   return Array.from({ length: parts }, (_, i) => ({ resources: groups[i] ?? [], removed: removed.slice(i * REMOVED_PER_RESPONSE, (i + 1) * REMOVED_PER_RESPONSE) }));

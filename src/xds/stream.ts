@@ -135,6 +135,8 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
   /** Names this stream subscribes to, every type together (counted in its owner's share). */
   private namesHeld = 0;
   private visible: string | undefined;
+  /** Whether the stream may see a namespace's resources (its token's). */
+  protected readonly sees = (namespace: string): boolean => this.access.sees(namespace);
 
   constructor(
     protected readonly call: { write(response: Response): unknown },
@@ -390,13 +392,16 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
     const changed = this.components.wildcard.changedSince(this.policy(), since, set.generation);
     subscription.wildcardGeneration = set.generation;
     // The resources whose version the client lacks (what a ClusterLoadAssignment response carries).
-    const fresh: NamedResource[] = [];
+    let fresh: NamedResource[] = [];
     let moved = false;
     const offer = (entry: ServiceEntry) => {
       const version = entry.versions[kind];
       if (sent.get(entry.name) !== version) fresh.push({ name: entry.name, any: entry.resources[kind], version });
     };
-    if (changed === null) {
+    if (changed === null && sent.empty) {
+      // A first answer: every resource it may see is new to the client (the list shared by the streams).
+      fresh = this.wholeList(set, kind);
+    } else if (changed === null) {
       for (const entry of set.entries) if (this.access.sees(entry.namespace)) offer(entry);
       // A wildcard client holds what it was sent: tell it of what no longer exists.
       for (const name of sent.keys()) {
@@ -413,9 +418,11 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
         else if (sent.delete(name) && whole) moved = true;
       }
     }
+    // Sent or not, what the client holds from now on is the set's resources it may see, no more.
+    sent.holdWhole(set, kind, this.sees);
     if (fresh.length > 0) moved = true;
     if (!moved && !always) return;
-    this.write(subscription, whole ? this.wholeList(set, kind) : fresh, fresh, true);
+    this.write(subscription, whole ? this.wholeList(set, kind) : fresh, [], true);
   }
 
   /** Every resource of `kind` in `set` this stream may see, in the set's order: shared by the streams that see the same namespaces. */

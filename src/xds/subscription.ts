@@ -1,4 +1,5 @@
 import type { ResourceKind } from './catalog.js';
+import { HeldVersions } from './held-versions.js';
 import { TYPE_URLS } from './protos.js';
 
 /** The resource kind of each type URL the registry serves (RDS is not: routes travel inline). */
@@ -41,8 +42,8 @@ export type RequestKind = 'initial' | 'ack' | 'nack' | 'stale';
 export class Subscription {
   wildcard = false;
   readonly names = new Set<string>();
-  /** Name -> version last sent on this stream. */
-  readonly sent = new Map<string, number>();
+  /** Name -> version last sent on this stream (a wildcard's: its last set, held-versions.ts). */
+  readonly sent = new HeldVersions();
   nonce = '';
   /** How many responses of this type went out on this stream. */
   responses = 0;

@@ -9,10 +9,13 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 /** The paths the shortcut is asked about: those of `GET /v1/services/:service`, and of the routes below it. */
 export const DISCOVER_PREFIX = '/v1/services/';
 
-/** A listing as the route answers it: the service's revision (`X-Registry-Index`) and the shared bytes. */
+/**
+ * A listing as the route answers it: the service's revision (`X-Registry-Index`) and the shared
+ * bytes, or their build in slices (a large service's, instance-json.ts).
+ */
 export interface SharedListing {
   revision: number;
-  bytes: Buffer;
+  bytes: Buffer | Promise<Buffer>;
 }
 
 const ROUTE = CLIENT_ROUTES.service;
@@ -56,7 +59,8 @@ export function discoverShortcut(context: ShortcutContext, listing: (rawService:
     if (query.index !== undefined || query.near !== undefined) return false;
     const admission = context.guard.admit(raw, ROUTE.access, query);
     const answer = admission.allowed && (!ROUTE.gatedUntilReady || context.ready()) ? listingOrNothing(listing, service, query) : undefined;
-    if (answer === undefined) {
+    // Bytes still being built (a large service's, in slices): the route waits for them.
+    if (answer === undefined || !Buffer.isBuffer(answer.bytes)) {
       // The request is counted: fastify gets the admission with it.
       context.guard.handOn(raw, admission);
       return false;

@@ -4,6 +4,7 @@ import { groupOf, type InstanceRecord, type StoredInstance } from '../registry/t
 import { leaseRemainingMs, leaseState, type LeaseView } from '../registry/visibility.js';
 import type { ServiceView, ServiceViews } from '../views/service-views.js';
 import { regionOf, toInstanceView } from '../registry/view.js';
+import { readsBudget, yieldToLoop } from '../http/loop-budget.js';
 
 /**
  * The JSON of an instance view, the same bytes as `JSON.stringify(toInstanceView(entry, view))`
@@ -191,16 +192,31 @@ export function listingName(selection: ListingSelection): string {
   return selection.allStatuses ? names.all : names.up;
 }
 
-/** A listing's encoding of one view: how often it was read, and its bytes from the second read on. */
+/** A listing's encoding of one view: how often it was read, its bytes from the second read on, and its build in turns while one runs. */
 interface KeptListing {
   reads: number;
   bytes: Buffer | undefined;
+  building: Promise<Buffer> | undefined;
 }
+
+/**
+ * Served instances past which a listing is built in slices, yielding whenever the peer's reads
+ * have held the loop for their budget (src/http/loop-budget.ts), instead of in one turn: a
+ * listing costs about 2.5 µs an instance to write, and one of 100,000 instances (a service
+ * whose `limits.instancesPerServiceMax` was raised) held the loop for 410-660 ms after every
+ * change (its view built, then written). Smaller listings are written at once, in the
+ * request's turn, as the hottest read wants.
+ */
+export const LISTING_IN_TURNS_MIN_INSTANCES = 5_000;
+/** Instances written between two looks at the budget. */
+const BUDGET_CHECK_INSTANCES = 200;
 
 /**
  * The bytes of a listing, built once per view and selection from its second read on, and then
  * shared by every reader of it (ServiceViews.encoding). A group no instance of the view has is answered without caching,
- * so that queries naming made-up groups cannot fill the cache.
+ * so that queries naming made-up groups cannot fill the cache. A listing of more than
+ * `LISTING_IN_TURNS_MIN_INSTANCES` comes as a promise, built in slices, one build shared by
+ * every reader that asks while it runs.
  */
 export function listingBytes(
   views: ServiceViews,
@@ -208,11 +224,14 @@ export function listingBytes(
   selection: ListingSelection,
   parts: InstanceJsonCache,
   leases: () => LeaseView,
-): Buffer {
-  const build = (built: ServiceView): Buffer => {
+): Buffer | Promise<Buffer> {
+  const inTurns = view.served.length > LISTING_IN_TURNS_MIN_INSTANCES;
+  const build = (built: ServiceView): Buffer | Promise<Buffer> => {
     const { entries, ...listing } = selectListing(built, selection, leases);
     const asOf = { ...leases(), nowMs: built.builtAtMs };
-    return Buffer.from(`${JSON.stringify(listing).slice(0, -1)},"instances":${parts.instancesJson(entries, asOf)}}`);
+    const head = `${JSON.stringify(listing).slice(0, -1)},"instances":`;
+    if (!inTurns) return Buffer.from(`${head}${parts.instancesJson(entries, asOf)}}`);
+    return writeInSlices(head, entries, asOf, parts);
   };
   const { group } = selection;
   if (group !== null && !view.served.some((entry) => groupOf(entry.record.data) === group)) return build(view);
@@ -220,8 +239,38 @@ export function listingBytes(
   // Kept from the second read of a view on: a service read once per change (a registry listed
   // once, say) costs no retained bytes (a 1,000-instance listing is 500 KB), while every hot
   // service is built at most twice per change and shared by all of its readers.
-  const kept = views.encoding<KeptListing>(view, name, () => ({ reads: 0, bytes: undefined }));
+  const kept = views.encoding<KeptListing>(view, name, () => ({ reads: 0, bytes: undefined, building: undefined }));
   kept.reads += 1;
-  if (kept.reads === 1) return build(view);
-  return (kept.bytes ??= build(view));
+  if (kept.bytes !== undefined) return kept.bytes;
+  if (kept.building !== undefined) return kept.building;
+  const keep = kept.reads > 1;
+  const built = build(view);
+  if (Buffer.isBuffer(built)) {
+    if (keep) kept.bytes = built;
+    return built;
+  }
+  // Every reader asking meanwhile waits for this build; kept when a second read came by its end.
+  kept.building = built
+    .then((bytes) => {
+      if (kept.reads > 1) kept.bytes = bytes;
+      return bytes;
+    })
+    .finally(() => (kept.building = undefined));
+  return kept.building;
+}
+
+/** `head`, the instances' JSON array and the closing brace, written in slices within the reads' budget. */
+async function writeInSlices(head: string, entries: readonly StoredInstance[], asOf: LeaseView, parts: InstanceJsonCache): Promise<Buffer> {
+  const chunks: Buffer[] = [Buffer.from(`${head}[`)];
+  let text = '';
+  for (let i = 0; i < entries.length; i++) {
+    if (i % BUDGET_CHECK_INSTANCES === 0 && i > 0 && readsBudget.spent()) {
+      chunks.push(Buffer.from(text));
+      text = '';
+      await yieldToLoop();
+    }
+    text += (i === 0 ? '' : ',') + parts.instanceJson(entries[i]!, asOf);
+  }
+  chunks.push(Buffer.from(`${text}]}`));
+  return Buffer.concat(chunks);
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inject, type InjectOptions, type Response } from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildServer } from '../../../src/http/server.js';
+import { LISTING_IN_TURNS_MIN_INSTANCES } from '../../../src/native/instance-json.js';
 import type { FastifyInstance } from 'fastify';
 import { createTestNode, type TestNode } from '../../support/node.js';
 import { bearer, securedFile, TOKENS } from '../../support/security.js';
@@ -74,6 +75,21 @@ describe('the front door', () => {
         expect(through.headers['x-registry-index'], url).toBe(String(JSON.parse(through.body).revision));
       }
     }
+  });
+
+  it('hands fastify a discover of a service so large its listing is built in slices, answered once built, the same bytes', async () => {
+    const door = await openDoor({ file: { limits: { instancesPerServiceMax: 100_000 } } });
+    const count = LISTING_IN_TURNS_MIN_INSTANCES + 10;
+    for (let i = 0; i < count; i++) {
+      door.node.registry.register({ namespace: 'default', service: 'big', instanceId: `i-${i}`, data: { host: '10.0.0.1', port: 1 + i, securePort: null, status: 'UP', weight: 1, zone: '', metadata: {} }, leaseDurationMs: 60_000 });
+    }
+    const through = await door.door({ url: '/v1/services/big' });
+    expect(door.fastifySaw).toEqual(['/v1/services/big']);
+    expect(through.statusCode).toBe(200);
+    const body = JSON.parse(through.body) as { revision: number; instances: unknown[] };
+    expect(body.instances).toHaveLength(count);
+    expect(through.headers['x-registry-index']).toBe(String(body.revision));
+    expect(seen(through)).toEqual(seen(await door.app.inject({ url: '/v1/services/big' })));
   });
 
   it('hands fastify every other form of the route, and every other route, with the answer fastify gives', async () => {

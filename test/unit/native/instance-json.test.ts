@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatVersion } from '../../../src/clock/hlc.js';
-import { InstanceJsonCache, listingName } from '../../../src/native/instance-json.js';
+import { InstanceJsonCache, listingName, selectListing } from '../../../src/native/instance-json.js';
 import { InstanceStore } from '../../../src/registry/store.js';
 import type { InstanceData, InstanceStatus, StoredInstance } from '../../../src/registry/types.js';
 import { parseRegistration } from '../../../src/registry/validate.js';
@@ -168,14 +168,54 @@ describe('listingBytes: shared from the second read of a view', () => {
     const view = node.views.get('default', 'orders');
     const selection = { allStatuses: false, protectThresholdRatio: 0, group: null };
     const leases = () => node.registry.leaseView();
-    const first = listingBytes(node.views, view, selection, parts, leases);
-    const second = listingBytes(node.views, view, selection, parts, leases);
-    const third = listingBytes(node.views, view, selection, parts, leases);
+    const bytes = (built: Buffer | Promise<Buffer>): Buffer => {
+      if (!Buffer.isBuffer(built)) throw new Error('a listing of one instance is written at once');
+      return built;
+    };
+    const first = bytes(listingBytes(node.views, view, selection, parts, leases));
+    const second = bytes(listingBytes(node.views, view, selection, parts, leases));
+    const third = bytes(listingBytes(node.views, view, selection, parts, leases));
     expect(second).not.toBe(first);
     expect(third).toBe(second);
     expect(first.equals(second)).toBe(true);
     expect(JSON.parse(second.toString()).instances.map((i: { instanceId: string }) => i.instanceId)).toEqual(['a']);
     parts.close();
+  });
+});
+
+describe('listingBytes: a large service in slices', () => {
+  it('builds a listing past LISTING_IN_TURNS_MIN_INSTANCES in slices, the same bytes as at once, one build for the readers meanwhile, kept from the second read', async () => {
+    const { createTestNode } = await import('../../support/node.js');
+    const { InstanceJsonCache, listingBytes, LISTING_IN_TURNS_MIN_INSTANCES } = await import('../../../src/native/instance-json.js');
+    const { node } = await createTestNode({ file: { limits: { instancesPerServiceMax: 100_000 } } });
+    const count = LISTING_IN_TURNS_MIN_INSTANCES + 1_000;
+    for (let i = 0; i < count; i++) {
+      node.registry.register({
+        namespace: 'default',
+        service: 'big',
+        instanceId: `i-${i}`,
+        data: { host: '10.0.0.1', port: 1 + i, securePort: null, status: i % 3 === 0 ? 'DOWN' : 'UP', weight: 1, zone: 'z', metadata: { k: String(i) } },
+        leaseDurationMs: 30_000,
+      });
+    }
+    const parts = new InstanceJsonCache(node.store, 1_000_000);
+    const view = node.views.get('default', 'big');
+    const selection = { allStatuses: false, protectThresholdRatio: 0, group: null };
+    const leases = () => node.registry.leaseView();
+    const first = listingBytes(node.views, view, selection, parts, leases);
+    const meanwhile = listingBytes(node.views, view, selection, parts, leases);
+    expect(Buffer.isBuffer(first)).toBe(false);
+    expect(meanwhile).toBe(first);
+    const bytes = await first;
+    // What one JSON.stringify of the listing writes.
+    const { entries, ...listing } = selectListing(view, selection, leases);
+    const asOf = { ...leases(), nowMs: view.builtAtMs };
+    expect(bytes.toString()).toBe(JSON.stringify({ ...listing, instances: entries.map((entry) => toInstanceView(entry, asOf)) }));
+    expect(entries.length).toBeGreaterThan(LISTING_IN_TURNS_MIN_INSTANCES / 2);
+    // A second reader came during the build: kept for the next ones.
+    expect(listingBytes(node.views, view, selection, parts, leases)).toBe(bytes);
+    parts.close();
+    await node.stop();
   });
 });
 

@@ -9,7 +9,8 @@
  *     views older than their 1 s (as every push finds them in practice);
  *   - the incremental stream's first wildcard responses, right after;
  *   - the push of one change (a new instance of one service) to both streams, 1.1 s later;
- *   - the same again, 1.1 s after that.
+ *   - the same again, 1.1 s after that;
+ *   - the push of a new service (the Clusters move as a whole set), 1.1 s after that.
  *
  * Each stream's call encodes what it is written as grpc-js does in `write` (the ADS service's
  * serializer and the gRPC frame), in the turn it is written; an incremental answer comes in
@@ -145,6 +146,25 @@ for (const round of [1, 2]) {
   );
   ackSotw();
   ackDelta();
+}
+
+// A new service: the Clusters move as a whole set (state of the world sends every one again).
+await clock.advance(1_100);
+{
+  const sotwFrom = sotw.responses.length;
+  const deltaFrom = delta.responses.length;
+  const figures = await turns(async () => {
+    node.registry.applyRemote(record({ service: 'svc-new', instanceId: 'new-service', peerId: 'other', wallMs: clock.nowMs(), data: instance(N + 10), leaseDurationMs: 60_000 }), 60_000);
+    await clock.advance(COALESCE_MS);
+    await until(
+      () =>
+        TYPES.every((type) => sotw.responses.slice(sotwFrom).some((response) => response.type_url === type)) &&
+        TYPES.every((type) => delta.responses.slice(deltaFrom).some((response) => response.type_url === type)),
+    );
+  });
+  const pushed = (call: { responses: { type_url: string; resources: unknown[] }[] }, from: number) =>
+    call.responses.slice(from).map((r) => `${r.type_url.split('.').at(-1)} x${r.resources.length}`).join(', ');
+  row('push of a new service', figures, `sotw: ${pushed(sotw, sotwFrom)}; delta: ${pushed(delta, deltaFrom)}`);
 }
 
 console.log(`xDS wildcard, ${N} instances over ${S} services (in process, test clock)`);

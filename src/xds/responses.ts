@@ -150,19 +150,24 @@ export class ResponseEncoder {
     const writer = inTurns.writer(response);
     if (writer.write(inTurns.bytesPerTurn)) return framed(response, writer.bytes);
     const framing: Framing = { done: false, waiting: [] };
-    const encoded = Object.assign(framed(response, writer.bytes), { [FRAMING]: framing });
+    // Its bytes are set once whole: nothing writes a response before (ordered-writes.ts waits for `whenFramed`).
+    const encoded = Object.assign(response, { [FRAMING]: framing }) as EncodedResponse;
     const finish = (error?: unknown) => {
+      if (error === undefined) framed(encoded, writer.bytes);
       framing.done = true;
       framing.error = error;
       for (const then of framing.waiting.splice(0)) then(error);
     };
     const step = () => {
+      let whole: boolean;
       try {
-        if (writer.write(inTurns.bytesPerTurn)) finish();
-        else inTurns.later(step);
+        whole = writer.write(inTurns.bytesPerTurn);
       } catch (error) {
         finish(error);
+        return;
       }
+      if (whole) finish();
+      else inTurns.later(step);
     };
     inTurns.later(step);
     return encoded;

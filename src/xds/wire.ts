@@ -26,15 +26,17 @@ export function encodeDiscoveryResponse(response: DiscoveryResponse, framed = fa
  * event loop, not in one (responses.ts).
  */
 export class DiscoveryResponseWriter {
-  /** The response's bytes (its gRPC frame when `framed`); whole once `write` answered true. */
-  readonly bytes: Buffer;
-  private at: number;
+  private out: Buffer | undefined;
+  /** Resources sized so far (the first steps), then written so far. */
+  private sized = 0;
+  private size = 0;
+  private at = 0;
   private next = 0;
   private readonly typeUrlBytes: (text: string) => Buffer;
 
   constructor(
     private readonly response: DiscoveryResponse,
-    framed: boolean,
+    private readonly framed: boolean,
   ) {
     // Every resource of a response has the same type URL, or one of a few: its bytes are made once.
     const typeUrls = new Map<string, Buffer>();
@@ -47,23 +49,24 @@ export class DiscoveryResponseWriter {
       lastText = text;
       return (lastBytes = bytes);
     };
-    let size = stringFieldSize(Buffer.byteLength(response.version_info));
-    for (const any of response.resources) size += bytesFieldSize(anySize(this.typeUrlBytes(any.type_url).length, any.value.length));
-    size += stringFieldSize(Buffer.byteLength(response.type_url)) + stringFieldSize(Buffer.byteLength(response.nonce));
-    // Framed: the gRPC frame's 5 bytes first (flag 0, the length), so the message is never copied into one.
-    const headroom = framed ? FRAME_HEADER_BYTES : 0;
-    this.bytes = Buffer.allocUnsafe(headroom + size);
-    if (framed) {
-      this.bytes.writeUInt8(0, 0);
-      this.bytes.writeUInt32BE(size, 1);
-    }
-    this.at = writeString(this.bytes, headroom, 0x0a, response.version_info);
   }
 
-  /** Writes resources until `maxBytes` more were written (at least one resource) or all were; true once the response is whole. */
+  /** The response's bytes (its gRPC frame when `framed`); whole once `write` answered true. */
+  get bytes(): Buffer {
+    if (this.out === undefined) throw new Error('the response is not sized yet: write() first');
+    return this.out;
+  }
+
+  /**
+   * Sizes the response (first, `maxBytes / SIZE_STEP_BYTES` resources a call), then writes
+   * resources until `maxBytes` more were written (at least one resource) or all were; true
+   * once the response is whole.
+   */
   write(maxBytes: number): boolean {
-    const { bytes: out, response } = this;
+    const { response } = this;
     const { resources } = response;
+    if (this.out === undefined && !this.sizeSome(maxBytes)) return false;
+    const out = this.out!;
     if (this.next > resources.length) return true;
     let at = this.at;
     const until = at + maxBytes;
@@ -93,7 +96,41 @@ export class DiscoveryResponseWriter {
     this.next = next;
     return next > resources.length;
   }
+
+  /** Sizes up to `maxBytes / SIZE_STEP_BYTES` more resources; once all are, makes the buffer and its head, and answers true. */
+  private sizeSome(maxBytes: number): boolean {
+    const { response } = this;
+    const { resources } = response;
+    const until = Math.min(resources.length, this.sized + Math.max(1, Math.floor(maxBytes / SIZE_STEP_BYTES)));
+    let size = this.size;
+    for (let i = this.sized; i < until; i++) {
+      const any = resources[i]!;
+      size += bytesFieldSize(anySize(this.typeUrlBytes(any.type_url).length, any.value.length));
+    }
+    this.size = size;
+    this.sized = until;
+    if (until < resources.length) return false;
+    size += stringFieldSize(Buffer.byteLength(response.version_info));
+    size += stringFieldSize(Buffer.byteLength(response.type_url)) + stringFieldSize(Buffer.byteLength(response.nonce));
+    // Framed: the gRPC frame's 5 bytes first (flag 0, the length), so the message is never copied into one.
+    const headroom = this.framed ? FRAME_HEADER_BYTES : 0;
+    const out = Buffer.allocUnsafe(headroom + size);
+    if (this.framed) {
+      out.writeUInt8(0, 0);
+      out.writeUInt32BE(size, 1);
+    }
+    this.at = writeString(out, headroom, 0x0a, response.version_info);
+    this.out = out;
+    return true;
+  }
 }
+
+/**
+ * A write's byte budget spent per resource sized: sizing one (its lengths, a varint's size) costs
+ * about what copying 64 bytes does, so a 4 MB step sizes 65,536 resources (about 13 ms at
+ * 200,000 Clusters, where the whole size pass took about 40 ms in one turn).
+ */
+const SIZE_STEP_BYTES = 64;
 
 const FRAME_HEADER_BYTES = 5;
 

@@ -141,10 +141,35 @@ describe('WildcardSets', () => {
     expect(sets.changedSince('ring_hash', 1, 3)).toEqual(new Set(['s2.a', 's3.a']));
     expect(sets.changedSince('ring_hash', 3, 3)).toEqual(new Set());
     // Older than the sets kept: unknown (the stream compares the whole set).
-    for (let i = 0; i < 64; i += 1) build();
+    for (let i = 0; i < 64; i += 1) {
+      touch('s1.a');
+      sets.changed('a', 's1');
+      build();
+    }
     expect(generations.at(-1)).toBe(67);
     expect(sets.changedSince('ring_hash', 2, 67)).toBeNull();
-    expect(sets.changedSince('ring_hash', 3, 67)).toEqual(new Set());
+    expect(sets.changedSince('ring_hash', 3, 67)).toEqual(new Set(['s1.a']));
+  });
+
+  it('answers a build that found nothing changed with the last set itself (streams hold the set they were sent)', () => {
+    const { sets, touch } = setUp({ a: ['s1', 's2'] }, 100);
+    const got: WildcardSet[] = [];
+    const build = () => sets.when('ring_hash', (set) => got.push(set));
+    build();
+    build();
+    build();
+    expect(got[1]).toBe(got[0]);
+    expect(got[2]).toBe(got[0]);
+    expect(got[0]!.generation).toBe(1);
+    // A change makes a new set, which later builds with nothing changed answer in turn.
+    touch('s2.a');
+    sets.changed('a', 's2');
+    build();
+    expect(got[3]).not.toBe(got[0]);
+    expect(got[3]!.generation).toBe(2);
+    expect(sets.changedSince('ring_hash', 1, 2)).toEqual(new Set(['s2.a']));
+    build();
+    expect(got[4]).toBe(got[3]);
   });
 
   it('counts as changed a service another policy\'s build found gone (its own walk no longer lists it)', () => {

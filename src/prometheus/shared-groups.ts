@@ -2,7 +2,7 @@ import type { ServiceViews, StableView } from '../views/service-views.js';
 import { ZoneRegions } from '../views/zone-regions.js';
 import { readsBudget as budget, sharedBuild, yieldToLoop, type SharedBuild } from '../http/loop-budget.js';
 import {
-  assembleTargetGroups,
+  assemblingTargetGroups,
   selectedRuns,
   TARGET_GROUPS_ENCODING,
   targetGroupJson,
@@ -69,7 +69,12 @@ async function build(view: StableView, regionOfZone: (zone: string) => string | 
     selected.push(instance);
     encoded.push(Buffer.from(targetGroupJson(instance, names)));
   }
-  return { groups: assembleTargetGroups(selected, encoded), regions, runs: new Map() };
+  const steps = assemblingTargetGroups(selected, encoded);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return { groups: step.value, regions, runs: new Map() };
+    if (budget.spent()) await yieldToLoop();
+  }
 }
 
 async function built(views: ServiceViews, regionOfZone: (zone: string) => string | undefined, namespace: string, service: string): Promise<Built> {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { InstanceView } from '../../../src/registry/view.js';
 import type { ServiceView } from '../../../src/views/service-views.js';
 import {
+  ASSEMBLY_STEP_PARTS,
+  assemblingTargetGroups,
   encodeTargetGroups,
   joinTargetGroups,
   labelsOf,
@@ -133,6 +135,27 @@ describe('encodeTargetGroups', () => {
   it('is empty for a service with no UP instance', () => {
     expect(encodeTargetGroups(view([instance('a', { status: 'STARTING' })]))).toEqual({ parts: [], bytes: Buffer.alloc(0) });
     expect(encodeTargetGroups(view([]))).toEqual({ parts: [], bytes: Buffer.alloc(0) });
+  });
+});
+
+describe('assemblingTargetGroups', () => {
+  it('pauses every ASSEMBLY_STEP_PARTS parts, and assembles what JSON.stringify of the groups would', () => {
+    const count = ASSEMBLY_STEP_PARTS * 2 + 5;
+    const instances = Array.from({ length: count }, (_, i) => instance(`i-${i}`, { port: 1 + i, zone: i % 2 ? 'a' : 'b' }));
+    const encoded = instances.map((one) => Buffer.from(targetGroupJson(one)));
+    const steps = assemblingTargetGroups(instances, encoded);
+    let pauses = 0;
+    let step = steps.next();
+    while (!step.done) {
+      pauses += 1;
+      step = steps.next();
+    }
+    expect(pauses).toBe(2);
+    const groups = step.value;
+    expect(groups.bytes.equals(encodeTargetGroups(view(instances)).bytes)).toBe(true);
+    expect(JSON.parse(`[${groups.bytes.toString()}]`)).toEqual(instances.map((one) => JSON.parse(targetGroupJson(one))));
+    expect(groups.parts.map((part) => part.zone)).toEqual(instances.map((one) => one.zone));
+    expect(groups.parts.map((part) => part.bytes.toString())).toEqual(encoded.map((bytes) => bytes.toString()));
   });
 });
 

@@ -7,6 +7,7 @@ import { parseGroupFilter, parseName, parseNamespace } from '../registry/validat
 import { serve } from '../http/route-definition.js';
 import type { WatchShares } from '../http/access/watch-shares.js';
 import { WATCH_ROUTES } from './route-definitions.js';
+import type { WatchFrame } from '../watch/events.js';
 
 /** Most services one watch stream may name. */
 const MAX_WATCHED_SERVICES = 100;
@@ -80,18 +81,62 @@ export async function watchRoutes(
       return backlogBytes <= cluster.watchMaxBufferedBytes + snapshotBytes;
     };
     write(`retry: 1000\n: watching ${filter.services?.join(',') ?? '*'} in ${filter.namespace}\n\n`, true);
+    // A large snapshot (WatchFrame.large: a service of thousands of instances) is written a
+    // piece a turn, each piece encoded when first written and shared by the streams; frames that
+    // come meanwhile wait behind it, in order. A waiting delta counts against the limit as if written.
+    const waiting: WatchFrame[] = [];
+    let waitingBytes = 0;
+    let inPieces: { frame: WatchFrame; next: number } | undefined;
+    const busy = () => inPieces !== undefined || waiting.length > 0;
+    const send = (frame: WatchFrame): boolean => {
+      const snapshot = frame.event.type === 'snapshot';
+      if (busy()) {
+        waiting.push(frame);
+        if (snapshot) return true;
+        waitingBytes += frame.bytes().length;
+        return raw.writableLength + waitingBytes <= cluster.watchMaxBufferedBytes + snapshotBytes;
+      }
+      if (!frame.large) return write(frame.bytes(), snapshot);
+      inPieces = { frame, next: 0 };
+      writePieces();
+      return true;
+    };
+    /** Writes the next piece (the next one in a later turn), then, once the snapshot is whole, what waited behind it. */
+    const writePieces = (): void => {
+      if (inPieces !== undefined) {
+        const piece = inPieces.frame.piece(inPieces.next++);
+        if (piece !== undefined) {
+          if (write(piece, true)) clock.setTimeout(writePieces, 0);
+          return;
+        }
+        inPieces = undefined;
+      }
+      while (waiting.length > 0) {
+        const frame = waiting.shift()!;
+        if (frame.event.type !== 'snapshot') waitingBytes -= frame.bytes().length;
+        if (frame.large) {
+          inPieces = { frame, next: 0 };
+          writePieces();
+          return;
+        }
+        write(frame.bytes(), frame.event.type === 'snapshot');
+      }
+      // The next snapshots of a wildcard watch waited for this one (`ready` below).
+      subscription.resume();
+    };
     const keepAlive = clock.setInterval(() => {
-      if (!write(': keep-alive\n\n', false)) subscription.close();
+      // Nothing between two pieces of an event: the keep-alive waits for the snapshot's end.
+      if (!busy() && !write(': keep-alive\n\n', false)) subscription.close();
     }, cluster.watchKeepAliveMs);
     const subscription = watch.subscribeFrames(
       filter,
-      (frame) => write(frame.bytes(), frame.event.type === 'snapshot'),
+      send,
       () => {
         slot.release();
         keepAlive.cancel();
         if (!raw.writableEnded) raw.end();
       },
-      { ready: () => !raw.writableNeedDrain },
+      { ready: () => !raw.writableNeedDrain && !busy() },
     );
     raw.on('drain', () => subscription.resume());
     raw.on('close', () => {

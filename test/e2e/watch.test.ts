@@ -85,6 +85,35 @@ describe('watch stream over real HTTP', () => {
     await stream.close();
   });
 
+  it('writes a snapshot of thousands of instances in pieces, whole, with a change made meanwhile after it', async () => {
+    await withPeer({}, async (peer) => {
+      // More than 2 x SNAPSHOT_PIECE_INSTANCES: the snapshot goes a piece a turn (src/watch/events.ts).
+      const count = 2_100;
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          for (let i = next++; i < count; i = next++) {
+            const answer = await callJson('POST', `${peer.url}/v1/instances`, { service: 'big', host: '10.0.0.1', port: 1 + i, instanceId: `i-${i}` });
+            expect(answer.status).toBe(201);
+          }
+        }),
+      );
+      const stream = await openStream(`${peer.url}/v1/watch?services=big`);
+      // Registered while the snapshot may still be on its way: after it, as a delta.
+      await callJson('POST', `${peer.url}/v1/instances`, { service: 'big', host: '10.0.0.2', port: 1, instanceId: 'late' });
+      const added = () => stream.events.filter((e) => e.event === 'delta').flatMap((e) => (e.data as { added: { instanceId: string }[] }).added.map((i) => i.instanceId));
+      const inSnapshot = () => ((stream.events[0]?.data as { instances?: { instanceId: string }[] } | undefined)?.instances ?? []).map((i) => i.instanceId);
+      await waitFor(() => inSnapshot().includes('late') || added().includes('late'), 20_000, 'the late instance, in the snapshot or a delta after it');
+      expect(stream.events[0]!.event).toBe('snapshot');
+      const ids = inSnapshot();
+      expect(ids.filter((id) => id !== 'late')).toHaveLength(count);
+      expect(new Set(ids).size).toBe(ids.length);
+      // Told exactly once, whichever way.
+      expect(Number(ids.includes('late')) + added().filter((id) => id === 'late').length).toBe(1);
+      await stream.close();
+    });
+  });
+
   it('sends keep-alive comments on an idle stream', async () => {
     await withPeer({ watchKeepAliveMs: 1_000 }, async (peer) => {
       const stream = await openStream(`${peer.url}/v1/watch`);

@@ -242,18 +242,9 @@ export class DeltaAdsStream extends PushStream<DeltaSubscription, DeltaDiscovery
     for (const [name, version] of outside) held.set(name, version);
   }
 
-  /** Every resource of `kind` in `set` this stream may see, as a response carries it: one list per set and visible namespaces, shared by the streams. */
+  /** Every resource of `kind` in `set` this stream may see, as a response carries it (PushStream.sharedList). */
   private wholeList(set: WildcardSet, kind: ResourceKind): DeltaDiscoveryResponse['resources'] {
-    const key = `delta\n${kind}\n${this.visibleNamespaces()}`;
-    let list = set.shared.get(key) as DeltaDiscoveryResponse['resources'] | undefined;
-    if (list === undefined) {
-      list = [];
-      for (const entry of set.entries) {
-        if (this.sees(entry.namespace)) list.push({ name: entry.name, version: String(entry.versions[kind]), resource: entry.resources[kind] });
-      }
-      set.shared.set(key, list);
-    }
-    return list;
+    return this.sharedList(set, kind, 'delta', (entry) => ({ name: entry.name, version: String(entry.versions[kind]), resource: entry.resources[kind] }));
   }
 
   /** A delta response is this stream's alone (what it lacks): its nonce is counted per stream. */

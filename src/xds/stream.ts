@@ -223,6 +223,22 @@ export abstract class PushStream<Sub extends NamedSubscription, Response> {
   }
 
   /**
+   * One item per resource of `kind` in `set` this stream may see, in the set's order, made by
+   * `item`: one list per set, stream kind (`form`) and visible namespaces, shared by every stream
+   * asking for it (a wildcard's first answer, a push of every Cluster: 200,000 items each).
+   */
+  protected sharedList<T>(set: WildcardSet, kind: ResourceKind, form: string, item: (entry: ServiceEntry) => T): T[] {
+    const key = `${form}\n${kind}\n${this.visibleNamespaces()}`;
+    let list = set.shared.get(key) as T[] | undefined;
+    if (list === undefined) {
+      list = [];
+      for (const entry of set.entries) if (this.sees(entry.namespace)) list.push(item(entry));
+      set.shared.set(key, list);
+    }
+    return list;
+  }
+
+  /**
    * Refuses (PERMISSION_DENIED) a request naming a resource of an exposed namespace the stream's
    * token may not use, as /v1 answers 403 for another namespace; a wildcard leaves those out.
    */
@@ -427,14 +443,7 @@ export class AdsStream extends PushStream<Subscription, DiscoveryResponse> {
 
   /** Every resource of `kind` in `set` this stream may see, in the set's order: shared by the streams that see the same namespaces. */
   private wholeList(set: WildcardSet, kind: ResourceKind): NamedResource[] {
-    const key = `${kind}\n${this.visibleNamespaces()}`;
-    let list = set.shared.get(key) as NamedResource[] | undefined;
-    if (list === undefined) {
-      list = [];
-      for (const entry of set.entries) if (this.access.sees(entry.namespace)) list.push({ name: entry.name, any: entry.resources[kind], version: entry.versions[kind] });
-      set.shared.set(key, list);
-    }
-    return list;
+    return this.sharedList(set, kind, 'sotw', (entry) => ({ name: entry.name, any: entry.resources[kind], version: entry.versions[kind] }));
   }
 
   /** Writes a response sending `resources`, `sentNow` the ones whose version the client did not hold; nothing unless `send`. */

@@ -110,18 +110,21 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
 
 /**
  * A peer's configuration for the benchmarks: the per-address rate limit off, since every
- * request of a load generator comes from 127.0.0.1 (real clients come from many addresses).
+ * request of a load generator comes from 127.0.0.1 (real clients come from many addresses),
+ * and the instance quotas raised: bench/single-peer.ts registers new instances for as long as
+ * it runs, over 700,000 at 25,000 a second into 50 services (the default quota is 10,000 a
+ * service), and the bare server it is compared with has none.
  */
 function unlimitedConfigFile(): string {
   const file = join(tmpdir(), `registry-bench-unlimited-${process.pid}.json`);
-  writeFileSync(file, JSON.stringify({ limits: { rateLimitPerSecond: 0 } }));
+  writeFileSync(file, JSON.stringify({ limits: { rateLimitPerSecond: 0, instancesPerServiceMax: 10_000_000, instancesPerNamespaceMax: 100_000_000 } }));
   return file;
 }
 
 /**
  * A registry peer on its own, from the compiled dist (run `npm run build` first). `main` runs
  * another build's entry point; `unlimited: false` leaves out the config file that switches the
- * rate limit off (for builds older than the setting).
+ * rate limit off and raises the quotas (for builds older than those settings).
  */
 /**
  * The Node flags benchmark peers run with: the peer's own (src/node-flags.ts), or those of

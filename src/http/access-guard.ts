@@ -59,6 +59,14 @@ export interface AccessGuard {
    * admission on with `handOn`, and the hooks answer from it without counting it again.
    */
   admit(raw: IncomingMessage, access: ClientAccessClass, query: unknown): ClientVerdict;
+  /**
+   * Admits a client request with a body before it is read: the checks of `admit` but the
+   * namespaces, which the request's body may name too; `admitsBody` checks them once it is
+   * parsed, as the hooks do before validation. Counts the request as `admit` does.
+   */
+  admitBeforeBody(raw: IncomingMessage, access: ClientAccessClass): ClientVerdict;
+  /** True when the namespaces that `query` and the parsed `body` name are all the admitted principal's. */
+  admitsBody(admission: ClientVerdict, access: ClientAccessClass, query: unknown, body: unknown): boolean;
   /** Keeps `admission` on the request for the hooks, before the shortcut hands it to fastify. */
   handOn(raw: IncomingMessage, admission: ClientVerdict): void;
 }
@@ -225,15 +233,23 @@ export function installAccessGuard(app: FastifyInstance, config: RegistryConfig,
   // Only signed peer calls have a body to verify; a peer without peer auth runs no hook for it.
   if (peers.enabled) app.addHook('preParsing', verifyBodyAsItArrives);
 
+  /** The host, token, rate limit and scope checks of a shortcut's request, in the hooks' order. */
+  const admitBeforeBody = (raw: IncomingMessage, access: ClientAccessClass): ClientVerdict => {
+    if (hosts !== null && !hosts.allows(raw.headers.host)) return { allowed: false, error: hostRefusal(raw.headers.host ?? '') };
+    return admitClient(raw.headers.authorization, raw.socket.remoteAddress as string, access);
+  };
+
   return {
     admit: (raw, access, query) => {
-      if (hosts !== null && !hosts.allows(raw.headers.host)) return { allowed: false, error: hostRefusal(raw.headers.host ?? '') };
-      const verdict = admitClient(raw.headers.authorization, raw.socket.remoteAddress as string, access);
+      const verdict = admitBeforeBody(raw, access);
       if (!verdict.allowed) return verdict;
       const refusal = namespacesRefusal(access, verdict.principal, query, undefined);
       // The hooks refuse it in preValidation, as they refuse any other such request.
       return refusal ? { allowed: false, error: refusal } : verdict;
     },
+    admitBeforeBody,
+    admitsBody: (admission, access, query, body) =>
+      admission.allowed && namespacesRefusal(access, admission.principal, query, body) === undefined,
     handOn: (raw, admission) => {
       (raw as AdmittedRequest)[ADMISSION] = admission;
     },

@@ -1,14 +1,46 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerOptions as HttpServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
+import { Readable } from 'node:stream';
+import type { preParsingHookHandler } from 'fastify';
 import type { AccessGuard } from './access-guard.js';
 
 /**
- * A request handled before fastify: true when it answered the request, false to hand the
- * request, untouched, to fastify. A shortcut answers only the plain success of its route and
- * hands on everything else (an error, a refusal, a form it does not know), so every such answer
- * has one implementation: fastify's.
+ * A request handled before fastify: true when it took the request, false to hand the request,
+ * untouched, to fastify. A shortcut answers only the plain success of its route and hands on
+ * everything else (an error, a refusal, a form it does not know), so every such answer has one
+ * implementation: fastify's. A shortcut that reads the request's body before it can tell takes
+ * the request, and gives it to fastify afterwards with `handBack` when it cannot answer it.
  */
-export type Shortcut = (raw: IncomingMessage, res: ServerResponse) => boolean;
+export type Shortcut = (raw: IncomingMessage, res: ServerResponse, handBack: HandBack) => boolean;
+
+/**
+ * Gives fastify a request that a shortcut took and read the body of: `body` is what it read (or
+ * the error its read ended with), which fastify then reads in place of the socket's stream
+ * (`bodyReadByShortcut`, a `preParsing` hook of the route), so it parses, checks and answers
+ * the request as if no shortcut had seen it.
+ */
+export type HandBack = (raw: IncomingMessage, res: ServerResponse, body: Buffer | Error) => void;
+
+/** Where a handed-back request keeps the body its shortcut read. */
+const BODY_READ = Symbol('bodyReadByShortcut');
+
+type HandedBack = IncomingMessage & { [BODY_READ]?: Buffer | Error };
+
+/**
+ * The `preParsing` hook of a route whose shortcut reads bodies: a request handed back gets the
+ * body the shortcut read as its payload (a stream of that one buffer, or one that fails with
+ * the read's error); any other request keeps its own.
+ */
+export const bodyReadByShortcut: preParsingHookHandler = (request, _reply, payload, done) => {
+  const body = (request.raw as HandedBack)[BODY_READ];
+  if (body === undefined) return done(null, payload);
+  if (body instanceof Error) {
+    const failed = new Readable({ read() {} });
+    failed.destroy(body);
+    return done(null, failed);
+  }
+  done(null, Readable.from([body], { objectMode: false }));
+};
 
 /**
  * What a route's shortcut needs from the server: where it goes, and the checks and figures
@@ -36,7 +68,9 @@ export interface FrontDoorTimeouts {
  * fixed 1 to 3 µs of CPU per request (its request and reply objects, hooks, the send
  * pipeline: bench/findings.md, 2026-12-03), a tenth of a discover whose bytes are shared and
  * more of a small one, so the hottest read gets a shortcut that reuses the route's own
- * listing and the server's guard, readiness gate and histogram (native/discover-shortcut.ts).
+ * listing and the server's guard, readiness gate and histogram (native/discover-shortcut.ts),
+ * and so does the hottest write, a registration (native/register-shortcut.ts), which reads its
+ * body first and hands the request back with it when it cannot answer.
  * The Nacos port has a front door of its own for its list (nacos/list-shortcut.ts).
  * No shortcut is taken while the server closes: fastify answers those with its 503.
  */
@@ -57,12 +91,17 @@ export class FrontDoor {
 
   /** The request listener: a shortcut's answer, else fastify's `handler`. */
   listener(handler: (raw: IncomingMessage, res: ServerResponse) => void): (raw: IncomingMessage, res: ServerResponse) => void {
+    // One function for every request (not a closure per request).
+    const handBack: HandBack = (raw, res, body) => {
+      (raw as HandedBack)[BODY_READ] = body;
+      handler(raw, res);
+    };
     return (raw, res) => {
       if (!this.closing) {
         const url = raw.url ?? '';
         for (let i = 0; i < this.shortcuts.length; i++) {
           const { prefix, shortcut } = this.shortcuts[i]!;
-          if (url.startsWith(prefix) && shortcut(raw, res)) return;
+          if (url.startsWith(prefix) && shortcut(raw, res, handBack)) return;
         }
       }
       handler(raw, res);

@@ -8,6 +8,7 @@ import type {
   RawServerDefault,
   RouteGenericInterface,
   RouteHandlerMethod,
+  preParsingHookHandler,
   preValidationHookHandler,
 } from 'fastify';
 import type { TSchema } from 'typebox';
@@ -104,9 +105,13 @@ type Handler<D extends RouteDefinition> = RouteHandlerMethod<
   TypeBoxTypeProvider
 >;
 
-/** What only a running server knows of a route: a body limit; a check of the raw body before it is validated. */
+/**
+ * What only a running server knows of a route: a body limit; where its body comes from (a
+ * shortcut may have read it: http/front-door.ts); a check of the raw body before it is validated.
+ */
 export interface ServeOptions {
   bodyLimit?: number;
+  preParsing?: preParsingHookHandler;
   preValidation?: preValidationHookHandler;
 }
 

@@ -3,7 +3,13 @@ import { serve } from '../http/route-definition.js';
 import { CLIENT_ROUTES } from './route-definitions.js';
 import { invalid, RegistryError } from '../errors.js';
 import type { Application } from '../app/application.js';
-import { whenDurable } from '../app/durable-write.js';
+import { whenDurable, type Durable } from '../app/durable-write.js';
+import type { Static } from 'typebox';
+import { bodyReadByShortcut, type ShortcutContext } from '../http/front-door.js';
+import { bodyValidator } from '../schema/body-schema.js';
+import type { RegisterResult } from '../registry/registry.js';
+import { RegisterBody } from './schemas.js';
+import { REGISTER_PATH, registerShortcut } from './register-shortcut.js';
 import type { RegistryConfig } from '../config/load.js';
 import { orderByProximity } from '../registry/queries.js';
 import { renewalIntervalMs } from '../registry/lease-terms.js';
@@ -19,7 +25,6 @@ import {
   registrationOf,
 } from '../registry/validate.js';
 import { toInstanceView, toRenewedView } from '../registry/view.js';
-import type { ShortcutContext } from '../http/front-door.js';
 import type { WatchShares } from '../http/access/watch-shares.js';
 import { DISCOVER_PREFIX, discoverShortcut, JSON_TYPE, type SharedListing } from './discover-shortcut.js';
 import { sendChunks } from '../http/send-chunks.js';
@@ -84,12 +89,8 @@ export async function clientRoutes(
   const listingJson = new InstanceJsonCache(reads.store, limits.listingCacheMaxBytes);
   app.addHook('onClose', async () => listingJson.close());
 
-  // The write routes are not async: without a data dir (or with nothing to wait for) they
-  // answer in the same tick; `whenDurable` waits for the durability barrier only when there is one.
-  serve(app, CLIENT_ROUTES.register, (request, reply) => {
-    // The body is checked by its schema (RegisterBody) before this runs.
-    const { body } = request;
-    const queryNamespace = (request.query as Query).namespace;
+  /** The register route's write, from its checked body and the query's namespace (its shortcut's too). */
+  const registration = (body: Static<typeof RegisterBody>, queryNamespace: string | undefined): Durable<RegisterResult> => {
     const bodyNamespace = body.namespace;
     if (queryNamespace !== undefined && bodyNamespace !== undefined && queryNamespace !== bodyNamespace) {
       throw new RegistryError(
@@ -98,12 +99,43 @@ export async function clientRoutes(
       );
     }
     const namespace = parseNamespace(queryNamespace ?? bodyNamespace);
-    const input = registrationOf(body, namespace, limits, cluster);
-    return whenDurable(writes.register(input), ({ entry, created }) => {
-      reply.code(created ? 201 : 200);
-      return withInterval(entry);
+    return writes.register(registrationOf(body, namespace, limits, cluster));
+  };
+
+  // The write routes are not async: without a data dir (or with nothing to wait for) they
+  // answer in the same tick; `whenDurable` waits for the durability barrier only when there is one.
+  serve(
+    app,
+    CLIENT_ROUTES.register,
+    (request, reply) =>
+      // The body is checked by its schema (RegisterBody) before this runs.
+      whenDurable(registration(request.body, (request.query as Query).namespace), ({ entry, created }) => {
+        reply.code(created ? 201 : 200);
+        return withInterval(entry);
+      }),
+    // A request the shortcut read the body of and handed back brings that body.
+    { preParsing: bodyReadByShortcut },
+  );
+  if (options.shortcuts) {
+    const parser = app.getDefaultJsonParser('error', 'error');
+    const check = bodyValidator(RegisterBody);
+    const shortcut = registerShortcut(options.shortcuts, {
+      bodyLimit: limits.bodyMaxBytes,
+      parseJson: (text) => {
+        let parsed: { error: Error | null; value: unknown } = { error: null, value: undefined };
+        parser(undefined as never, text, (error, value) => {
+          parsed = { error, value };
+        });
+        if (parsed.error) throw parsed.error;
+        return parsed.value;
+      },
+      fits: (body) => check(body) === true,
+      register: (body, queryNamespace) => registration(body as Static<typeof RegisterBody>, queryNamespace),
+      // What fastify sends for the route's answer: its JSON (openapi/route-docs.ts, plainJson).
+      answer: ({ entry }) => JSON.stringify(withInterval(entry)),
     });
-  });
+    options.shortcuts.frontDoor.add(REGISTER_PATH, shortcut);
+  }
 
   /**
    * A heartbeat's answer: the bytes of JSON.stringify(withInterval(entry)), from the record's

@@ -1,10 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { inject, type InjectOptions, type Response } from 'light-my-request';
+import type { InjectOptions } from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildServer } from '../../../src/http/server.js';
 import { LISTING_IN_TURNS_MIN_INSTANCES } from '../../../src/native/instance-json.js';
-import type { FastifyInstance } from 'fastify';
-import { createTestNode, type TestNode } from '../../support/node.js';
+import { openDoor as openSharedDoor, seen, type Door } from '../../support/front-door.js';
 import { bearer, securedFile, TOKENS } from '../../support/security.js';
 
 /**
@@ -15,49 +12,20 @@ import { bearer, securedFile, TOKENS } from '../../support/security.js';
  * refused request is counted once against its rate limit.
  */
 
-interface Door extends TestNode {
-  app: FastifyInstance;
-  /** Requests fastify saw (the shortcut hands a request on, or was never asked). */
-  fastifySaw: string[];
-  /** Through the server's request listener, as a socket's request arrives. */
-  door(options: InjectOptions): Promise<Response>;
-}
-
 let opened: Door | undefined;
 afterEach(async () => {
   await opened?.app.close();
   opened = undefined;
 });
 
-async function openDoor(options: Parameters<typeof createTestNode>[0] = {}): Promise<Door> {
-  const testNode = await createTestNode(options);
-  const app = await buildServer({ node: testNode.node });
-  await app.ready();
-  const [listener] = app.server.listeners('request') as ((raw: IncomingMessage, res: ServerResponse) => void)[];
-  const fastifySaw: string[] = [];
-  // Fastify waits for the end of every answer it sends (its reply's 'finish' listener: the
-  // latency hook); the shortcut adds none.
-  const dispatch = (raw: IncomingMessage, res: ServerResponse) => {
-    const on = res.on.bind(res) as (event: string, handler: () => void) => ServerResponse;
-    res.on = ((event: string, handler: () => void) => {
-      if (event === 'finish') fastifySaw.push(raw.url!);
-      return on(event, handler);
-    }) as ServerResponse['on'];
-    listener!(raw, res);
-  };
-  opened = { ...testNode, app, fastifySaw, door: (injected) => inject(dispatch, injected) };
+async function openDoor(options: Parameters<typeof openSharedDoor>[0] = {}): Promise<Door> {
+  opened = await openSharedDoor(options);
   return opened;
 }
 
 async function register(door: Door, service: string, i: number, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<void> {
   const answer = await door.app.inject({ method: 'POST', url: '/v1/instances', headers, payload: { service, host: '10.0.0.1', port: 8000 + i, instanceId: `i-${i}`, ...extra } });
   expect(answer.statusCode, answer.body).toBe(201);
-}
-
-/** What a client sees of an answer, but for the `Date` header. */
-function seen(response: Response): { status: number; headers: Record<string, unknown>; body: string } {
-  const { date: _date, ...headers } = response.headers;
-  return { status: response.statusCode, headers, body: response.body };
 }
 
 describe('the front door', () => {

@@ -1,0 +1,137 @@
+import { performance } from 'node:perf_hooks';
+import { parse as parseQuery } from 'fast-querystring';
+import type { Shortcut, ShortcutContext } from '../http/front-door.js';
+import type { ClientVerdict } from '../http/access/client-auth.js';
+import type { Durable } from '../app/durable-write.js';
+import type { RegisterResult } from '../registry/registry.js';
+import { CLIENT_ROUTES } from './route-definitions.js';
+import { JSON_TYPE } from './discover-shortcut.js';
+
+/** The paths the shortcut is asked about: those starting as `POST /v1/instances` does. */
+export const REGISTER_PATH = '/v1/instances';
+
+/**
+ * The largest body the shortcut reads itself (far above a registration's: five metadata keys
+ * make about 200 bytes). A larger one, a body of no stated length (chunked) and one over the
+ * route's limit go to fastify untouched: its body reader enforces the limit as the bytes come.
+ */
+export const REGISTER_SHORTCUT_BODY_MAX_BYTES = 64 * 1_024;
+
+const ROUTE = CLIENT_ROUTES.register;
+
+type Query = Record<string, string | undefined>;
+
+/** What the shortcut runs of the route: its body parser and check, and the route's own write and answer. */
+export interface RegisterShortcutDeps {
+  /** The route's body limit (`limits.bodyMaxBytes`). */
+  bodyLimit: number;
+  /** Fastify's JSON body parser, as the route's (prototype-poisoning checks included). */
+  parseJson(text: string): unknown;
+  /** The route's body check (its schema): true when the body fits. */
+  fits(body: unknown): boolean;
+  /** The route's write from a checked body and the query's namespace; throws what the route throws. */
+  register(body: unknown, queryNamespace: string | undefined): Durable<RegisterResult>;
+  /** The route's answer to a write, as fastify serializes it. */
+  answer(result: RegisterResult): string;
+}
+
+/** `application/json`, with or without a charset, as fastify's JSON parser takes it; anything else goes to fastify. */
+function isPlainJson(contentType: string | undefined): boolean {
+  return contentType === 'application/json' || contentType === JSON_TYPE || contentType === 'application/json; charset=UTF-8';
+}
+
+/** The query of `url` as fastify's router parses it, or undefined for a path that is not exactly the route's. */
+function routeQuery(url: string): Query | undefined {
+  if (url === REGISTER_PATH) return {};
+  if (url.charCodeAt(REGISTER_PATH.length) !== 63 /* ? */ || url.includes('#')) return undefined;
+  return parseQuery(url.slice(REGISTER_PATH.length + 1)) as Query;
+}
+
+/**
+ * `POST /v1/instances` answered before fastify (http/front-door.ts): a registration is the
+ * hottest write, and fastify's way (its request and reply objects, hooks, body reader, send
+ * pipeline) was a fifth of a register's CPU on the peer (bench/findings.md, 2026-12-07). It
+ * takes a request with a JSON body of a stated length within `REGISTER_SHORTCUT_BODY_MAX_BYTES`
+ * and the route's limit, admitted by the access guard, once the peer is ready; it reads the
+ * body, then parses and checks it with the route's own parser and schema, checks the namespaces
+ * the body names against the principal's, and writes and answers with the route's own code, as
+ * fastify's route would (201 or 200, the same bytes but for the `Date` header), timed into the
+ * same histogram. Anything else is fastify's: a request it does not take goes on untouched; one
+ * it took and cannot answer (a bad body, a refusal, a validation or quota error, a failed read)
+ * is handed back with the body it read, and fastify answers it as it answers any request. A
+ * write is only made when it succeeds (every error of the route's write is thrown before the
+ * store changes); a durability barrier that fails after it hands the request back too, and
+ * fastify's write then answers as a retry would (REG_ERR_STORAGE while the data dir refuses
+ * writes).
+ */
+export function registerShortcut(context: ShortcutContext, deps: RegisterShortcutDeps): Shortcut {
+  const bodyMax = Math.min(REGISTER_SHORTCUT_BODY_MAX_BYTES, deps.bodyLimit);
+
+  /** The route's write from a body as read, or undefined where fastify is to answer (an error, a refusal). */
+  const written = (body: Buffer, query: Query, admission: ClientVerdict): Durable<RegisterResult> | undefined => {
+    try {
+      const parsed = deps.parseJson(body.toString());
+      if (!deps.fits(parsed) || !context.guard.admitsBody(admission, ROUTE.access, query, parsed)) return undefined;
+      return deps.register(parsed, query.namespace);
+    } catch {
+      return undefined;
+    }
+  };
+
+  return (raw, res, handBack) => {
+    if (raw.method !== ROUTE.method) return false;
+    const startedAtMs = performance.now();
+    const query = routeQuery(raw.url!);
+    const { headers } = raw;
+    const length = Number(headers['content-length']);
+    if (
+      query === undefined ||
+      !isPlainJson(headers['content-type']) ||
+      headers['transfer-encoding'] !== undefined ||
+      headers['content-encoding'] !== undefined ||
+      !(length > 0 && length <= bodyMax)
+    ) {
+      return false;
+    }
+    const admission = context.guard.admitBeforeBody(raw, ROUTE.access);
+    if (!admission.allowed || (ROUTE.gatedUntilReady && !context.ready())) {
+      // The request is counted: fastify gets the admission with it.
+      context.guard.handOn(raw, admission);
+      return false;
+    }
+    /** Once handed back or answered, nothing more: a late stream error is not a second request. */
+    let settled = false;
+    const giveBack = (body: Buffer | Error) => {
+      if (settled) return;
+      settled = true;
+      context.guard.handOn(raw, admission);
+      handBack(raw, res, body);
+    };
+    const send = (result: RegisterResult) => {
+      settled = true;
+      const status = result.created ? 201 : 200;
+      const text = deps.answer(result);
+      res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      context.observe(ROUTE.method, ROUTE.url, status, (performance.now() - startedAtMs) / 1_000);
+    };
+    // The body as fastify's reader would get it: Node's parser ends the stream at the stated
+    // length, so what arrives by 'end' is exactly that many bytes.
+    const chunks: Buffer[] = [];
+    raw.on('data', (chunk: Buffer) => chunks.push(chunk));
+    raw.on('error', giveBack);
+    raw.on('end', () => {
+      if (settled) return;
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      const result = written(body, query, admission);
+      if (result === undefined) return giveBack(body);
+      if (!(result instanceof Promise)) return send(result);
+      settled = true;
+      result.then(send, () => {
+        settled = false;
+        giveBack(body);
+      });
+    });
+    return true;
+  };
+}

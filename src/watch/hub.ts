@@ -237,6 +237,9 @@ export class WatchHub {
     const entries = this.components.registry.store.getService(record.namespace, record.service);
     const previousMs = entries ? this.lastChangeAtMs.get(entries) : undefined;
     if (entries) this.lastChangeAtMs.set(entries, nowMs);
+    // Nobody to tell (no long poll, channel or wildcard watch of the namespace): the service's
+    // key is not made (a string and its hash per write, on a peer nobody watches).
+    if (this.longPolls.size === 0 && this.channels.size === 0 && !this.wildcards.watches(record.namespace)) return;
     const key = this.components.views.keyOf(record.namespace, record.service);
     this.longPolls.notify(key, change.entry.revision);
     // A service new to the namespace's wildcard subscribers reaches them (wildcards.ts).

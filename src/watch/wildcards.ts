@@ -41,6 +41,11 @@ export class Wildcards<S extends WildcardSubscriber<S>> {
     if (wildcards.byGroup.size === 0) this.byNamespace.delete(namespace);
   }
 
+  /** True when a wildcard subscriber watches `namespace` (a change there may reach one). */
+  watches(namespace: string): boolean {
+    return this.byNamespace.has(namespace);
+  }
+
   /**
    * A change to a service (`key`, and `stored`: its name as stored, as the subscribers' lists
    * name it): the namespace's wildcard subscribers not in its channels yet join them, but those

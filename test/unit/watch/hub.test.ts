@@ -72,6 +72,18 @@ describe('WatchHub', () => {
     expect(delta.revision).toBe(node.store.getService('default', 'orders')!.revision);
   });
 
+  it('tells a wildcard watch of an empty namespace its first service, with no channel or long poll open before', async () => {
+    const { node, clock } = await createTestNode();
+    node.registry.register(instance('elsewhere', { namespace: 'team-b' }));
+    const { events, sink } = collector();
+    node.watch.subscribe({ namespace: 'team-a', services: null }, sink);
+    expect(events).toEqual([]);
+    expect(node.watch.openChannels).toBe(0);
+    node.registry.register(instance('first', { namespace: 'team-a', service: 'billing' }));
+    await clock.advance(1_000);
+    expect(events.map((e) => [e.type, 'service' in e ? e.service : '', e.type === 'delta' ? ids(e.added) : []])).toEqual([['delta', 'billing', ['first']]]);
+  });
+
   it('tells changed, then removed, in order, once each', async () => {
     const { node, clock } = await createTestNode();
     node.registry.register(instance('a'));

@@ -10,6 +10,7 @@ import { bodyValidator } from '../schema/body-schema.js';
 import type { RegisterResult } from '../registry/registry.js';
 import { RegisterBody } from './schemas.js';
 import { REGISTER_PATH, registerShortcut } from './register-shortcut.js';
+import { heartbeatShortcut } from './heartbeat-shortcut.js';
 import type { RegistryConfig } from '../config/load.js';
 import { orderByProximity } from '../registry/queries.js';
 import { renewalIntervalMs } from '../registry/lease-terms.js';
@@ -40,13 +41,18 @@ function namespaceOf(request: FastifyRequest): string {
   return parseNamespace((request.query as Query).namespace);
 }
 
+/** An instance route's key from its path's service and id and the query's namespace (its shortcut's too). */
+function keyOf(service: string, id: string, query: Query): InstanceKey {
+  return {
+    namespace: parseNamespace(query.namespace),
+    service: parseName('service', service),
+    instanceId: parseInstanceId('id', id),
+  };
+}
+
 function instanceKey(request: FastifyRequest): InstanceKey {
   const params = request.params as InstanceParams;
-  return {
-    namespace: namespaceOf(request),
-    service: parseName('service', params.service),
-    instanceId: parseInstanceId('id', params.id),
-  };
+  return keyOf(params.service, params.id, request.query as Query);
 }
 
 /**
@@ -149,6 +155,15 @@ export async function clientRoutes(
     reply.type(JSON_TYPE);
     return whenDurable(writes.heartbeat(key), renewedJson);
   });
+  if (options.shortcuts) {
+    const shortcut = heartbeatShortcut(options.shortcuts, {
+      key: keyOf,
+      // An unknown instance is the route's to answer (404) and count, once.
+      heartbeat: (key) => (reads.find(key) === undefined ? undefined : writes.heartbeat(key)),
+      answer: renewedJson,
+    });
+    options.shortcuts.frontDoor.add(DISCOVER_PREFIX, shortcut);
+  }
 
   serve(app, CLIENT_ROUTES.status, async (request) => {
     const key = instanceKey(request);

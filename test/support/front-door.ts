@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inject, type InjectOptions, type Response } from 'light-my-request';
 import type { FastifyInstance } from 'fastify';
+import { afterEach, expect, vi } from 'vitest';
 import { buildServer } from '../../src/http/server.js';
+import type { HandBack } from '../../src/http/front-door.js';
 import { createTestNode, type TestNode } from './node.js';
 
 /** A peer's HTTP app, reached through its server's own request listener (the front door, src/http/front-door.ts). */
@@ -37,4 +39,67 @@ export async function openDoor(options: Parameters<typeof createTestNode>[0] = {
 export function seen(response: Response): { status: number; headers: Record<string, unknown>; body: string } {
   const { date: _date, ...headers } = response.headers;
   return { status: response.statusCode, headers, body: response.body };
+}
+
+/** Two peers alike (same config, clock and seed): one is asked through its front door, the other straight through fastify. */
+export interface Twins {
+  through: Door;
+  direct: Door;
+}
+
+/**
+ * Opens peers for the tests of one file and closes them after each test: `open` one, or
+ * `twins` alike.
+ */
+export function doorsClosedAfterEach(): { open(options?: Parameters<typeof openDoor>[0]): Promise<Door>; twins(options?: Parameters<typeof openDoor>[0]): Promise<Twins> } {
+  const opened: Door[] = [];
+  afterEach(async () => {
+    for (const door of opened.splice(0)) await door.app.close();
+  });
+  const open = async (options: Parameters<typeof openDoor>[0] = {}) => {
+    const door = await openDoor(options);
+    opened.push(door);
+    return door;
+  };
+  return { open, twins: async (options = {}) => ({ through: await open(options), direct: await open(options) }) };
+}
+
+/**
+ * Sends `request` to both twins and expects the same answer from each, byte for byte but for
+ * the `Date` header; returns the status and whether fastify saw the request on the front-door side.
+ */
+export async function both(twin: Twins, request: InjectOptions): Promise<{ status: number; fastify: boolean }> {
+  twin.through.fastifySaw.length = 0;
+  const through = await twin.through.door(request);
+  const direct = await twin.direct.app.inject(request);
+  const label = `${request.method ?? 'GET'} ${request.url} ${String(request.payload ?? '').slice(0, 120)} ${JSON.stringify(request.headers ?? {})}`;
+  expect(seen(through), label).toEqual(seen(direct));
+  return { status: through.statusCode, fastify: twin.through.fastifySaw.length > 0 };
+}
+
+/** A service's listing on a peer, as fastify answers it. */
+export async function listing(door: Door, service = 'orders', namespace = 'default'): Promise<string> {
+  return (await door.app.inject({ url: `/v1/services/${service}?namespace=${namespace}` })).body;
+}
+
+/**
+ * What a shortcut tested on its own did: the answers it wrote (`res`), the bodies it handed
+ * back (`handBack`), and the admissions it handed on (`handOn`, the guard's).
+ */
+export function shortcutOutcome(): {
+  res: ServerResponse;
+  written: { status: number; body: string }[];
+  handedBack: (Buffer | Error)[];
+  handBack: HandBack;
+  handOn: ReturnType<typeof vi.fn>;
+} {
+  const written: { status: number; body: string }[] = [];
+  const res = {
+    writeHead: (status: number) => written.push({ status, body: '' }),
+    end: (text: string) => {
+      written.at(-1)!.body = text;
+    },
+  } as unknown as ServerResponse;
+  const handedBack: (Buffer | Error)[] = [];
+  return { res, written, handedBack, handBack: (_raw, _res, body) => handedBack.push(body), handOn: vi.fn() };
 }

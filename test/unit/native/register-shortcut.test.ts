@@ -1,11 +1,11 @@
 import { PassThrough } from 'node:stream';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { InjectOptions } from 'light-my-request';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ShortcutContext } from '../../../src/http/front-door.js';
 import { REGISTER_SHORTCUT_BODY_MAX_BYTES, registerShortcut, type RegisterShortcutDeps } from '../../../src/native/register-shortcut.js';
 import type { RegisterResult } from '../../../src/registry/registry.js';
-import { openDoor, seen, type Door } from '../../support/front-door.js';
+import { both, doorsClosedAfterEach, listing, shortcutOutcome } from '../../support/front-door.js';
 import { bearer, securedFile, TOKENS } from '../../support/security.js';
 
 /**
@@ -16,17 +16,8 @@ import { bearer, securedFile, TOKENS } from '../../support/security.js';
  * never took it; and the two registries must hold the same.
  */
 
-const twins: Door[] = [];
-afterEach(async () => {
-  for (const door of twins.splice(0)) await door.app.close();
-});
-
-async function openTwins(options: Parameters<typeof openDoor>[0] = {}): Promise<{ through: Door; direct: Door }> {
-  const through = await openDoor(options);
-  const direct = await openDoor(options);
-  twins.push(through, direct);
-  return { through, direct };
-}
+const doors = doorsClosedAfterEach();
+const openTwins = doors.twins;
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -42,20 +33,6 @@ function registration(request: Partial<InjectOptions> & { body?: unknown }): Inj
 }
 
 const instance = (instanceId: string, extra: Record<string, unknown> = {}) => ({ service: 'orders', instanceId, host: '10.0.0.1', port: 8080, ...extra });
-
-/** Sends `request` to both twins; returns whether fastify saw it on the front-door side. */
-async function both(twin: { through: Door; direct: Door }, request: InjectOptions): Promise<{ status: number; fastify: boolean }> {
-  twin.through.fastifySaw.length = 0;
-  const through = await twin.through.door(request);
-  const direct = await twin.direct.app.inject(request);
-  const label = `${request.url} ${String(request.payload).slice(0, 120)}`;
-  expect(seen(through), label).toEqual(seen(direct));
-  return { status: through.statusCode, fastify: twin.through.fastifySaw.length > 0 };
-}
-
-async function listing(door: Door, service = 'orders', namespace = 'default'): Promise<string> {
-  return (await door.app.inject({ url: `/v1/services/${service}?namespace=${namespace}` })).body;
-}
 
 describe('the register shortcut', () => {
   it('answers new and repeated registrations itself, as fastify does, and writes the same records', async () => {
@@ -131,8 +108,7 @@ describe('the register shortcut', () => {
   });
 
   it('is fastify on a peer that is not ready: 503, nothing written', async () => {
-    const door = await openDoor({ start: false });
-    twins.push(door);
+    const door = await doors.open({ start: false });
     const answer = await door.door(registration({ body: instance('i-1') }));
     expect(answer.statusCode).toBe(503);
     expect(answer.json().code).toBe('REG_ERR_NOT_READY');
@@ -163,8 +139,7 @@ describe('the register shortcut', () => {
   });
 
   it('counts a registration once against its rate limit, answered or handed back', async () => {
-    const door = await openDoor({ file: { limits: { rateLimitPerSecond: 1, rateLimitBurst: 4 } } });
-    twins.push(door);
+    const door = await doors.open({ file: { limits: { rateLimitPerSecond: 1, rateLimitBurst: 4 } } });
     const good = (i: number) => ({ ...registration({ body: instance(`i-${i}`) }), remoteAddress: '10.0.0.7' });
     const bad = { ...registration({ body: instance('i-x', { port: 'eighty' }) }), remoteAddress: '10.0.0.7' };
     const statuses: number[] = [];
@@ -173,8 +148,7 @@ describe('the register shortcut', () => {
   });
 
   it('times the registrations it answers into the HTTP latency histogram, under the route and status', async () => {
-    const door = await openDoor();
-    twins.push(door);
+    const door = await doors.open();
     for (let i = 0; i < 3; i++) await door.door(registration({ body: instance(`i-${i}`) }));
     await door.door(registration({ body: instance('i-0') }));
     expect(door.fastifySaw).toEqual([]);
@@ -192,15 +166,7 @@ describe('the register shortcut, on its own', () => {
       url: '/v1/instances',
       headers: { 'content-type': 'application/json', 'content-length': '2' },
     }) as unknown as IncomingMessage & PassThrough;
-    const written: { status: number; body: string }[] = [];
-    const res = {
-      writeHead: (status: number) => written.push({ status, body: '' }),
-      end: (text: string) => {
-        written.at(-1)!.body = text;
-      },
-    } as unknown as ServerResponse;
-    const handedBack: (Buffer | Error)[] = [];
-    const handOn = vi.fn();
+    const { res, written, handedBack, handBack, handOn } = shortcutOutcome();
     const context = {
       guard: { admitBeforeBody: () => ({ allowed: true }), admitsBody: () => true, handOn },
       ready: () => true,
@@ -213,7 +179,7 @@ describe('the register shortcut, on its own', () => {
       register,
       answer: (result) => JSON.stringify({ created: result.created }),
     });
-    const taken = shortcut(raw, res, (_raw, _res, body) => handedBack.push(body));
+    const taken = shortcut(raw, res, handBack);
     return { raw, taken, written, handedBack, handOn };
   }
 

@@ -52,6 +52,8 @@ describe('the heartbeat shortcut', () => {
       beat('i-2.b:c@d'),
       beat('i-3', { url: '/v1/services/orders/instances/i-3/heartbeat?namespace=team-a' }),
       beat('i-1', { url: '/v1/services/orders/instances/i-1/heartbeat?' }),
+      beat('i-1', { url: '/v1/services/orders/instances/i-1/heartbeat?namespace=default&client=java' }),
+      beat('i-1', { headers: { 'user-agent': 'registry-client/1.0', connection: 'keep-alive' } }),
     ];
     for (const request of taken) {
       const answer = await both(twin, request);
@@ -68,6 +70,9 @@ describe('the heartbeat shortcut', () => {
       [beat('i-1', { url: '/v1/services/orders/instances/i-1/heartbeat?namespace=team-a' }), 404],
       [beat('i-1', { url: '/v1/services/orders/instances/i-1/heartbeat?namespace=-bad' }), 400],
       [beat('i-1', { url: '/v1/services/orders/instances/i-1/heartbeat?namespace=a&namespace=b' }), 400],
+      [beat('i-1', { url: '/v1/services/orders/instances/i-1/heartbeat?namespace=' }), 400],
+      [beat('i-1', { url: `/v1/services/orders/instances/${'i'.repeat(257)}/heartbeat` }), 400],
+      [beat('i-1', { url: `/v1/services/${'s'.repeat(300)}/instances/i-1/heartbeat` }), 400],
       [beat('i-1', { url: '/v1/services/-orders/instances/i-1/heartbeat' }), 400],
       [beat('i-1', { url: '/v1/services/orders/instances/i%201/heartbeat' }), 400],
       [beat('i-1', { url: '/v1/services/orders/instances/i%2D1/heartbeat' }), 200],

@@ -17,14 +17,29 @@ export type Shortcut = (raw: IncomingMessage, res: ServerResponse, handBack: Han
  * Gives fastify a request that a shortcut took and read the body of: `body` is what it read (or
  * the error its read ended with), which fastify then reads in place of the socket's stream
  * (`bodyReadByShortcut`, a `preParsing` hook of the route), so it parses, checks and answers
- * the request as if no shortcut had seen it.
+ * the request as if no shortcut had seen it. `writeFailure`, when the shortcut made the
+ * route's write and its durability barrier failed: the route answers that failure
+ * (`failureOfShortcutWrite`) and does not write again, since a second write could succeed
+ * where the first was not made durable (a heartbeat that took an instance over renews as a
+ * plain heartbeat the second time).
  */
-export type HandBack = (raw: IncomingMessage, res: ServerResponse, body: Buffer | Error) => void;
+export type HandBack = (raw: IncomingMessage, res: ServerResponse, body: Buffer | Error, writeFailure?: unknown) => void;
 
 /** Where a handed-back request keeps the body its shortcut read. */
 const BODY_READ = Symbol('bodyReadByShortcut');
+/** Where a handed-back request keeps the failure of the write its shortcut made. */
+const WRITE_FAILED = Symbol('writeFailedInShortcut');
 
-type HandedBack = IncomingMessage & { [BODY_READ]?: Buffer | Error };
+type HandedBack = IncomingMessage & { [BODY_READ]?: Buffer | Error; [WRITE_FAILED]?: { error: unknown } };
+
+/**
+ * For a route with a shortcut that writes: the failure of the write the shortcut made for
+ * this request (its durability barrier), which the route throws instead of writing again;
+ * undefined for any other request.
+ */
+export function failureOfShortcutWrite(raw: IncomingMessage): { error: unknown } | undefined {
+  return (raw as HandedBack)[WRITE_FAILED];
+}
 
 /**
  * The `preParsing` hook of a route whose shortcut reads bodies: a request handed back gets the
@@ -92,8 +107,9 @@ export class FrontDoor {
   /** The request listener: a shortcut's answer, else fastify's `handler`. */
   listener(handler: (raw: IncomingMessage, res: ServerResponse) => void): (raw: IncomingMessage, res: ServerResponse) => void {
     // One function for every request (not a closure per request).
-    const handBack: HandBack = (raw, res, body) => {
+    const handBack: HandBack = (raw, res, body, writeFailure) => {
       (raw as HandedBack)[BODY_READ] = body;
+      if (writeFailure !== undefined) (raw as HandedBack)[WRITE_FAILED] = { error: writeFailure };
       handler(raw, res);
     };
     return (raw, res) => {

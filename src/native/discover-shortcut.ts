@@ -57,8 +57,11 @@ export function discoverShortcut(context: ShortcutContext, listing: (rawService:
     // The parser fastify's router uses (find-my-way: none for an empty query string).
     const query = (queryAt === -1 || queryAt === url.length - 1 ? {} : parseQuery(url.slice(queryAt + 1))) as Record<string, string | undefined>;
     if (query.index !== undefined || query.near !== undefined) return false;
+    // Not ready: fastify's hooks answer (their order puts the readiness gate before the
+    // namespace check the admission makes), and count the request themselves.
+    if (ROUTE.gatedUntilReady && !context.ready()) return false;
     const admission = context.guard.admit(raw, ROUTE.access, query);
-    const answer = admission.allowed && (!ROUTE.gatedUntilReady || context.ready()) ? listingOrNothing(listing, service, query) : undefined;
+    const answer = admission.allowed ? listingOrNothing(listing, service, query) : undefined;
     // Bytes still being built (a large service's, in slices): the route waits for them.
     if (answer === undefined || !Buffer.isBuffer(answer.bytes)) {
       // The request is counted: fastify gets the admission with it.

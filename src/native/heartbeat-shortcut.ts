@@ -60,8 +60,9 @@ function heartbeatTarget(url: string): { service: string; id: string; query: Que
  * histogram. Everything else goes to fastify untouched, the admission with it so the request
  * is counted once: a refusal, a bad name, an unknown instance (404: register again), a body,
  * an encoded path. A durability barrier that fails (a heartbeat that took an instance over and
- * waits for the data dir) hands the request to fastify too, which renews again and answers as
- * a retry would.
+ * waits for the data dir) hands the request to fastify with that failure, which the route
+ * answers without renewing again (a second heartbeat would be a plain renewal, and answer 200
+ * for a takeover the data dir does not hold).
  */
 export function heartbeatShortcut(context: ShortcutContext, deps: HeartbeatShortcutDeps): Shortcut {
   /** The route's write for a heartbeat of this form, or undefined where fastify is to answer. */
@@ -80,9 +81,11 @@ export function heartbeatShortcut(context: ShortcutContext, deps: HeartbeatShort
     const length = headers['content-length'];
     if (headers['content-type'] !== undefined || headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')) return false;
     const target = heartbeatTarget(raw.url!);
-    if (target === undefined) return false;
+    // Not ready: fastify's hooks answer (their order puts the readiness gate before the
+    // namespace check the admission makes), and count the request themselves.
+    if (target === undefined || (ROUTE.gatedUntilReady && !context.ready())) return false;
     const admission = context.guard.admit(raw, ROUTE.access, target.query);
-    const result = admission.allowed && (!ROUTE.gatedUntilReady || context.ready()) ? renewed(target.service, target.id, target.query) : undefined;
+    const result = admission.allowed ? renewed(target.service, target.id, target.query) : undefined;
     if (result === undefined) {
       // The request is counted: fastify gets the admission with it.
       context.guard.handOn(raw, admission);
@@ -98,10 +101,10 @@ export function heartbeatShortcut(context: ShortcutContext, deps: HeartbeatShort
       send(result);
       return true;
     }
-    result.then(send, () => {
+    result.then(send, (error: unknown) => {
       context.guard.handOn(raw, admission);
-      // No body was read: fastify finds none to read either.
-      handBack(raw, res, Buffer.alloc(0));
+      // No body was read: fastify finds none to read either, and answers the failure.
+      handBack(raw, res, Buffer.alloc(0), error);
     });
     return true;
   };

@@ -60,9 +60,8 @@ function routeQuery(url: string): Query | undefined {
  * it took and cannot answer (a bad body, a refusal, a validation or quota error, a failed read)
  * is handed back with the body it read, and fastify answers it as it answers any request. A
  * write is only made when it succeeds (every error of the route's write is thrown before the
- * store changes); a durability barrier that fails after it hands the request back too, and
- * fastify's write then answers as a retry would (REG_ERR_STORAGE while the data dir refuses
- * writes).
+ * store changes); a durability barrier that fails after it hands the request back too, with
+ * that failure, which the route answers without writing again (`failureOfShortcutWrite`).
  */
 export function registerShortcut(context: ShortcutContext, deps: RegisterShortcutDeps): Shortcut {
   const bodyMax = Math.min(REGISTER_SHORTCUT_BODY_MAX_BYTES, deps.bodyLimit);
@@ -101,11 +100,11 @@ export function registerShortcut(context: ShortcutContext, deps: RegisterShortcu
     }
     /** Once handed back or answered, nothing more: a late stream error is not a second request. */
     let settled = false;
-    const giveBack = (body: Buffer | Error) => {
+    const giveBack = (body: Buffer | Error, writeFailure?: unknown) => {
       if (settled) return;
       settled = true;
       context.guard.handOn(raw, admission);
-      handBack(raw, res, body);
+      handBack(raw, res, body, writeFailure);
     };
     const send = (result: RegisterResult) => {
       settled = true;
@@ -127,9 +126,9 @@ export function registerShortcut(context: ShortcutContext, deps: RegisterShortcu
       if (result === undefined) return giveBack(body);
       if (!(result instanceof Promise)) return send(result);
       settled = true;
-      result.then(send, () => {
+      result.then(send, (error: unknown) => {
         settled = false;
-        giveBack(body);
+        giveBack(body, error);
       });
     });
     return true;

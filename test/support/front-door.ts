@@ -20,6 +20,11 @@ export async function openDoor(options: Parameters<typeof createTestNode>[0] = {
   const testNode = await createTestNode(options);
   const app = await buildServer({ node: testNode.node });
   await app.ready();
+  return { ...testNode, app, ...doorOf(app) };
+}
+
+/** The front door of a ready app: its server's own request listener, and the requests fastify saw through it. */
+export function doorOf(app: FastifyInstance): Pick<Door, 'fastifySaw' | 'door'> {
   const [listener] = app.server.listeners('request') as ((raw: IncomingMessage, res: ServerResponse) => void)[];
   const fastifySaw: string[] = [];
   // Fastify waits for the end of every answer it sends (its reply's 'finish' listener: the
@@ -32,7 +37,7 @@ export async function openDoor(options: Parameters<typeof createTestNode>[0] = {
     }) as ServerResponse['on'];
     listener!(raw, res);
   };
-  return { ...testNode, app, fastifySaw, door: (injected) => inject(dispatch, injected) };
+  return { fastifySaw, door: (injected) => inject(dispatch, injected) };
 }
 
 /** What a client sees of an answer, but for the `Date` header. */
@@ -90,6 +95,8 @@ export function shortcutOutcome(): {
   res: ServerResponse;
   written: { status: number; body: string }[];
   handedBack: (Buffer | Error)[];
+  /** The write failures handed back with them (undefined where none was). */
+  writeFailures: unknown[];
   handBack: HandBack;
   handOn: ReturnType<typeof vi.fn>;
 } {
@@ -101,5 +108,10 @@ export function shortcutOutcome(): {
     },
   } as unknown as ServerResponse;
   const handedBack: (Buffer | Error)[] = [];
-  return { res, written, handedBack, handBack: (_raw, _res, body) => handedBack.push(body), handOn: vi.fn() };
+  const writeFailures: unknown[] = [];
+  const handBack: HandBack = (_raw, _res, body, writeFailure) => {
+    handedBack.push(body);
+    writeFailures.push(writeFailure);
+  };
+  return { res, written, handedBack, writeFailures, handBack, handOn: vi.fn() };
 }

@@ -121,6 +121,21 @@ describe('the front door', () => {
 });
 
 describe('the front door on a peer with tokens', () => {
+  it('leaves the answers of a peer that is not ready to fastify, whatever the token may read (503 before a namespace refusal)', async () => {
+    const door = await openDoor({ file: securedFile(), start: false });
+    const cases: [InjectOptions, number][] = [
+      [{ url: '/v1/services/orders', headers: bearer(TOKENS.reader) }, 503],
+      [{ url: '/v1/services/orders?namespace=team-b', headers: bearer(TOKENS.reader) }, 503],
+      [{ url: '/v1/services/orders?namespace=team-a', headers: bearer(TOKENS.admin) }, 403],
+      [{ url: '/v1/services/orders?namespace=team-a' }, 401],
+    ];
+    for (const [request, status] of cases) {
+      const through = await door.door(request);
+      expect(through.statusCode, JSON.stringify(request)).toBe(status);
+      expect(seen(through), JSON.stringify(request)).toEqual(seen(await door.app.inject(request)));
+    }
+  });
+
   it('takes what the token may read, and hands on the refusals with the answers fastify gives', async () => {
     const door = await openDoor({ file: securedFile() });
     await register(door, 'orders', 1, { namespace: 'team-a' }, bearer(TOKENS.writer));

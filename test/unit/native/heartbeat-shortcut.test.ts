@@ -4,7 +4,9 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ShortcutContext } from '../../../src/http/front-door.js';
 import { heartbeatShortcut, type HeartbeatShortcutDeps } from '../../../src/native/heartbeat-shortcut.js';
 import type { StoredInstance } from '../../../src/registry/types.js';
-import { both, doorsClosedAfterEach, listing, shortcutOutcome, type Door, type Twins } from '../../support/front-door.js';
+import { both, doorOf, doorsClosedAfterEach, listing, seen, shortcutOutcome, type Door, type Twins } from '../../support/front-door.js';
+import { simulatedDisk, startDurablePeer } from '../../support/durable-node.js';
+import { record } from '../../support/records.js';
 import { bearer, securedFile, TOKENS } from '../../support/security.js';
 
 /**
@@ -104,12 +106,48 @@ describe('the heartbeat shortcut', () => {
     expect(metrics).toMatch(/registry_heartbeats_total\{[^}]*outcome="unknown"[^}]*\} 2\n/);
   });
 
+  it('answers a takeover whose durability barrier fails as fastify does (503), and does not renew it a second time', async () => {
+    const outcome = async (throughTheDoor: boolean) => {
+      const { clock, disk } = simulatedDisk();
+      const peer = await startDurablePeer(disk, clock, { storage: { syncPolicy: 'always' } });
+      // Owned by a peer this one does not hear: its heartbeat here takes it over, a write.
+      peer.node.registry.applyRemote(record({ wallMs: clock.nowMs(), peerId: 'peer-x', instanceId: 'i-1' }), 30_000);
+      disk.syncFault = 'EIO';
+      const door = doorOf(peer.app);
+      const answer = throughTheDoor ? await door.door(beat('i-1')) : await peer.app.inject(beat('i-1'));
+      const metrics = (await peer.app.inject({ url: '/metrics' })).body;
+      const count = (outcome: string) => Number(new RegExp(`registry_heartbeats_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`).exec(metrics)?.[1]);
+      await peer.node.stop();
+      await peer.app.close();
+      return { answer: seen(answer), takeover: count('takeover'), renewed: count('renewed'), fastify: door.fastifySaw.length > 0 };
+    };
+    const through = await outcome(true);
+    const direct = await outcome(false);
+    expect(through.answer.status).toBe(503);
+    expect(JSON.parse(through.answer.body).code).toBe('REG_ERR_STORAGE');
+    expect({ ...through, fastify: undefined }).toEqual({ ...direct, fastify: undefined });
+    expect(through).toMatchObject({ takeover: 1, renewed: 0, fastify: true });
+  });
+
   it('is fastify on a peer that is not ready: 503', async () => {
     const door = await doors.open({ start: false });
     const answer = await door.door(beat('i-1'));
     expect(answer.statusCode).toBe(503);
     expect(answer.json().code).toBe('REG_ERR_NOT_READY');
     expect(door.fastifySaw).toEqual(['/v1/services/orders/instances/i-1/heartbeat']);
+  });
+
+  it('leaves the answers of a peer that is not ready to fastify, whatever the token may do (503 before a namespace refusal)', async () => {
+    const twin = await doors.twins({ file: securedFile(), start: false });
+    const cases: InjectOptions[] = [
+      beat('i-1', { headers: bearer(TOKENS.writer) }),
+      beat('i-1', { url: '/v1/services/orders/instances/i-1/heartbeat?namespace=team-a', headers: bearer(TOKENS.writer) }),
+      beat('i-1', { url: '/v1/services/orders/instances/i-1/heartbeat?namespace=team-a', headers: bearer(TOKENS.reader) }),
+      beat('i-1'),
+    ];
+    const statuses: number[] = [];
+    for (const request of cases) statuses.push((await both(twin, request)).status);
+    expect(statuses).toEqual([503, 503, 403, 401]);
   });
 
   it('takes what the token may write, and hands on the refusals with the answers fastify gives', async () => {
@@ -156,7 +194,7 @@ describe('the heartbeat shortcut', () => {
 describe('the heartbeat shortcut, on its own', () => {
   function harness(heartbeat: HeartbeatShortcutDeps['heartbeat']) {
     const raw = { method: 'PUT', url: '/v1/services/orders/instances/i-1/heartbeat', headers: {} } as unknown as IncomingMessage;
-    const { res, written, handedBack, handBack, handOn } = shortcutOutcome();
+    const { res, written, handedBack, writeFailures, handBack, handOn } = shortcutOutcome();
     const context = { guard: { admit: () => ({ allowed: true }), handOn }, ready: () => true, observe: vi.fn() } as unknown as ShortcutContext;
     const shortcut = heartbeatShortcut(context, {
       key: (service, instanceId) => ({ namespace: 'default', service, instanceId }),
@@ -164,7 +202,7 @@ describe('the heartbeat shortcut, on its own', () => {
       answer: () => '{"renewed":true}',
     });
     const taken = shortcut(raw, res, handBack);
-    return { taken, written, handedBack, handOn };
+    return { taken, written, handedBack, writeFailures, handOn };
   }
 
   const entry = {} as StoredInstance;
@@ -175,9 +213,11 @@ describe('the heartbeat shortcut, on its own', () => {
     await vi.waitFor(() => expect(passed.written).toEqual([{ status: 200, body: '{"renewed":true}' }]));
     expect(passed.handedBack).toEqual([]);
 
-    const failed = harness((() => Promise.reject(new Error('fsync failed'))) as never);
+    const failure = new Error('fsync failed');
+    const failed = harness((() => Promise.reject(failure)) as never);
     expect(failed.taken).toBe(true);
     await vi.waitFor(() => expect(failed.handedBack).toEqual([Buffer.alloc(0)]));
+    expect(failed.writeFailures).toEqual([failure]);
     expect(failed.handOn).toHaveBeenCalledTimes(1);
     expect(failed.written).toEqual([]);
   });

@@ -5,7 +5,8 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ShortcutContext } from '../../../src/http/front-door.js';
 import { REGISTER_SHORTCUT_BODY_MAX_BYTES, registerShortcut, type RegisterShortcutDeps } from '../../../src/native/register-shortcut.js';
 import type { RegisterResult } from '../../../src/registry/registry.js';
-import { both, doorsClosedAfterEach, listing, shortcutOutcome } from '../../support/front-door.js';
+import { both, doorOf, doorsClosedAfterEach, listing, seen, shortcutOutcome } from '../../support/front-door.js';
+import { simulatedDisk, startDurablePeer } from '../../support/durable-node.js';
 import { bearer, securedFile, TOKENS } from '../../support/security.js';
 
 /**
@@ -107,6 +108,27 @@ describe('the register shortcut', () => {
     expect(await listing(twin.through)).toEqual(await listing(twin.direct));
   });
 
+  it('answers a registration whose durability barrier fails as fastify does (503), and does not write it a second time', async () => {
+    const outcome = async (throughTheDoor: boolean) => {
+      const { clock, disk } = simulatedDisk();
+      const peer = await startDurablePeer(disk, clock, { storage: { syncPolicy: 'always' } });
+      disk.syncFault = 'EIO';
+      const door = doorOf(peer.app);
+      const request = registration({ body: instance('i-1') });
+      const revision = peer.node.store.revision;
+      const answer = throughTheDoor ? await door.door(request) : await peer.app.inject(request);
+      const writes = peer.node.store.revision - revision;
+      await peer.node.stop();
+      await peer.app.close();
+      return { answer: seen(answer), writes, fastify: door.fastifySaw.length > 0 };
+    };
+    const through = await outcome(true);
+    const direct = await outcome(false);
+    expect(JSON.parse(through.answer.body).code).toBe('REG_ERR_STORAGE');
+    expect({ ...through, fastify: undefined }).toEqual({ ...direct, fastify: undefined });
+    expect(through).toMatchObject({ writes: 1, fastify: true });
+  });
+
   it('is fastify on a peer that is not ready: 503, nothing written', async () => {
     const door = await doors.open({ start: false });
     const answer = await door.door(registration({ body: instance('i-1') }));
@@ -166,7 +188,7 @@ describe('the register shortcut, on its own', () => {
       url: '/v1/instances',
       headers: { 'content-type': 'application/json', 'content-length': '2' },
     }) as unknown as IncomingMessage & PassThrough;
-    const { res, written, handedBack, handBack, handOn } = shortcutOutcome();
+    const { res, written, handedBack, writeFailures, handBack, handOn } = shortcutOutcome();
     const context = {
       guard: { admitBeforeBody: () => ({ allowed: true }), admitsBody: () => true, handOn },
       ready: () => true,
@@ -180,7 +202,7 @@ describe('the register shortcut, on its own', () => {
       answer: (result) => JSON.stringify({ created: result.created }),
     });
     const taken = shortcut(raw, res, handBack);
-    return { raw, taken, written, handedBack, handOn };
+    return { raw, taken, written, handedBack, writeFailures, handOn };
   }
 
   const created = { entry: {}, created: true } as unknown as RegisterResult;
@@ -206,9 +228,12 @@ describe('the register shortcut, on its own', () => {
     await vi.waitFor(() => expect(passed.written).toEqual([{ status: 201, body: '{"created":true}' }]));
     expect(passed.handedBack).toEqual([]);
 
-    const failed = harness((() => Promise.reject(new Error('fsync failed'))) as never);
+    const failure = new Error('fsync failed');
+    const failed = harness((() => Promise.reject(failure)) as never);
     failed.raw.end('{}');
     await vi.waitFor(() => expect(failed.handedBack).toEqual([Buffer.from('{}')]));
+    // With the failure, which the route answers rather than writing again.
+    expect(failed.writeFailures).toEqual([failure]);
     expect(failed.written).toEqual([]);
     // A stream error after that is not a second hand-back.
     failed.raw.emit('error', new Error('late'));

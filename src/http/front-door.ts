@@ -17,20 +17,39 @@ export type Shortcut = (raw: IncomingMessage, res: ServerResponse, handBack: Han
  * Gives fastify a request that a shortcut took and read the body of: `body` is what it read (or
  * the error its read ended with), which fastify then reads in place of the socket's stream
  * (`bodyReadByShortcut`, a `preParsing` hook of the route), so it parses, checks and answers
- * the request as if no shortcut had seen it. `writeFailure`, when the shortcut made the
+ * the request as if no shortcut had seen it, timed from when the shortcut took it. `writeFailure`, when the shortcut made the
  * route's write and its durability barrier failed: the route answers that failure
  * (`failureOfShortcutWrite`) and does not write again, since a second write could succeed
  * where the first was not made durable (a heartbeat that took an instance over renews as a
  * plain heartbeat the second time).
  */
-export type HandBack = (raw: IncomingMessage, res: ServerResponse, body: Buffer | Error, writeFailure?: unknown) => void;
+export type HandBack = (raw: IncomingMessage, res: ServerResponse, body: Buffer | Error, handed: HandedOver) => void;
+
+/** What a shortcut tells fastify of a request it hands back, beside the body. */
+export interface HandedOver {
+  /** When the shortcut took the request (`performance.now()`): its latency counts from there (`shortcutStartedAtMs`). */
+  startedAtMs: number;
+  /** The failure of the write the shortcut made (its durability barrier), if it made one. */
+  writeFailure?: unknown;
+}
 
 /** Where a handed-back request keeps the body its shortcut read. */
 const BODY_READ = Symbol('bodyReadByShortcut');
 /** Where a handed-back request keeps the failure of the write its shortcut made. */
 const WRITE_FAILED = Symbol('writeFailedInShortcut');
+/** Where a handed-back request keeps when its shortcut took it. */
+const STARTED_AT = Symbol('shortcutStartedAtMs');
 
-type HandedBack = IncomingMessage & { [BODY_READ]?: Buffer | Error; [WRITE_FAILED]?: { error: unknown } };
+type HandedBack = IncomingMessage & { [BODY_READ]?: Buffer | Error; [WRITE_FAILED]?: { error: unknown }; [STARTED_AT]?: number };
+
+/**
+ * When the shortcut that handed this request back took it (`performance.now()`), or undefined
+ * for a request fastify got first: the latency histogram times a handed-back request from its
+ * arrival, not from the hand-back (a slow upload the route refuses is not a fast request).
+ */
+export function shortcutStartedAtMs(raw: IncomingMessage): number | undefined {
+  return (raw as HandedBack)[STARTED_AT];
+}
 
 /**
  * For a route with a shortcut that writes: the failure of the write the shortcut made for
@@ -107,9 +126,11 @@ export class FrontDoor {
   /** The request listener: a shortcut's answer, else fastify's `handler`. */
   listener(handler: (raw: IncomingMessage, res: ServerResponse) => void): (raw: IncomingMessage, res: ServerResponse) => void {
     // One function for every request (not a closure per request).
-    const handBack: HandBack = (raw, res, body, writeFailure) => {
-      (raw as HandedBack)[BODY_READ] = body;
-      if (writeFailure !== undefined) (raw as HandedBack)[WRITE_FAILED] = { error: writeFailure };
+    const handBack: HandBack = (raw, res, body, handed) => {
+      const request = raw as HandedBack;
+      request[BODY_READ] = body;
+      request[STARTED_AT] = handed.startedAtMs;
+      if (handed.writeFailure !== undefined) request[WRITE_FAILED] = { error: handed.writeFailure };
       handler(raw, res);
     };
     return (raw, res) => {

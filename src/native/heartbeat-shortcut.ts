@@ -92,6 +92,8 @@ export function heartbeatShortcut(context: ShortcutContext, deps: HeartbeatShort
       return false;
     }
     const send = (entry: StoredInstance) => {
+      // The client went away while a takeover was made durable: nothing to answer or time, as with fastify.
+      if (res.destroyed) return;
       const text = deps.answer(entry);
       res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
       res.end(text);
@@ -104,7 +106,7 @@ export function heartbeatShortcut(context: ShortcutContext, deps: HeartbeatShort
     result.then(send, (error: unknown) => {
       context.guard.handOn(raw, admission);
       // No body was read: fastify finds none to read either, and answers the failure.
-      handBack(raw, res, Buffer.alloc(0), error);
+      handBack(raw, res, Buffer.alloc(0), { startedAtMs, writeFailure: error });
     });
     return true;
   };

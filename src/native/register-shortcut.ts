@@ -104,10 +104,12 @@ export function registerShortcut(context: ShortcutContext, deps: RegisterShortcu
       if (settled) return;
       settled = true;
       context.guard.handOn(raw, admission);
-      handBack(raw, res, body, writeFailure);
+      handBack(raw, res, body, { startedAtMs, writeFailure });
     };
     const send = (result: RegisterResult) => {
       settled = true;
+      // The client went away while the write was made durable: nothing to answer or time, as with fastify.
+      if (res.destroyed) return;
       const status = result.created ? 201 : 200;
       const text = deps.answer(result);
       res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });

@@ -109,9 +109,26 @@ export function shortcutOutcome(): {
   } as unknown as ServerResponse;
   const handedBack: (Buffer | Error)[] = [];
   const writeFailures: unknown[] = [];
-  const handBack: HandBack = (_raw, _res, body, writeFailure) => {
+  const handBack: HandBack = (_raw, _res, body, handed) => {
     handedBack.push(body);
-    writeFailures.push(writeFailure);
+    writeFailures.push(handed.writeFailure);
   };
   return { res, written, handedBack, writeFailures, handBack, handOn: vi.fn() };
+}
+
+/**
+ * For a shortcut tested on its own whose write waits on its durability barrier: its client
+ * goes away (`res.destroyed`), then `passBarrier` lets the write through; expects nothing
+ * answered, timed (`observe`) or handed back.
+ */
+export async function expectNothingOnceClientLeft(
+  outcome: { res: ServerResponse; written: unknown[]; handedBack: unknown[]; observe: ReturnType<typeof vi.fn> },
+  passBarrier: () => void,
+): Promise<void> {
+  (outcome.res as { destroyed: boolean }).destroyed = true;
+  passBarrier();
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(outcome.written).toEqual([]);
+  expect(outcome.observe).not.toHaveBeenCalled();
+  expect(outcome.handedBack).toEqual([]);
 }

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ShortcutContext } from '../../../src/http/front-door.js';
 import { heartbeatShortcut, type HeartbeatShortcutDeps } from '../../../src/native/heartbeat-shortcut.js';
 import type { StoredInstance } from '../../../src/registry/types.js';
-import { both, doorOf, doorsClosedAfterEach, listing, seen, shortcutOutcome, type Door, type Twins } from '../../support/front-door.js';
+import { both, doorOf, doorsClosedAfterEach, listing, seen, shortcutOutcome, expectNothingOnceClientLeft, type Door, type Twins } from '../../support/front-door.js';
 import { simulatedDisk, startDurablePeer } from '../../support/durable-node.js';
 import { record } from '../../support/records.js';
 import { bearer, securedFile, TOKENS } from '../../support/security.js';
@@ -195,17 +195,25 @@ describe('the heartbeat shortcut, on its own', () => {
   function harness(heartbeat: HeartbeatShortcutDeps['heartbeat']) {
     const raw = { method: 'PUT', url: '/v1/services/orders/instances/i-1/heartbeat', headers: {} } as unknown as IncomingMessage;
     const { res, written, handedBack, writeFailures, handBack, handOn } = shortcutOutcome();
-    const context = { guard: { admit: () => ({ allowed: true }), handOn }, ready: () => true, observe: vi.fn() } as unknown as ShortcutContext;
+    const observe = vi.fn();
+    const context = { guard: { admit: () => ({ allowed: true }), handOn }, ready: () => true, observe } as unknown as ShortcutContext;
     const shortcut = heartbeatShortcut(context, {
       key: (service, instanceId) => ({ namespace: 'default', service, instanceId }),
       heartbeat,
       answer: () => '{"renewed":true}',
     });
     const taken = shortcut(raw, res, handBack);
-    return { taken, written, handedBack, writeFailures, handOn };
+    return { res, taken, written, handedBack, writeFailures, handOn, observe };
   }
 
   const entry = {} as StoredInstance;
+
+  it('answers and times nothing when the client went away while a takeover was made durable', async () => {
+    let passBarrier: ((renewed: StoredInstance) => void) | undefined;
+    const waiting = harness((() => new Promise<StoredInstance>((resolve) => (passBarrier = resolve))) as never);
+    expect(waiting.taken).toBe(true);
+    await expectNothingOnceClientLeft(waiting, () => passBarrier!(entry));
+  });
 
   it('answers once the durability barrier is passed, and hands the request to fastify when it fails', async () => {
     const passed = harness((() => Promise.resolve(entry)) as never);

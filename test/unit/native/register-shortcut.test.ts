@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { PassThrough } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import type { InjectOptions } from 'light-my-request';
@@ -5,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ShortcutContext } from '../../../src/http/front-door.js';
 import { REGISTER_SHORTCUT_BODY_MAX_BYTES, registerShortcut, type RegisterShortcutDeps } from '../../../src/native/register-shortcut.js';
 import type { RegisterResult } from '../../../src/registry/registry.js';
-import { both, doorOf, doorsClosedAfterEach, listing, seen, shortcutOutcome } from '../../support/front-door.js';
+import { both, doorOf, doorsClosedAfterEach, listing, seen, shortcutOutcome, expectNothingOnceClientLeft } from '../../support/front-door.js';
 import { simulatedDisk, startDurablePeer } from '../../support/durable-node.js';
 import { bearer, securedFile, TOKENS } from '../../support/security.js';
 
@@ -178,6 +179,21 @@ describe('the register shortcut', () => {
     expect(metrics).toMatch(/registry_http_request_duration_seconds_count\{method="POST",route="\/v1\/instances",status_code="201"\} 3\n/);
     expect(metrics).toMatch(/registry_http_request_duration_seconds_count\{method="POST",route="\/v1\/instances",status_code="200"\} 1\n/);
   });
+
+  it('times a registration it hands back from when it took it, not from the hand-back', async () => {
+    const door = await doors.open();
+    // The shortcut's clock reading as it takes the request: 5 s before now, as for a slow upload.
+    const spy = vi.spyOn(performance, 'now').mockReturnValueOnce(performance.now() - 5_000);
+    try {
+      expect((await door.door(registration({ body: instance('i-x', { port: 'eighty' }) }))).statusCode).toBe(400);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(door.fastifySaw).toEqual(['/v1/instances']);
+    const metrics = (await door.app.inject({ url: '/metrics' })).body;
+    const sum = /registry_http_request_duration_seconds_sum\{method="POST",route="\/v1\/instances",status_code="400"\} (\S+)\n/.exec(metrics)?.[1];
+    expect(Number(sum)).toBeGreaterThanOrEqual(5);
+  });
 });
 
 describe('the register shortcut, on its own', () => {
@@ -189,10 +205,11 @@ describe('the register shortcut, on its own', () => {
       headers: { 'content-type': 'application/json', 'content-length': '2' },
     }) as unknown as IncomingMessage & PassThrough;
     const { res, written, handedBack, writeFailures, handBack, handOn } = shortcutOutcome();
+    const observe = vi.fn();
     const context = {
       guard: { admitBeforeBody: () => ({ allowed: true }), admitsBody: () => true, handOn },
       ready: () => true,
-      observe: vi.fn(),
+      observe,
     } as unknown as ShortcutContext;
     const shortcut = registerShortcut(context, {
       bodyLimit: 1_024,
@@ -202,7 +219,7 @@ describe('the register shortcut, on its own', () => {
       answer: (result) => JSON.stringify({ created: result.created }),
     });
     const taken = shortcut(raw, res, handBack);
-    return { raw, taken, written, handedBack, writeFailures, handOn };
+    return { raw, res, taken, written, handedBack, writeFailures, handOn, observe };
   }
 
   const created = { entry: {}, created: true } as unknown as RegisterResult;
@@ -220,6 +237,14 @@ describe('the register shortcut, on its own', () => {
     expect(handOn).toHaveBeenCalledTimes(1);
     expect(written).toEqual([]);
     expect(register).not.toHaveBeenCalled();
+  });
+
+  it('answers and times nothing when the client went away while the durability barrier waited', async () => {
+    let passBarrier: ((result: RegisterResult) => void) | undefined;
+    const waiting = harness((() => new Promise<RegisterResult>((resolve) => (passBarrier = resolve))) as never);
+    waiting.raw.end('{}');
+    await vi.waitFor(() => expect(passBarrier).toBeDefined());
+    await expectNothingOnceClientLeft(waiting, () => passBarrier!(created));
   });
 
   it('answers once the durability barrier is passed, and hands back when it fails', async () => {

@@ -17,11 +17,12 @@ export type Shortcut = (raw: IncomingMessage, res: ServerResponse, handBack: Han
  * Gives fastify a request that a shortcut took and read the body of: `body` is what it read (or
  * the error its read ended with), which fastify then reads in place of the socket's stream
  * (`bodyReadByShortcut`, a `preParsing` hook of the route), so it parses, checks and answers
- * the request as if no shortcut had seen it, timed from when the shortcut took it. `writeFailure`, when the shortcut made the
- * route's write and its durability barrier failed: the route answers that failure
- * (`failureOfShortcutWrite`) and does not write again, since a second write could succeed
- * where the first was not made durable (a heartbeat that took an instance over renews as a
- * plain heartbeat the second time).
+ * the request as if no shortcut had seen it, timed from when the shortcut took it.
+ * `writeFailure`: what the route's write threw in the shortcut, or its durability barrier
+ * failed with. The route answers that failure (`failureOfShortcutWrite`) and does not write
+ * again: a second try could answer otherwise than the first (a heartbeat that took an instance
+ * over and was not made durable renews as a plain heartbeat the second time; a quota may have
+ * changed), and would count or log the request twice.
  */
 export type HandBack = (raw: IncomingMessage, res: ServerResponse, body: Buffer | Error, handed: HandedOver) => void;
 
@@ -29,7 +30,7 @@ export type HandBack = (raw: IncomingMessage, res: ServerResponse, body: Buffer 
 export interface HandedOver {
   /** When the shortcut took the request (`performance.now()`): its latency counts from there (`shortcutStartedAtMs`). */
   startedAtMs: number;
-  /** The failure of the write the shortcut made (its durability barrier), if it made one. */
+  /** What the route's write threw, or its durability barrier failed with, in the shortcut. */
   writeFailure?: unknown;
 }
 
@@ -52,9 +53,9 @@ export function shortcutStartedAtMs(raw: IncomingMessage): number | undefined {
 }
 
 /**
- * For a route with a shortcut that writes: the failure of the write the shortcut made for
- * this request (its durability barrier), which the route throws instead of writing again;
- * undefined for any other request.
+ * For a route with a shortcut that writes: what the route's write threw, or its durability
+ * barrier failed with, in the shortcut for this request, which the route throws instead of
+ * writing again; undefined for any other request.
  */
 export function failureOfShortcutWrite(raw: IncomingMessage): { error: unknown } | undefined {
   return (raw as HandedBack)[WRITE_FAILED];

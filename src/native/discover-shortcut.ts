@@ -24,7 +24,15 @@ const ROUTE = CLIENT_ROUTES.service;
  * of them percent-encoded, no slash (a route below the service), `?` or `#`. Anything else
  * (an encoded name, a bad one) goes to fastify, which decodes and judges it.
  */
-const PLAIN_SEGMENT = /^[A-Za-z0-9._:-]+$/;
+export const PLAIN_SEGMENT = /^[A-Za-z0-9._:-]+$/;
+
+/**
+ * The query of `url` from its `?` at `queryAt` (-1: none), parsed as fastify's router parses it
+ * (find-my-way: none for an empty query string).
+ */
+export function routerQuery(url: string, queryAt: number): Record<string, string | undefined> {
+  return (queryAt === -1 || queryAt === url.length - 1 ? {} : parseQuery(url.slice(queryAt + 1))) as Record<string, string | undefined>;
+}
 
 /** The listing, or nothing for a bad namespace, status or group (the route says what is wrong). */
 function listingOrNothing<Q>(listing: (rawService: string, query: Q) => SharedListing, service: string, query: Q): SharedListing | undefined {
@@ -54,8 +62,7 @@ export function discoverShortcut(context: ShortcutContext, listing: (rawService:
     const queryAt = url.indexOf('?', DISCOVER_PREFIX.length);
     const service = url.slice(DISCOVER_PREFIX.length, queryAt === -1 ? undefined : queryAt);
     if (!PLAIN_SEGMENT.test(service) || url.includes('#', DISCOVER_PREFIX.length)) return false;
-    // The parser fastify's router uses (find-my-way: none for an empty query string).
-    const query = (queryAt === -1 || queryAt === url.length - 1 ? {} : parseQuery(url.slice(queryAt + 1))) as Record<string, string | undefined>;
+    const query = routerQuery(url, queryAt);
     if (query.index !== undefined || query.near !== undefined) return false;
     // Not ready: fastify's hooks answer (their order puts the readiness gate before the
     // namespace check the admission makes), and count the request themselves.

@@ -1,14 +1,15 @@
 import { performance } from 'node:perf_hooks';
-import { parse as parseQuery } from 'fast-querystring';
 import type { Shortcut, ShortcutContext } from '../http/front-door.js';
 import type { Durable } from '../app/durable-write.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import { CLIENT_ROUTES } from './route-definitions.js';
-import { DISCOVER_PREFIX, JSON_TYPE } from './discover-shortcut.js';
+import { DISCOVER_PREFIX, JSON_TYPE, PLAIN_SEGMENT, routerQuery } from './discover-shortcut.js';
 
 const ROUTE = CLIENT_ROUTES.heartbeat;
 const INSTANCES = '/instances/';
 const HEARTBEAT = '/heartbeat';
+/** A heartbeat has no body: what a handed-back one gives fastify to read (nothing). */
+const NO_BODY = Buffer.alloc(0);
 
 type Query = Record<string, string | undefined>;
 
@@ -16,21 +17,19 @@ type Query = Record<string, string | undefined>;
 export interface HeartbeatShortcutDeps {
   /** The route's key from the path's service and id and the query's namespace; throws what the route throws. */
   key(service: string, id: string, query: Query): InstanceKey;
-  /**
-   * The route's write for an instance this peer knows; undefined, with nothing done, for one it
-   * does not (the route answers that, and counts it once).
-   */
-  heartbeat(key: InstanceKey): Durable<StoredInstance> | undefined;
+  /** The route's write; throws what the route's write throws (an unknown instance: 404). */
+  heartbeat(key: InstanceKey): Durable<StoredInstance>;
   /** The route's answer to a renewal, as it sends it. */
   answer(entry: StoredInstance): string;
 }
 
 /**
- * A path segment the router takes as it is: no percent-encoding (fastify decodes it), no `;`
- * or `#`, nothing empty. What else a name or id may not hold the route's own checks judge.
+ * An id segment the router takes as it is: no percent-encoding (fastify decodes it), no `/`,
+ * `;` or `#`, not empty. What else an id may not hold the route's own check judges. (A service
+ * segment is a name: PLAIN_SEGMENT, as for discover.)
  */
-function plainSegment(segment: string): boolean {
-  return segment.length > 0 && !segment.includes('%') && !segment.includes(';') && !segment.includes('#');
+function plainIdSegment(segment: string): boolean {
+  return segment.length > 0 && !segment.includes('%') && !segment.includes(';') && !segment.includes('#') && !segment.includes('/');
 }
 
 /** The service, id and query of a heartbeat's URL, or undefined for any other path (or a form fastify should judge). */
@@ -42,11 +41,9 @@ function heartbeatTarget(url: string): { service: string; id: string; query: Que
   if (instancesAt === -1) return undefined;
   const service = url.slice(DISCOVER_PREFIX.length, instancesAt);
   const id = url.slice(instancesAt + INSTANCES.length, pathEnd - HEARTBEAT.length);
-  if (!plainSegment(service) || service.includes('/') || !plainSegment(id) || id.includes('/')) return undefined;
+  if (!PLAIN_SEGMENT.test(service) || !plainIdSegment(id)) return undefined;
   if (queryAt !== -1 && url.includes('#', queryAt)) return undefined;
-  // The parser fastify's router uses (find-my-way: none for an empty query string).
-  const query = (queryAt === -1 || queryAt === url.length - 1 ? {} : parseQuery(url.slice(queryAt + 1))) as Query;
-  return { service, id, query };
+  return { service, id, query: routerQuery(url, queryAt) };
 }
 
 /**
@@ -57,23 +54,15 @@ function heartbeatTarget(url: string): { service: string; id: string; query: Que
  * above 0, not chunked: what clients send), admitted by the access guard, once the peer is
  * ready, for an instance this peer knows; it renews and answers with the route's own code, as
  * fastify's route would (200, the same bytes but for the `Date` header), timed into the same
- * histogram. Everything else goes to fastify untouched, the admission with it so the request
- * is counted once: a refusal, a bad name, an unknown instance (404: register again), a body,
- * an encoded path. A durability barrier that fails (a heartbeat that took an instance over and
- * waits for the data dir) hands the request to fastify with that failure, which the route
- * answers without renewing again (a second heartbeat would be a plain renewal, and answer 200
+ * histogram. A refusal, a body, an encoded path and a peer that is not ready go to fastify
+ * untouched (with the admission, so the request is counted once). What the route's key or
+ * write throws (a bad name, an unknown instance: 404, register again), and a durability
+ * barrier that fails (a heartbeat that took an instance over and waits for the data dir), is
+ * handed to fastify with that error, which the route answers without renewing or counting
+ * again (a second heartbeat after a failed takeover would be a plain renewal, and answer 200
  * for a takeover the data dir does not hold).
  */
 export function heartbeatShortcut(context: ShortcutContext, deps: HeartbeatShortcutDeps): Shortcut {
-  /** The route's write for a heartbeat of this form, or undefined where fastify is to answer. */
-  const renewed = (service: string, id: string, query: Query): Durable<StoredInstance> | undefined => {
-    try {
-      return deps.heartbeat(deps.key(service, id, query));
-    } catch {
-      return undefined;
-    }
-  };
-
   return (raw, res, handBack) => {
     if (raw.method !== ROUTE.method) return false;
     const startedAtMs = performance.now();
@@ -85,11 +74,21 @@ export function heartbeatShortcut(context: ShortcutContext, deps: HeartbeatShort
     // namespace check the admission makes), and count the request themselves.
     if (target === undefined || (ROUTE.gatedUntilReady && !context.ready())) return false;
     const admission = context.guard.admit(raw, ROUTE.access, target.query);
-    const result = admission.allowed ? renewed(target.service, target.id, target.query) : undefined;
-    if (result === undefined) {
-      // The request is counted: fastify gets the admission with it.
+    // The request is counted: fastify gets the admission with it, whichever way it goes there.
+    if (!admission.allowed) {
       context.guard.handOn(raw, admission);
       return false;
+    }
+    const giveBack = (error: unknown) => {
+      context.guard.handOn(raw, admission);
+      handBack(raw, res, NO_BODY, { startedAtMs, writeFailure: error });
+    };
+    let result: Durable<StoredInstance>;
+    try {
+      result = deps.heartbeat(deps.key(target.service, target.id, target.query));
+    } catch (error) {
+      giveBack(error);
+      return true;
     }
     const send = (entry: StoredInstance) => {
       // The client went away while a takeover was made durable: nothing to answer or time, as with fastify.
@@ -103,11 +102,7 @@ export function heartbeatShortcut(context: ShortcutContext, deps: HeartbeatShort
       send(result);
       return true;
     }
-    result.then(send, (error: unknown) => {
-      context.guard.handOn(raw, admission);
-      // No body was read: fastify finds none to read either, and answers the failure.
-      handBack(raw, res, Buffer.alloc(0), { startedAtMs, writeFailure: error });
-    });
+    result.then(send, giveBack);
     return true;
   };
 }

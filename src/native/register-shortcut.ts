@@ -57,21 +57,25 @@ function routeQuery(url: string): Query | undefined {
  * the body names against the principal's, and writes and answers with the route's own code, as
  * fastify's route would (201 or 200, the same bytes but for the `Date` header), timed into the
  * same histogram. Anything else is fastify's: a request it does not take goes on untouched; one
- * it took and cannot answer (a bad body, a refusal, a validation or quota error, a failed read)
- * is handed back with the body it read, and fastify answers it as it answers any request. A
- * write is only made when it succeeds (every error of the route's write is thrown before the
- * store changes); a durability barrier that fails after it hands the request back too, with
- * that failure, which the route answers without writing again (`failureOfShortcutWrite`).
+ * it took and cannot answer (a bad body, a refusal, a failed read) is handed back with the body
+ * it read, and fastify answers it as it answers any request. An error of the route's write
+ * (a validation or quota refusal, thrown before the store changes, or a durability barrier
+ * that fails after it) is handed back with the body and that error, which the route answers
+ * without writing again (`failureOfShortcutWrite`): the answer is the one the shortcut's try
+ * got, not a second try's.
  */
 export function registerShortcut(context: ShortcutContext, deps: RegisterShortcutDeps): Shortcut {
   const bodyMax = Math.min(REGISTER_SHORTCUT_BODY_MAX_BYTES, deps.bodyLimit);
 
-  /** The route's write from a body as read, or undefined where fastify is to answer (an error, a refusal). */
-  const written = (body: Buffer, query: Query, admission: ClientVerdict): Durable<RegisterResult> | undefined => {
+  /**
+   * The body parsed and checked as the route's parser, schema and guard would, or undefined
+   * where fastify is to judge it again and answer (bad JSON, the schema, a namespace the token
+   * may not use).
+   */
+  const checked = (body: Buffer, query: Query, admission: ClientVerdict): unknown => {
     try {
       const parsed = deps.parseJson(body.toString());
-      if (!deps.fits(parsed) || !context.guard.admitsBody(admission, ROUTE.access, query, parsed)) return undefined;
-      return deps.register(parsed, query.namespace);
+      return deps.fits(parsed) && context.guard.admitsBody(admission, ROUTE.access, query, parsed) ? parsed : undefined;
     } catch {
       return undefined;
     }
@@ -124,8 +128,15 @@ export function registerShortcut(context: ShortcutContext, deps: RegisterShortcu
     raw.on('end', () => {
       if (settled) return;
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      const result = written(body, query, admission);
-      if (result === undefined) return giveBack(body);
+      const parsed = checked(body, query, admission);
+      if (parsed === undefined) return giveBack(body);
+      let result: Durable<RegisterResult>;
+      try {
+        result = deps.register(parsed, query.namespace);
+      } catch (error) {
+        // The write refused it (a check, the quota): the route answers that refusal, not a second try.
+        return giveBack(body, error);
+      }
       if (!(result instanceof Promise)) return send(result);
       settled = true;
       result.then(send, (error: unknown) => {

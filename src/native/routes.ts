@@ -170,8 +170,7 @@ export async function clientRoutes(
   if (options.shortcuts) {
     const shortcut = heartbeatShortcut(options.shortcuts, {
       key: keyOf,
-      // An unknown instance is the route's to answer (404) and count, once.
-      heartbeat: (key) => (reads.find(key) === undefined ? undefined : writes.heartbeat(key)),
+      heartbeat: (key) => writes.heartbeat(key),
       answer: renewedJson,
     });
     options.shortcuts.frontDoor.add(DISCOVER_PREFIX, shortcut);

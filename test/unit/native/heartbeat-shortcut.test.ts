@@ -230,12 +230,15 @@ describe('the heartbeat shortcut, on its own', () => {
     expect(failed.written).toEqual([]);
   });
 
-  it('hands on, untouched and counted, a heartbeat whose write throws', () => {
+  it('hands a heartbeat whose write throws to fastify, counted once, with the error for the route to answer', () => {
+    const boom = new Error('boom');
     const thrown = harness(() => {
-      throw new Error('boom');
+      throw boom;
     });
-    expect(thrown.taken).toBe(false);
+    expect(thrown.taken).toBe(true);
     expect(thrown.handOn).toHaveBeenCalledTimes(1);
+    expect(thrown.handedBack).toEqual([Buffer.alloc(0)]);
+    expect(thrown.writeFailures).toEqual([boom]);
     expect(thrown.written).toEqual([]);
   });
 });

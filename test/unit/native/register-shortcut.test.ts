@@ -247,6 +247,18 @@ describe('the register shortcut, on its own', () => {
     await expectNothingOnceClientLeft(waiting, () => passBarrier!(created));
   });
 
+  it('hands back a registration its write refuses, with the body and the refusal for the route to answer', async () => {
+    const refusal = new Error('quota');
+    const refused = harness(() => {
+      throw refusal;
+    });
+    refused.raw.end('{}');
+    await vi.waitFor(() => expect(refused.handedBack).toEqual([Buffer.from('{}')]));
+    expect(refused.writeFailures).toEqual([refusal]);
+    expect(refused.handOn).toHaveBeenCalledTimes(1);
+    expect(refused.written).toEqual([]);
+  });
+
   it('answers once the durability barrier is passed, and hands back when it fails', async () => {
     const passed = harness((() => Promise.resolve(created)) as never);
     passed.raw.end('{}');

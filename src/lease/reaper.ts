@@ -76,6 +76,21 @@ export const EVICT_MAX_PER_TURN = 2_000;
  */
 export const DECIDE_MAX_PER_TURN = 20_000;
 
+/**
+ * Most of the event loop a timer-driven run's scan may take, as a share of the time between two
+ * runs. A scan goes over every stored record, and past a few hundred thousand it costs more than
+ * its slices' bounds suggest: 1,000,000 instances scattered through memory took 100-190 ms a
+ * run, a tenth to a fifth of a core every second for a registry with nothing to evict
+ * (bench/findings.md, 2026-12-07). When a run's scan held the loop longer than this share of
+ * `evictionIntervalMs`, the next run waits until the scan is this share of the time since the
+ * last began (ticks in between start nothing): at 1,000,000 a run every 2-4 s instead of every
+ * second, an expired instance evicted that much later. A registry whose scan stays under it (about
+ * 50 ms at the default interval: a few hundred thousand instances) runs at every tick, as before.
+ */
+export const REAPER_SCAN_SHARE_MAX = 0.05;
+/** The longest a large registry's scan may space runs, in eviction intervals, whatever its scan took. */
+export const REAPER_SPACING_MAX_INTERVALS = 10;
+
 /** What a run may leave for later turns of the event loop. */
 type TurnWork = 'hides' | 'holds' | 'evictions';
 
@@ -150,6 +165,8 @@ export interface ReaperInit {
   evictionsPerTurn?: number;
   /** Most expired entries a timer-driven run decides on per turn; default `DECIDE_MAX_PER_TURN` (tests set it low). */
   decisionsPerTurn?: number;
+  /** Largest share of the loop a scan may take before runs are spaced; default `REAPER_SCAN_SHARE_MAX` (tests set it). */
+  scanShareMax?: number;
 }
 
 /** What one run did; exposed for tests, metrics and `/v1/cluster`. */
@@ -162,6 +179,8 @@ export interface ReaperRun {
   held: HeldCounts;
   /** Owned instances whose lease ran out, kept served while the other peers are asked whether they hear them. */
   checking: number;
+  /** Ms the run's scan held the event loop, its slices added up (what spaces the runs of a large registry). */
+  scanMs: number;
 }
 
 /** A timer-driven run going over several turns: its steps, and the timer of the next. */
@@ -216,6 +235,8 @@ export class Reaper {
   private running: RunInProgress | undefined;
   /** The next turn of a timer-driven run's hides, holds or evictions, while more are left than one turn takes. */
   private readonly later = new Map<TurnWork, TimerHandle>();
+  /** When the last scan began and how long its slices held the loop: whether the next run waits (`spacingMs`). */
+  private lastScan: { startedAtMs: number; scanMs: number } | undefined;
   lastRun: ReaperRun | undefined;
 
   constructor(
@@ -251,9 +272,24 @@ export class Reaper {
    */
   private begin(): void {
     if (this.running || this.later.size > 0) return;
+    const last = this.lastScan;
+    if (last !== undefined && this.components.clock.nowMs() < last.startedAtMs + this.spacingMs(last.scanMs)) return;
     const run: RunInProgress = { steps: this.run(this.turnBounds), next: undefined };
     this.running = run;
     this.drive(run);
+  }
+
+  /**
+   * The least time from one timer-driven run's start to the next, after a scan that held the
+   * loop `scanMs` in all: none while that is within `REAPER_SCAN_SHARE_MAX` of the interval
+   * (every tick runs), else enough for the scan to be that share of it, at most
+   * `REAPER_SPACING_MAX_INTERVALS` intervals.
+   */
+  private spacingMs(scanMs: number): number {
+    const { evictionIntervalMs } = this.init;
+    const share = this.init.scanShareMax ?? REAPER_SCAN_SHARE_MAX;
+    if (scanMs <= share * evictionIntervalMs) return 0;
+    return Math.min(scanMs / share, REAPER_SPACING_MAX_INTERVALS * evictionIntervalMs);
   }
 
   /** Runs one turn's step of `run`, and schedules the next through the clock until it is done. */
@@ -437,16 +473,23 @@ export class Reaper {
     // A registry that fits in one slice is scanned whole (a step of exactly its size would
     // stop at its last entry and yield before seeing that nothing is left).
     const slice = registry.store.size <= bounds.scan ? ALL : bounds.scan;
+    const startedAtMs = scan.rule.nowMs;
     let sliced = false;
-    while (!scan.step(slice)) {
+    let scanMs = 0;
+    for (let sliceStartMs = startedAtMs; ; sliceStartMs = clock.nowMs()) {
+      const done = scan.step(slice);
+      // Each slice from its own start: the turns between slices are other work's.
+      scanMs += clock.nowMs() - sliceStartMs;
+      if (done) break;
       sliced = true;
       yield;
     }
+    this.lastScan = { startedAtMs, scanMs };
     const nowMs = clock.nowMs();
     registry.flushLogSummary();
     const pace = new TurnPace(bounds.decisions);
     const found = sliced ? yield* stillCandidates(scan.result, new LeaseRule(this.context(nowMs)), (entry) => this.isStored(entry), pace) : scan.result;
-    return yield* this.decide(found, nowMs, bounds, pace);
+    return yield* this.decide(found, nowMs, bounds, pace, scanMs);
   }
 
   /**
@@ -457,7 +500,7 @@ export class Reaper {
    * the run as they are done (holds when planned), re-checked first when the decisions took more
    * than one turn.
    */
-  private *decide(scan: ReaperScan, nowMs: number, bounds: TurnBounds, pace: TurnPace): Generator<void, ReaperRun> {
+  private *decide(scan: ReaperScan, nowMs: number, bounds: TurnBounds, pace: TurnPace, scanMs: number): Generator<void, ReaperRun> {
     const { registry, membership, rng, safety } = this.components;
     const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
@@ -546,6 +589,7 @@ export class Reaper {
       tombstonesPurged,
       held,
       checking,
+      scanMs,
     };
     // Decisions that took turns of their own leave their acts a turn of their own too.
     const fresh = !pace.yielded;

@@ -99,7 +99,7 @@ export const clusterSettings = {
     50,
     60_000,
     1_000,
-    'How often the lease reaper runs. An expired instance is evicted at most this long after its lease ends (plus the few ms a large run takes). Each run looks at every stored record: past 10,000 records it scans them in slices of 10,000 (about 1 ms each), yielding the event loop between slices so that no heartbeat waits behind more than one, and re-checks each instance it found just before acting on it (one changed meanwhile by a heartbeat, a write or a peer coming back is left alone). A registry so large that a run\'s scan takes more than 5% of this interval (about a million instances at 1 s) is scanned less often, so that the scan stays at 5% of the loop: at most 10 intervals apart, an expired instance evicted that much later.',
+    'How often the lease reaper runs. An expired instance is evicted at most this long after its lease ends (plus the few ms a large run takes; more in a registry of about a million, below). Each run looks at every stored record: past 10,000 records it scans them in slices of 10,000 (about 1 ms each), yielding the event loop between slices so that no heartbeat waits behind more than one, and re-checks each instance it found just before acting on it (one changed meanwhile by a heartbeat, a write or a peer coming back is left alone). A registry so large that a run\'s scan takes more than 5% of this interval (about a million instances at 1 s) is scanned less often, so that the scan stays at 5% of the loop: at most 10 intervals apart, an expired instance evicted that much later (a lease check\'s answer still starts a run at once, and tombstones are purged at the same pace per interval).',
   ),
   tombstoneTtlMs: ms(
     1_000,

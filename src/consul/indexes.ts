@@ -23,7 +23,8 @@ import { serviceIdentity } from '../registry/types.js';
  *   answered at once (holdBlockingQuery), so the client sees the index go back and resets.
  * Changes that come from time alone (a lease that just ran out, before the reaper's eviction)
  * are not announced by the read layer and so move no index: the reaper's eviction, at most
- * `cluster.evictionIntervalMs` later, does.
+ * `cluster.evictionIntervalMs` later (up to ten of them in a registry whose runs are spaced:
+ * `REAPER_SCAN_SHARE_MAX`), does.
  */
 export const INDEX_UNITS_PER_MS = 1_000;
 

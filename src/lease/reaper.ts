@@ -26,7 +26,9 @@ export const REAPER_SLICE_ENTRIES = 10_000;
  * (a mass deregistration one TTL ago) purged in one run would be one turn of the event loop
  * proportional to the registry (not measured; bench/loop-stalls.ts does not reach it). A
  * tombstone past its TTL is harmless while it waits (it is not served, and a newer write
- * replaces it as usual); at one run a second, 1,000,000 are gone in under 4 minutes.
+ * replaces it as usual); at one run a second, 1,000,000 are gone in under 4 minutes. A run that
+ * comes several intervals after the last (a large registry's runs are spaced:
+ * `REAPER_SCAN_SHARE_MAX`) purges this many per interval since, so the pace stays the same.
  */
 export const TOMBSTONE_PURGE_MAX_PER_RUN = 5_000;
 
@@ -83,9 +85,11 @@ export const DECIDE_MAX_PER_TURN = 20_000;
  * run, a tenth to a fifth of a core every second for a registry with nothing to evict
  * (bench/findings.md, 2026-12-07). When a run's scan held the loop longer than this share of
  * `evictionIntervalMs`, the next run waits until the scan is this share of the time since the
- * last began (ticks in between start nothing): at 1,000,000 a run every 2-4 s instead of every
- * second, an expired instance evicted that much later. A registry whose scan stays under it (about
- * 50 ms at the default interval: a few hundred thousand instances) runs at every tick, as before.
+ * last began (ticks in between start nothing; the peers' answer to a lease check still starts
+ * one at once): at 1,000,000 a run every 2-4 s instead of every second, an expired instance
+ * evicted that much later, tombstones purged at the same pace per interval. A registry whose
+ * scan stays under it (about 50 ms at the default interval: a few hundred thousand instances)
+ * runs at every tick, as before.
  */
 export const REAPER_SCAN_SHARE_MAX = 0.05;
 /** The longest a large registry's scan may space runs, in eviction intervals, whatever its scan took. */
@@ -247,7 +251,7 @@ export class Reaper {
   }
 
   start(): void {
-    this.timer ??= this.components.clock.setInterval(() => this.begin(), this.init.evictionIntervalMs);
+    this.timer ??= this.components.clock.setInterval(() => this.begin(true), this.init.evictionIntervalMs);
   }
 
   /** Stops the timer and drops a run in progress (what it had not done yet is not done). */
@@ -257,9 +261,12 @@ export class Reaper {
     this.cancelRunning();
   }
 
-  /** The peers answered a lease check: what they do not hear is evicted now, not an interval later. */
+  /**
+   * The peers answered a lease check: what they do not hear is evicted now, not an interval
+   * later, however the runs are spaced (one round is asked per run: at most one more scan each).
+   */
   private answered(): void {
-    if (this.timer) this.begin();
+    if (this.timer) this.begin(false);
   }
 
   /**
@@ -270,10 +277,9 @@ export class Reaper {
    * and an instance whose check was answered while its scan went on is in it (one answered
    * after the run's round asked about it waits for the next tick).
    */
-  private begin(): void {
+  private begin(spaced: boolean): void {
     if (this.running || this.later.size > 0) return;
-    const last = this.lastScan;
-    if (last !== undefined && this.components.clock.nowMs() < last.startedAtMs + this.spacingMs(last.scanMs)) return;
+    if (spaced && this.tooSoon(this.components.clock.nowMs())) return;
     const run: RunInProgress = { steps: this.run(this.turnBounds), next: undefined };
     this.running = run;
     this.drive(run);
@@ -290,6 +296,30 @@ export class Reaper {
     const share = this.init.scanShareMax ?? REAPER_SCAN_SHARE_MAX;
     if (scanMs <= share * evictionIntervalMs) return 0;
     return Math.min(scanMs / share, REAPER_SPACING_MAX_INTERVALS * evictionIntervalMs);
+  }
+
+  /**
+   * Whether a tick at `nowMs` comes before the spacing after the last scan is over. A tenth of an
+   * interval early counts as on time (a tick fires a ms or so either side of its mark); a clock
+   * set back behind the last scan's start waits for nothing (the spacing would last as long as
+   * the step back).
+   */
+  private tooSoon(nowMs: number): boolean {
+    const last = this.lastScan;
+    if (last === undefined || nowMs < last.startedAtMs) return false;
+    const spacingMs = this.spacingMs(last.scanMs);
+    return spacingMs > 0 && nowMs < last.startedAtMs + spacingMs - this.init.evictionIntervalMs / 10;
+  }
+
+  /**
+   * How many intervals' worth a run starting at `startedAtMs` makes up for: those since the last
+   * scan began when that scan spaced the runs (at most `REAPER_SPACING_MAX_INTERVALS`), else 1.
+   */
+  private intervalsSinceLast(startedAtMs: number): number {
+    const last = this.lastScan;
+    if (last === undefined || this.spacingMs(last.scanMs) === 0) return 1;
+    const intervals = Math.round((startedAtMs - last.startedAtMs) / this.init.evictionIntervalMs);
+    return Math.min(REAPER_SPACING_MAX_INTERVALS, Math.max(1, intervals));
   }
 
   /** Runs one turn's step of `run`, and schedules the next through the clock until it is done. */
@@ -484,12 +514,13 @@ export class Reaper {
       sliced = true;
       yield;
     }
+    const intervals = this.intervalsSinceLast(startedAtMs);
     this.lastScan = { startedAtMs, scanMs };
     const nowMs = clock.nowMs();
     registry.flushLogSummary();
     const pace = new TurnPace(bounds.decisions);
     const found = sliced ? yield* stillCandidates(scan.result, new LeaseRule(this.context(nowMs)), (entry) => this.isStored(entry), pace) : scan.result;
-    return yield* this.decide(found, nowMs, bounds, pace, scanMs);
+    return yield* this.decide(found, nowMs, bounds, pace, scanMs, intervals);
   }
 
   /**
@@ -500,7 +531,7 @@ export class Reaper {
    * the run as they are done (holds when planned), re-checked first when the decisions took more
    * than one turn.
    */
-  private *decide(scan: ReaperScan, nowMs: number, bounds: TurnBounds, pace: TurnPace, scanMs: number): Generator<void, ReaperRun> {
+  private *decide(scan: ReaperScan, nowMs: number, bounds: TurnBounds, pace: TurnPace, scanMs: number, intervals: number): Generator<void, ReaperRun> {
     const { registry, membership, rng, safety } = this.components;
     const guards = safety.assess(nowMs, scan.expectedRenewals, scan.ownedInstances, scan.ownership);
     const held: HeldCounts = { selfPreservation: 0, partitionGuard: 0, serviceCap: 0, runCap: 0 };
@@ -522,7 +553,7 @@ export class Reaper {
     } else toHide = scan.expiredForeign;
     this.holdingDownOwners = guards.holdDownOwners;
 
-    const purged = scan.expiredTombstones.slice(0, Math.max(1, this.init.purgeMaxPerRun ?? TOMBSTONE_PURGE_MAX_PER_RUN));
+    const purged = scan.expiredTombstones.slice(0, intervals * Math.max(1, this.init.purgeMaxPerRun ?? TOMBSTONE_PURGE_MAX_PER_RUN));
     let tombstonesPurged = 0;
     for (const entry of purged) {
       // A purge goes by key: one whose key was written since a yield must stay.

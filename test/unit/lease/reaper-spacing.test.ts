@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MembershipView } from '../../../src/lease/lease-scan.js';
-import { REAPER_SPACING_MAX_INTERVALS, type ReaperInit } from '../../../src/lease/reaper.js';
+import { REAPER_SPACING_MAX_INTERVALS, type ExpiryCheck, type ReaperInit } from '../../../src/lease/reaper.js';
 import type { FakeClock } from '../../support/fake-clock.js';
 import { createTestNode } from '../../support/node.js';
 import { reaperFor } from '../../support/reaper.js';
@@ -14,29 +14,35 @@ import { SteppedClock } from '../../support/stepped-clock.js';
  */
 class SlowScanClock extends SteppedClock {
   private readings = 0;
+  /** Where the wall clock was set, relative to the fake clock (`setBack`). */
+  private offsetMs = 0;
   constructor(private readonly base: FakeClock) {
     super(base);
   }
   override nowMs(): number {
     this.readings += 1;
-    return this.base.nowMs() + this.readings;
+    return this.base.nowMs() + this.offsetMs + this.readings;
+  }
+  /** The wall clock set back by `ms` (an NTP step). */
+  setBack(ms: number): void {
+    this.offsetMs -= ms;
   }
 }
 
 const INTERVAL_MS = 1_000;
 const everyoneUp: MembershipView = { isUp: () => true, downSinceMs: () => null, livePeerIds: () => ['peer-a'] };
 
-async function harness(init: Partial<ReaperInit>) {
-  const { node, clock: fake } = await createTestNode({ start: false });
+async function harness(init: Partial<ReaperInit>, options: { leaseDurationMs?: number; expiryCheck?: ExpiryCheck } = {}) {
+  const { node, clock: fake } = await createTestNode({ start: false, file: { cluster: { serviceEvictionMaxRatio: 1, evictionMaxPerRunRatio: 1 } } });
   const clock = new SlowScanClock(fake);
-  const reaper = reaperFor(node, clock, everyoneUp, { evictionIntervalMs: INTERVAL_MS, sliceEntries: 4, ...init });
+  const reaper = reaperFor(node, clock, everyoneUp, { evictionIntervalMs: INTERVAL_MS, sliceEntries: 4, ...init }, options.expiryCheck ? { expiryCheck: options.expiryCheck } : {});
   for (let i = 0; i < 20; i++) {
     node.registry.register({
       namespace: 'default',
       service: 'orders',
       instanceId: `o-${i}`,
       data: { host: '10.0.0.1', port: 8080 + i, securePort: null, status: 'UP', weight: 1, zone: '', metadata: {} },
-      leaseDurationMs: 600_000,
+      leaseDurationMs: options.leaseDurationMs ?? 600_000,
     });
   }
   reaper.start();
@@ -48,7 +54,7 @@ async function harness(init: Partial<ReaperInit>) {
     clock.runAll();
     return reaper.lastRun !== before;
   };
-  return { reaper, tickAfter };
+  return { node, clock, reaper, tickAfter };
 }
 
 describe('the spacing of a large registry’s reaper runs', () => {
@@ -77,5 +83,43 @@ describe('the spacing of a large registry’s reaper runs', () => {
     expect(await tickAfter(0)).toBe(true);
     for (let tick = 1; tick < REAPER_SPACING_MAX_INTERVALS; tick++) expect(await tickAfter(INTERVAL_MS)).toBe(false);
     expect(await tickAfter(INTERVAL_MS)).toBe(true);
+  });
+
+  it('runs at the next tick after the wall clock was set back, rather than waiting out the step', async () => {
+    const { clock, tickAfter } = await harness({ scanShareMax: 0.002 });
+    expect(await tickAfter(0)).toBe(true);
+    clock.setBack(3_600_000);
+    expect(await tickAfter(INTERVAL_MS)).toBe(true);
+  });
+
+  it("starts a run at once when the peers answer a lease check, however the runs are spaced", async () => {
+    // Asks about every expired instance the first time, and clears them once answered.
+    let answer: (() => void) | undefined;
+    const expiryCheck: ExpiryCheck = {
+      begin(_nowMs, answered) {
+        const first = answer === undefined;
+        answer ??= answered;
+        return { cleared: () => !first, close: () => undefined };
+      },
+    };
+    const { clock, reaper, tickAfter } = await harness({ scanShareMax: 0.002 }, { leaseDurationMs: 1_000, expiryCheck });
+    expect(await tickAfter(2 * INTERVAL_MS)).toBe(true);
+    expect(reaper.lastRun!.checking).toBe(20);
+    answer!();
+    clock.runAll();
+    expect(reaper.lastRun!.evicted).toBe(20);
+  });
+
+  it('purges as many tombstones per interval when its runs are spaced as when it runs at every tick', async () => {
+    const { node, reaper, tickAfter } = await harness({ scanShareMax: 0.002, purgeMaxPerRun: 2, tombstoneTtlMs: 1_000 });
+    for (let i = 0; i < 20; i++) node.registry.cancel({ namespace: 'default', service: 'orders', instanceId: `o-${i}` });
+    // The first run: 2 (the tombstones are not past their TTL before the second interval).
+    expect(await tickAfter(2 * INTERVAL_MS)).toBe(true);
+    const first = reaper.lastRun!.tombstonesPurged;
+    expect(await tickAfter(INTERVAL_MS)).toBe(false);
+    expect(await tickAfter(INTERVAL_MS)).toBe(false);
+    // Three intervals later: three intervals' worth.
+    expect(await tickAfter(INTERVAL_MS)).toBe(true);
+    expect([first, reaper.lastRun!.tombstonesPurged]).toEqual([2, 6]);
   });
 });

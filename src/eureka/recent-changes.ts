@@ -29,6 +29,13 @@ export interface RecentChangesInit {
 }
 
 /**
+ * How long a window started by a Eureka read (`demand`) is kept once no Eureka read comes, in
+ * windows: clients that fetch deltas read every 30 s by default, so a window left this long
+ * has no client left to serve.
+ */
+export const IDLE_WINDOWS = 2;
+
+/**
  * The window `GET /eureka/apps/delta` answers from: the last change of every instance that
  * changed within `windowMs`, fed by the store's change feed, so replicated writes and local
  * visibility changes (an owner down, a lease revived) count as much as writes made here.
@@ -96,6 +103,9 @@ export class RecentChanges {
   private unsubscribe: (() => void)[] = [];
   /** The next piece of a prune that stopped at `PRUNE_SLICE_ENTRIES`, while one is due. */
   private pruneLater: TimerHandle | undefined;
+  /** The last Eureka read (`demand`), and the timer that stops a window no one reads. */
+  private lastDemandMs = 0;
+  private idleCheck: TimerHandle | undefined;
 
   constructor(
     private readonly components: RecentChangesComponents,
@@ -113,6 +123,38 @@ export class RecentChanges {
     this.unsubscribe = [];
     this.pruneLater?.cancel();
     this.pruneLater = undefined;
+    this.idleCheck?.cancel();
+    this.idleCheck = undefined;
+  }
+
+  /**
+   * A Eureka client read the registry: the window starts recording if it was not (it then holds
+   * the changes from this read on, all a client that fetched here needs), and is stopped and
+   * emptied once no read has come for `IDLE_WINDOWS` windows. A peer no Eureka client reads so
+   * keeps no window: one entry per instance changed in the last three minutes, all 1,000,000 of
+   * them after a join or a restart (37 MB), and its work on every write. A client whose first
+   * read here is a delta (it fetched from another peer before) may get a shorter delta than the
+   * window; the registry's hash code tells it, and it fetches everything once, as after a
+   * restart of this peer (docs/eureka.md).
+   */
+  demand(): void {
+    const { clock } = this.components;
+    this.lastDemandMs = clock.nowMs();
+    if (this.unsubscribe.length > 0) return;
+    this.start();
+    const idleMs = IDLE_WINDOWS * this.init.windowMs;
+    const check = (): void => {
+      const idleForMs = clock.nowMs() - this.lastDemandMs;
+      if (idleForMs < idleMs) {
+        this.idleCheck = clock.setTimeout(check, idleMs - idleForMs);
+        return;
+      }
+      this.stop();
+      this.byRecord.clear();
+      this.purgedInWindow.clear();
+      this.originMs = undefined;
+    };
+    this.idleCheck = clock.setTimeout(check, idleMs);
   }
 
   /** Every change still in the window, oldest first. */

@@ -102,7 +102,7 @@ export async function eurekaApi(app: FastifyInstance, options: EurekaApiOptions)
     { clock, store: reads.store, leaseView: () => reads.leaseView() },
     { windowMs: config.cluster.eurekaDeltaWindowMs, namespace: config.security.eurekaNamespace },
   );
-  recent.start();
+  // Started by the first Eureka read (`demand`, in each prefix's GET hook): a peer no Eureka client reads keeps none.
   app.addHook('onClose', async () => recent.stop());
   // One set of shared documents for every prefix: a flood of fetches shares one build.
   const shared = new SharedEurekaDocuments(
@@ -130,6 +130,12 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
   // Registry writes go through the application layer and are answered once durable (whenDurable).
   const done = (reply: FastifyReply) => () => reply.code(200).send();
   installWire(app);
+
+  // Any read may be a client's first fetch, after which it asks for deltas.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.method === 'GET') recent.demand();
+    done();
+  });
 
   const formatOf = (request: FastifyRequest): Format => (wantsJson(request) ? 'json' : 'xml');
   const gzipOf = (request: FastifyRequest) => acceptsGzip(request.headers['accept-encoding']);

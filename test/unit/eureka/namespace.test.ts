@@ -16,6 +16,8 @@ const eurekaRegister = (id: string) =>
 describe('the Eureka namespace (security.eurekaNamespace)', () => {
   it('holds what Eureka clients register and is all the Eureka API lists', async () => {
     server = await createTestServer({ file: { security: { eurekaNamespace: 'legacy' } } });
+    // A client's first fetch: the delta window records from then on.
+    await server.app.inject({ url: '/eureka/v2/apps', headers: json });
     expect((await eurekaRegister('e-1')).statusCode).toBe(204);
     expect(server.node.registry.find({ namespace: 'legacy', service: 'ORDERS', instanceId: 'e-1' })).toBeDefined();
     await server.app.inject({ method: 'POST', url: '/v1/instances', payload: { service: 'orders', host: '10.0.0.5', port: 1, instanceId: 'in-default' } });

@@ -371,6 +371,8 @@ describe('apps__hashcode', () => {
 describe('GET /eureka/apps/delta', () => {
   it('serves the changes of the window with the whole registry hash code', async () => {
     const { app, register, getJson, clock } = await setup();
+    // A client's first fetch: the window records from then on.
+    await getJson('/eureka/apps');
     // Leases longer than the test, so that no eviction adds changes of its own.
     const lease = { leaseInfo: { durationInSecs: 600 } };
     await register('/eureka', jsClientBody({ hostName: 'a.local', ...lease }));
@@ -399,6 +401,7 @@ describe('GET /eureka/apps/delta', () => {
 
   it('includes changes that arrive by replication, and lease expiries', async () => {
     const { node, getJson, register, clock } = await setup({ cluster: { eurekaDeltaWindowMs: 600_000 } });
+    await getJson('/eureka/apps');
     const remote = {
       namespace: 'default',
       service: 'BILLING',
@@ -421,8 +424,38 @@ describe('GET /eureka/apps/delta', () => {
     expect(expired.apps__hashcode).toBe('UP_1_');
   });
 
+  it('holds nothing until a Eureka client reads: a first delta is empty, with the whole registry hash code', async () => {
+    const { register, getJson } = await setup();
+    await register('/eureka', jsClientBody({ hostName: 'a.local' }));
+    const first = (await getJson('/eureka/apps/delta')).body.applications;
+    expect(first.application).toEqual([]);
+    expect(first.apps__hashcode).toBe('UP_1_');
+    await register('/eureka', jsClientBody({ hostName: 'b.local' }));
+    const next = (await getJson('/eureka/apps/delta')).body.applications;
+    expect(next.application[0].instance.map((i: { instanceId: string }) => i.instanceId)).toEqual(['b.local']);
+  });
+
+  it('lets the window go once no Eureka client has read for two windows, and starts it again at the next read', async () => {
+    const { register, getJson, clock } = await setup();
+    await getJson('/eureka/apps');
+    await register('/eureka', jsClientBody({ hostName: 'a.local', leaseInfo: { durationInSecs: 600 } }));
+    // Reads every 30 s keep it: a.local is in the delta until it leaves the window.
+    for (let i = 0; i < 5; i++) await clock.advance(30_000);
+    const kept = (await getJson('/eureka/apps/delta')).body.applications;
+    expect(kept.application[0].instance.map((i: { instanceId: string }) => i.instanceId)).toEqual(['a.local']);
+    // Six minutes without a read: stopped; a change then is not recorded.
+    await clock.advance(360_000);
+    await register('/eureka', jsClientBody({ hostName: 'b.local', leaseInfo: { durationInSecs: 600 } }));
+    expect((await getJson('/eureka/apps/delta')).body.applications.application).toEqual([]);
+    // That read started it again.
+    await register('/eureka', jsClientBody({ hostName: 'c.local', leaseInfo: { durationInSecs: 600 } }));
+    const again = (await getJson('/eureka/apps/delta')).body.applications;
+    expect(again.application[0].instance.map((i: { instanceId: string }) => i.instanceId)).toEqual(['c.local']);
+  });
+
   it('answers XML too', async () => {
     const { app, register } = await setup();
+    await app.inject({ url: '/eureka/apps' });
     await register('/eureka', jsClientBody());
     const response = await app.inject({ url: '/eureka/apps/delta' });
     expect(response.headers['content-type']).toMatch(/^application\/xml/);

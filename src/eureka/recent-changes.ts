@@ -36,6 +36,18 @@ export interface RecentChangesInit {
 export const IDLE_WINDOWS = 2;
 
 /**
+ * The hash code a delta carries while the window has not yet recorded for a whole window (it
+ * started less than `windowMs` ago: the peer's first Eureka read, or a restart). A status with
+ * a count of 0, which no client's copy can hash to (a copy counts the statuses it holds), so
+ * every client that applies such a delta fetches the whole registry. With the hash code of the
+ * registry instead, a client whose last fetch was from another peer, or from this one before
+ * it restarted, missed the changes made since then and before the window began, and kept that
+ * copy wherever those changes left the count of each status as it was (an instance replaced by
+ * another, a port or metadata changed).
+ */
+export const PARTIAL_WINDOW_HASH_CODE = 'PARTIAL_DELTA_WINDOW_0_';
+
+/**
  * The window `GET /eureka/apps/delta` answers from: the last change of every instance that
  * changed within `windowMs`, fed by the store's change feed, so replicated writes and local
  * visibility changes (an owner down, a lease revived) count as much as writes made here.
@@ -106,6 +118,8 @@ export class RecentChanges {
   /** The last Eureka read (`demand`), and the timer that stops a window no one reads. */
   private lastDemandMs = 0;
   private idleCheck: TimerHandle | undefined;
+  /** When the window last started recording; undefined while it is not. */
+  private recordingSinceMs: number | undefined;
 
   constructor(
     private readonly components: RecentChangesComponents,
@@ -114,8 +128,14 @@ export class RecentChanges {
 
   start(): void {
     if (this.unsubscribe.length > 0) return;
-    const { store } = this.components;
+    const { store, clock } = this.components;
+    this.recordingSinceMs = clock.nowMs();
     this.unsubscribe = [store.onChange((change) => this.record(change)), store.onPurge((purged) => this.purged(purged))];
+  }
+
+  /** Whether the window has recorded for a whole `windowMs` (else its deltas carry `PARTIAL_WINDOW_HASH_CODE`). */
+  get whole(): boolean {
+    return this.recordingSinceMs !== undefined && this.components.clock.nowMs() - this.recordingSinceMs >= this.init.windowMs;
   }
 
   stop(): void {
@@ -125,6 +145,7 @@ export class RecentChanges {
     this.pruneLater = undefined;
     this.idleCheck?.cancel();
     this.idleCheck = undefined;
+    this.recordingSinceMs = undefined;
   }
 
   /**
@@ -132,10 +153,10 @@ export class RecentChanges {
    * the changes from this read on, all a client that fetched here needs), and is stopped and
    * emptied once no read has come for `IDLE_WINDOWS` windows. A peer no Eureka client reads so
    * keeps no window: one entry per instance changed in the last three minutes, all 1,000,000 of
-   * them after a join or a restart (37 MB), and its work on every write. A client whose first
-   * read here is a delta (it fetched from another peer before) may get a shorter delta than the
-   * window; the registry's hash code tells it, and it fetches everything once, as after a
-   * restart of this peer (docs/eureka.md).
+   * them after a join or a restart (37 MB), and its work on every write. Until the window has
+   * recorded for a whole window, a delta may miss what a client needs (its first read here may
+   * be a delta, its last fetch from another peer): such deltas carry `PARTIAL_WINDOW_HASH_CODE`,
+   * and clients fetch everything (docs/eureka.md).
    */
   demand(): void {
     const { clock } = this.components;

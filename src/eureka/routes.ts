@@ -22,7 +22,7 @@ import { toXml } from './xml.js';
 import { EUREKA_PREFIXES, EUREKA_ROUTES } from './route-definitions.js';
 import { serve } from '../http/route-definition.js';
 import { toEurekaInstance } from './instance-view.js';
-import { RecentChanges } from './recent-changes.js';
+import { PARTIAL_WINDOW_HASH_CODE, RecentChanges } from './recent-changes.js';
 import { sendBody, SharedEurekaDocuments, type Format } from './shared-documents.js';
 import { eurekaView, toCoreData, toCorePatch, type EurekaView } from './attributes.js';
 import {
@@ -131,8 +131,9 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
   const done = (reply: FastifyReply) => () => reply.code(200).send();
   installWire(app);
 
-  // Any read may be a client's first fetch, after which it asks for deltas.
-  app.addHook('onRequest', (request, _reply, done) => {
+  // Any read may be a client's first fetch, after which it asks for deltas. At `preHandler`,
+  // after the routes' own `onRequest` hooks: a read the readiness gate answers 503 starts nothing.
+  app.addHook('preHandler', (request, _reply, done) => {
     if (request.method === 'GET') recent.demand();
     done();
   });
@@ -160,7 +161,8 @@ async function eurekaRoutes(app: FastifyInstance, options: RouteOptions): Promis
         format,
         version: revision,
         changes: recent.entries(),
-        hashCode: () => shared.hashCode(),
+        // A window younger than itself may miss a client's changes: a hash code no copy matches.
+        hashCode: () => (recent.whole ? shared.hashCode() : Promise.resolve(PARTIAL_WINDOW_HASH_CODE)),
         yieldTurn: yieldToLoop,
       }),
     );

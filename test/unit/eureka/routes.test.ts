@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PIECE_BYTES } from '../../../src/http/paced-body.js';
+import { PARTIAL_WINDOW_HASH_CODE } from '../../../src/eureka/recent-changes.js';
 import { turnsWhile } from '../../support/loop-turns.js';
 import { createTestServer, type TestServer } from '../../support/server.js';
 import { DEFAULT_CLASS, javaClientBody, jsClientBody } from './fixtures.js';
@@ -371,8 +372,9 @@ describe('apps__hashcode', () => {
 describe('GET /eureka/apps/delta', () => {
   it('serves the changes of the window with the whole registry hash code', async () => {
     const { app, register, getJson, clock } = await setup();
-    // A client's first fetch: the window records from then on.
+    // A client's first fetch: the window records from then on, whole once it has for a window.
     await getJson('/eureka/apps');
+    await clock.advance(180_000);
     // Leases longer than the test, so that no eviction adds changes of its own.
     const lease = { leaseInfo: { durationInSecs: 600 } };
     await register('/eureka', jsClientBody({ hostName: 'a.local', ...lease }));
@@ -402,6 +404,7 @@ describe('GET /eureka/apps/delta', () => {
   it('includes changes that arrive by replication, and lease expiries', async () => {
     const { node, getJson, register, clock } = await setup({ cluster: { eurekaDeltaWindowMs: 600_000 } });
     await getJson('/eureka/apps');
+    await clock.advance(600_000);
     const remote = {
       namespace: 'default',
       service: 'BILLING',
@@ -424,15 +427,33 @@ describe('GET /eureka/apps/delta', () => {
     expect(expired.apps__hashcode).toBe('UP_1_');
   });
 
-  it('holds nothing until a Eureka client reads: a first delta is empty, with the whole registry hash code', async () => {
-    const { register, getJson } = await setup();
-    await register('/eureka', jsClientBody({ hostName: 'a.local' }));
+  it('holds nothing until a Eureka client reads, and answers a hash code no copy matches until it has recorded for a window', async () => {
+    const { register, getJson, clock } = await setup();
+    const lease = { leaseInfo: { durationInSecs: 600 } };
+    await register('/eureka', jsClientBody({ hostName: 'a.local', ...lease }));
+    // A client whose copy came from another peer: its first read here is a delta, which holds
+    // nothing of a.local; the hash code sends it to fetch everything.
     const first = (await getJson('/eureka/apps/delta')).body.applications;
     expect(first.application).toEqual([]);
-    expect(first.apps__hashcode).toBe('UP_1_');
-    await register('/eureka', jsClientBody({ hostName: 'b.local' }));
+    expect(first.apps__hashcode).toBe(PARTIAL_WINDOW_HASH_CODE);
+    await register('/eureka', jsClientBody({ hostName: 'b.local', ...lease }));
     const next = (await getJson('/eureka/apps/delta')).body.applications;
     expect(next.application[0].instance.map((i: { instanceId: string }) => i.instanceId)).toEqual(['b.local']);
+    expect(next.apps__hashcode).toBe(PARTIAL_WINDOW_HASH_CODE);
+    // A window on: whole, the registry's own hash code.
+    await clock.advance(180_000);
+    const whole = (await getJson('/eureka/apps/delta')).body.applications;
+    expect(whole.apps__hashcode).toBe('UP_2_');
+  });
+
+  it('is not started by a read the peer refuses while it is not ready', async () => {
+    server = await createTestServer({ start: false });
+    const { app, node } = server;
+    expect((await app.inject({ url: '/eureka/apps', headers: JSON_ACCEPT })).statusCode).toBe(503);
+    await node.start();
+    await app.inject({ method: 'POST', url: '/eureka/apps/orders', payload: jsClientBody({ hostName: 'a.local' }) });
+    const delta = (await app.inject({ url: '/eureka/apps/delta', headers: JSON_ACCEPT })).json().applications;
+    expect(delta.application).toEqual([]);
   });
 
   it('lets the window go once no Eureka client has read for two windows, and starts it again at the next read', async () => {
@@ -454,8 +475,9 @@ describe('GET /eureka/apps/delta', () => {
   });
 
   it('answers XML too', async () => {
-    const { app, register } = await setup();
+    const { app, register, clock } = await setup();
     await app.inject({ url: '/eureka/apps' });
+    await clock.advance(180_000);
     await register('/eureka', jsClientBody());
     const response = await app.inject({ url: '/eureka/apps/delta' });
     expect(response.headers['content-type']).toMatch(/^application\/xml/);

@@ -302,7 +302,7 @@ export const limitSettings = {
     0,
     4 * 1024 * 1024 * 1024,
     8 * 1024 * 1024,
-    'Most memory the JSON of listed instances may take: `GET /v1/services/{service}` keeps the parts of each listed instance that only change with its record (about 550 bytes an instance with five metadata keys), so a list is not serialized anew on every read; given back as records change. Past it, the other instances are serialized on every read. 0 switches the cache off.',
+    'Most memory the JSON of listed instances may take: `GET /v1/services/{service}` keeps the parts of each listed instance that only change with its record (about 550 bytes an instance with five metadata keys), so a list is not serialized anew on every read; given back as records change. Past it, the other instances are serialized on every read. Only listings fill it: a register\'s or heartbeat\'s answer uses the parts a listing kept, and keeps none itself. 0 switches the cache off.',
   ),
   rateLimitBurst: count(
     1,

@@ -95,13 +95,16 @@ export class InstanceJsonCache {
     for (const unsubscribe of this.unsubscribe) unsubscribe();
   }
 
-  /** The JSON of `toInstanceView(entry, view)`. */
-  instanceJson(entry: StoredInstance, view: LeaseView): string {
+  /**
+   * The JSON of `toInstanceView(entry, view)`; a record not cached yet is cached when `keep`
+   * (and the budget allows).
+   */
+  instanceJson(entry: StoredInstance, view: LeaseView, keep = true): string {
     const parts = this.parts.get(entry.record);
     if (parts === undefined) {
       const json = JSON.stringify(toInstanceView(entry, view));
       const bytes = json.length + PER_RECORD_OVERHEAD_BYTES;
-      if (this.bytes + bytes <= this.maxBytes) {
+      if (keep && this.bytes + bytes <= this.maxBytes) {
         const split = splitView(json, bytes);
         this.parts.set(entry.record, split);
         if (split) this.bytes += bytes;
@@ -127,10 +130,14 @@ export class InstanceJsonCache {
   /**
    * The JSON of `toRenewedView(entry, view, heartbeatIntervalMs)`, a register's or heartbeat's
    * answer: the view, then `heartbeatIntervalMs` (the field toRenewedView adds last). A
-   * heartbeat keeps its record, so its answer comes from the parts kept for it.
+   * heartbeat keeps its record, so its answer comes from the parts kept for it when a listing
+   * cached them; an answer caches nothing itself. Cached by every heartbeat, the budget went
+   * to whichever instances heartbeated first rather than to the services that are listed, and
+   * filled to its end under heartbeats alone (8 MB: about 80 B per instance of a cluster
+   * peer's slope at 100,000, bench/findings.md 2026-12-07 14:38).
    */
   renewedJson(entry: StoredInstance, view: LeaseView, heartbeatIntervalMs: number): string {
-    return `${this.instanceJson(entry, view).slice(0, -1)},"heartbeatIntervalMs":${heartbeatIntervalMs}}`;
+    return `${this.instanceJson(entry, view, false).slice(0, -1)},"heartbeatIntervalMs":${heartbeatIntervalMs}}`;
   }
 
   /** The JSON of a list of instances, as JSON.stringify would write the array of their views. */

@@ -150,6 +150,24 @@ describe('instance JSON from cached parts', () => {
     expect(cache.cachedBytes).toBeLessThan(full);
     cache.close();
   });
+
+  it("caches what a listing writes, not a register's or heartbeat's answer, which uses what a listing cached", async () => {
+    const { node } = await createTestNode();
+    const cache = new InstanceJsonCache(node.store, 1_000_000);
+    const register = (port: number) =>
+      node.registry.register(parseRegistration({ service: 'svc', host: '10.0.0.1', port }, 'default', node.config.limits, node.config.cluster)).entry;
+    const entries = [register(100), register(101)];
+    const view = node.registry.leaseView();
+    const renewed = (entry: StoredInstance) => JSON.stringify({ ...toInstanceView(entry, view), heartbeatIntervalMs: 30_000 });
+    for (const entry of entries) expect(cache.renewedJson(entry, view, 30_000)).toBe(renewed(entry));
+    expect(cache.cachedBytes).toBe(0);
+    cache.instancesJson(entries.slice(0, 1), view);
+    const listed = cache.cachedBytes;
+    expect(listed).toBeGreaterThan(0);
+    for (const entry of entries) expect(cache.renewedJson(entry, view, 30_000)).toBe(renewed(entry));
+    expect(cache.cachedBytes).toBe(listed);
+    cache.close();
+  });
 });
 
 describe('listingBytes: shared from the second read of a view', () => {

@@ -19,7 +19,7 @@ export type Shortcut = (raw: IncomingMessage, res: ServerResponse, handBack: Han
  * (`bodyReadByShortcut`, a `preParsing` hook of the route), so it parses, checks and answers
  * the request as if no shortcut had seen it, timed from when the shortcut took it.
  * `writeFailure`: what the route's write threw in the shortcut, or its durability barrier
- * failed with. The route answers that failure (`failureOfShortcutWrite`) and does not write
+ * failed with. The route answers that failure (`throwShortcutWriteFailure`) and does not write
  * again: a second try could answer otherwise than the first (a heartbeat that took an instance
  * over and was not made durable renews as a plain heartbeat the second time; a quota may have
  * changed), and would count or log the request twice.
@@ -30,8 +30,8 @@ export type HandBack = (raw: IncomingMessage, res: ServerResponse, body: Buffer 
 export interface HandedOver {
   /** When the shortcut took the request (`performance.now()`): its latency counts from there (`shortcutStartedAtMs`). */
   startedAtMs: number;
-  /** What the route's write threw, or its durability barrier failed with, in the shortcut. */
-  writeFailure?: unknown;
+  /** What the route's write threw, or its durability barrier failed with, in the shortcut (wrapped: any value may be thrown). */
+  writeFailure?: { error: unknown };
 }
 
 /** Where a handed-back request keeps the body its shortcut read. */
@@ -53,12 +53,14 @@ export function shortcutStartedAtMs(raw: IncomingMessage): number | undefined {
 }
 
 /**
- * For a route with a shortcut that writes: what the route's write threw, or its durability
- * barrier failed with, in the shortcut for this request, which the route throws instead of
- * writing again; undefined for any other request.
+ * For a route with a shortcut that writes, first thing in its handler: throws what the route's
+ * key or write threw, or its durability barrier failed with, in the shortcut for this request,
+ * so that the route answers that and does not write again (`HandBack`); nothing for any other
+ * request.
  */
-export function failureOfShortcutWrite(raw: IncomingMessage): { error: unknown } | undefined {
-  return (raw as HandedBack)[WRITE_FAILED];
+export function throwShortcutWriteFailure(raw: IncomingMessage): void {
+  const failed = (raw as HandedBack)[WRITE_FAILED];
+  if (failed !== undefined) throw failed.error;
 }
 
 /**
@@ -131,7 +133,7 @@ export class FrontDoor {
       const request = raw as HandedBack;
       request[BODY_READ] = body;
       request[STARTED_AT] = handed.startedAtMs;
-      if (handed.writeFailure !== undefined) request[WRITE_FAILED] = { error: handed.writeFailure };
+      if (handed.writeFailure !== undefined) request[WRITE_FAILED] = handed.writeFailure;
       handler(raw, res);
     };
     return (raw, res) => {

@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import type { Shortcut, ShortcutContext } from '../http/front-door.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HandBack, Shortcut, ShortcutContext } from '../http/front-door.js';
+import type { ClientVerdict } from '../http/access/client-auth.js';
 import type { Durable } from '../app/durable-write.js';
 import type { InstanceKey, StoredInstance } from '../registry/types.js';
 import { CLIENT_ROUTES } from './route-definitions.js';
@@ -63,6 +65,22 @@ function heartbeatTarget(url: string): { service: string; id: string; query: Que
  * for a takeover the data dir does not hold).
  */
 export function heartbeatShortcut(context: ShortcutContext, deps: HeartbeatShortcutDeps): Shortcut {
+  // Per shortcut, not per request: a heartbeat answered at once makes no closure.
+  /** Answers a renewal as the route does, timed from when the shortcut took the request. */
+  const send = (res: ServerResponse, entry: StoredInstance, startedAtMs: number): void => {
+    // The client went away while a takeover was made durable: nothing to answer or time, as with fastify.
+    if (res.destroyed) return;
+    const text = deps.answer(entry);
+    res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+    context.observe(ROUTE.method, ROUTE.url, 200, (performance.now() - startedAtMs) / 1_000);
+  };
+  /** Hands the route a heartbeat whose key or write threw, or whose barrier failed, with that failure (and its admission). */
+  const giveBack = (raw: IncomingMessage, res: ServerResponse, handBack: HandBack, admission: ClientVerdict, startedAtMs: number, error: unknown): void => {
+    context.guard.handOn(raw, admission);
+    handBack(raw, res, NO_BODY, { startedAtMs, writeFailure: { error } });
+  };
+
   return (raw, res, handBack) => {
     if (raw.method !== ROUTE.method) return false;
     const startedAtMs = performance.now();
@@ -79,30 +97,20 @@ export function heartbeatShortcut(context: ShortcutContext, deps: HeartbeatShort
       context.guard.handOn(raw, admission);
       return false;
     }
-    const giveBack = (error: unknown) => {
-      context.guard.handOn(raw, admission);
-      handBack(raw, res, NO_BODY, { startedAtMs, writeFailure: error });
-    };
     let result: Durable<StoredInstance>;
     try {
       result = deps.heartbeat(deps.key(target.service, target.id, target.query));
     } catch (error) {
-      giveBack(error);
+      giveBack(raw, res, handBack, admission, startedAtMs, error);
       return true;
     }
-    const send = (entry: StoredInstance) => {
-      // The client went away while a takeover was made durable: nothing to answer or time, as with fastify.
-      if (res.destroyed) return;
-      const text = deps.answer(entry);
-      res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
-      res.end(text);
-      context.observe(ROUTE.method, ROUTE.url, 200, (performance.now() - startedAtMs) / 1_000);
-    };
-    if (!(result instanceof Promise)) {
-      send(result);
-      return true;
+    if (!(result instanceof Promise)) send(res, result, startedAtMs);
+    else {
+      result.then(
+        (entry) => send(res, entry, startedAtMs),
+        (error: unknown) => giveBack(raw, res, handBack, admission, startedAtMs, error),
+      );
     }
-    result.then(send, giveBack);
     return true;
   };
 }

@@ -61,7 +61,7 @@ function routeQuery(url: string): Query | undefined {
  * it read, and fastify answers it as it answers any request. An error of the route's write
  * (a validation or quota refusal, thrown before the store changes, or a durability barrier
  * that fails after it) is handed back with the body and that error, which the route answers
- * without writing again (`failureOfShortcutWrite`): the answer is the one the shortcut's try
+ * without writing again (`throwShortcutWriteFailure`): the answer is the one the shortcut's try
  * got, not a second try's.
  */
 export function registerShortcut(context: ShortcutContext, deps: RegisterShortcutDeps): Shortcut {
@@ -104,7 +104,7 @@ export function registerShortcut(context: ShortcutContext, deps: RegisterShortcu
     }
     /** Once handed back or answered, nothing more: a late stream error is not a second request. */
     let settled = false;
-    const giveBack = (body: Buffer | Error, writeFailure?: unknown) => {
+    const giveBack = (body: Buffer | Error, writeFailure?: { error: unknown }) => {
       if (settled) return;
       settled = true;
       context.guard.handOn(raw, admission);
@@ -135,13 +135,13 @@ export function registerShortcut(context: ShortcutContext, deps: RegisterShortcu
         result = deps.register(parsed, query.namespace);
       } catch (error) {
         // The write refused it (a check, the quota): the route answers that refusal, not a second try.
-        return giveBack(body, error);
+        return giveBack(body, { error });
       }
       if (!(result instanceof Promise)) return send(result);
       settled = true;
       result.then(send, (error: unknown) => {
         settled = false;
-        giveBack(body, error);
+        giveBack(body, { error });
       });
     });
     return true;

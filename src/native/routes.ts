@@ -5,7 +5,7 @@ import { invalid, RegistryError } from '../errors.js';
 import type { Application } from '../app/application.js';
 import { whenDurable, type Durable } from '../app/durable-write.js';
 import type { Static } from 'typebox';
-import { bodyReadByShortcut, failureOfShortcutWrite, type ShortcutContext } from '../http/front-door.js';
+import { bodyReadByShortcut, throwShortcutWriteFailure, type ShortcutContext } from '../http/front-door.js';
 import { bodyValidator } from '../schema/body-schema.js';
 import type { RegisterResult } from '../registry/registry.js';
 import { RegisterBody } from './schemas.js';
@@ -65,15 +65,6 @@ interface ListingParams {
   group: string | null;
 }
 
-/**
- * A request whose shortcut made the route's write and saw its durability barrier fail: the
- * route answers that failure, and does not write again (front-door.ts, `HandBack`).
- */
-function throwShortcutWriteFailure(request: FastifyRequest): void {
-  const failed = failureOfShortcutWrite(request.raw);
-  if (failed !== undefined) throw failed.error;
-}
-
 function listingParams(rawService: string, query: Query): ListingParams {
   const namespace = parseNamespace(query.namespace);
   const service = parseName('service', rawService);
@@ -123,7 +114,7 @@ export async function clientRoutes(
     app,
     CLIENT_ROUTES.register,
     (request, reply) => {
-      throwShortcutWriteFailure(request);
+      throwShortcutWriteFailure(request.raw);
       // The body is checked by its schema (RegisterBody) before this runs.
       return whenDurable(registration(request.body, (request.query as Query).namespace), ({ entry, created }) => {
         reply.code(created ? 201 : 200);
@@ -162,7 +153,7 @@ export async function clientRoutes(
   const renewedJson = (entry: StoredInstance) => listingJson.renewedJson(entry, view(), renewalIntervalMs(entry.record, cluster.heartbeatIntervalMs));
 
   serve(app, CLIENT_ROUTES.heartbeat, (request, reply) => {
-    throwShortcutWriteFailure(request);
+    throwShortcutWriteFailure(request.raw);
     const key = instanceKey(request);
     reply.type(JSON_TYPE);
     return whenDurable(writes.heartbeat(key), renewedJson);

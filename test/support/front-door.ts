@@ -111,7 +111,7 @@ export function shortcutOutcome(): {
   const writeFailures: unknown[] = [];
   const handBack: HandBack = (_raw, _res, body, handed) => {
     handedBack.push(body);
-    writeFailures.push(handed.writeFailure);
+    writeFailures.push(handed.writeFailure?.error);
   };
   return { res, written, handedBack, writeFailures, handBack, handOn: vi.fn() };
 }

@@ -41,6 +41,14 @@ export function renderScaleMarkdown(result: ScaleResult): string {
       const { committed, used, young } = c.heapSlopes;
       row(`${c.peers} peers: slopes of the V8 heap committed / in use / young generation committed`, `${committed.map(n).join(', ')} / ${used.map(n).join(', ')} / ${young.map(n).join(', ')} B per instance`);
     }
+    const h = c.heal;
+    if (h !== undefined && 'skipped' in h) row(`${c.peers} peers: heal after a pause`, `skipped: ${h.skipped}`);
+    else if (h !== undefined) {
+      row(
+        `${c.peers} peers: heal after one peer is stopped ${h.pausedSeconds} s (SIGSTOP) while the others take ${n(h.registeredMeanwhile)} registrations`,
+        `every digest agreed ${n(h.agreedMs)} ms after it went on; it listed every instance after ${n(h.pausedPeerListedMs)} ms`,
+      );
+    }
   }
   return out.join('\n');
 }

@@ -14,7 +14,9 @@
  *      N, those registered so far heartbeating on their own peers once per `--heartbeat-s`
  *      after each step (15 s, 15 s, then up to 60 s): every peer's RSS idle and at each step
  *      and its slope, the slopes of each peer's V8 heap (committed, in use, young generation),
- *      and the last step's heartbeat latency p50 / p99 / max.
+ *      and the last step's heartbeat latency p50 / p99 / max; then the heal (`--no-heal` leaves
+ *      it out): the last peer stopped 20 s (SIGSTOP) while the others take 1% more
+ *      registrations, and the time from its SIGCONT until every peer's digest agrees.
  * Figures go to bench/scale-results.json (shown in bench/RESULTS.md) and, with `--out=DIR`,
  * to DIR/scale.json and DIR/scale.md. `--node-flags="--max-semi-space-size=4 ..."` runs the
  * peers with those Node flags instead of `PEER_NODE_FLAGS` (`--node-flags=` with none), to
@@ -50,6 +52,8 @@ export interface ScaleOptions {
   withCluster: boolean;
   /** Run the join phase (`--no-join` leaves it out). */
   withJoin: boolean;
+  /** End the cluster phase with a peer paused and healed (`--no-heal` leaves it out). */
+  withHeal: boolean;
   /**
    * Seconds the loaded peer stays idle before its settled RSS (`--idle-s`, default 20). Past
    * the Eureka delta window (3 minutes) the peer holds what a peer whose instances have not
@@ -71,12 +75,14 @@ export interface ScaleOptions {
    * bench/heap-totals.ts.
    */
   heapSnapshotDir?: string;
+  /** The peers' `--log-level` (`--peer-log-level=info` to read a heal's membership and anti-entropy lines in bench/out/scale-peer-N.log; default warn). */
+  peerLogLevel: string;
   outDir?: string;
 }
 
 export interface ScaleResult {
   /** `idleSeconds` and `nodeFlags` are absent from results recorded before 2026-12-05 (20 s; `PEER_NODE_FLAGS` then). */
-  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'withJoin' | 'main' | 'idleSeconds' | 'nodeFlags' | 'heapSnapshotDir'> & Partial<Pick<ScaleOptions, 'idleSeconds' | 'nodeFlags'>>;
+  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'withJoin' | 'withHeal' | 'peerLogLevel' | 'main' | 'idleSeconds' | 'nodeFlags' | 'heapSnapshotDir'> & Partial<Pick<ScaleOptions, 'idleSeconds' | 'nodeFlags'>>;
   machine: { cpus: number; model: string; node: string };
   layout: { peerCores: string[]; loaderCores: string; loaders: number };
   startedAt: string;
@@ -136,6 +142,21 @@ interface Cluster {
   slopeBytesPerInstance?: number[];
   /** The slopes of each peer's V8 heap committed, heap in use and young generation committed through the same points; absent before 2026-12-06 08:30. */
   heapSlopes?: { committed: number[]; used: number[]; young: number[] };
+  /** The last peer paused and let go on (absent before 2026-12-07 evening, or `skipped` with why). */
+  heal?: Heal | { skipped: string };
+}
+
+/**
+ * The cluster's last peer stopped (SIGSTOP) for `pausedSeconds` while the others take
+ * `registeredMeanwhile` new registrations, then continued (SIGCONT): how long until every peer
+ * holds the same anti-entropy digest (the whole registry agreed, not only counts), and until the
+ * paused peer lists every instance.
+ */
+interface Heal {
+  pausedSeconds: number;
+  registeredMeanwhile: number;
+  agreedMs: number;
+  pausedPeerListedMs: number;
 }
 
 /** Each peer's figures at one step of the cluster phase (the heap ones absent from results recorded before 2026-12-06 08:30). */
@@ -161,6 +182,10 @@ const IN_FLIGHT_PER_LOADER = 64;
 const MAX_LOADERS = 8;
 /** How long the instances registered at N/10 and N/2 heartbeat before each peer's RSS is read. */
 const STEP_HEARTBEAT_MS = 15_000;
+/** How long the heal phase keeps a peer stopped (issue 36: heal after a 20 s pause). */
+const PAUSE_MS = 20_000;
+/** What the heal phase needs after the heartbeats: the pause, the heal and some margin. */
+const HEAL_RESERVE_MS = 60_000;
 
 /** Which cores each peer and the loaders get. Pure. */
 export function coreLayout(cores: number, peers: number): { peerCores: string[]; loaderCores: string } {
@@ -209,7 +234,7 @@ function pinnedTo(cores: string, command: string[]): [string, string[]] {
 async function startScalePeer(spec: PeerSpec, seeds: PeerSpec[], cores: string, readyTimeoutMs: number, options: ScaleOptions): Promise<ServerProcess> {
   const snapshots = options.heapSnapshotDir === undefined ? [] : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.heapSnapshotDir}`];
   const config = clusterFile(spec.id, seeds, options.listingCacheBytes);
-  const [command, args] = pinnedTo(cores, [process.execPath, ...options.nodeFlags, ...snapshots, options.main, '--config', config, '--id', spec.id, '--log-level', 'warn']);
+  const [command, args] = pinnedTo(cores, [process.execPath, ...options.nodeFlags, ...snapshots, options.main, '--config', config, '--id', spec.id, '--log-level', options.peerLogLevel]);
   const server = await startServer({
     name: `scale-${spec.id}`,
     command,
@@ -493,7 +518,7 @@ async function heartbeatingCluster(
     loaded = target;
     const listed = await Promise.all(urls.map((url) => untilListed(url, loaded, Math.max(10_000, left() - 40_000))));
     allListedMs = Math.round(Math.max(...listed));
-    if (loaded === options.instances) heartbeatMs = Math.max(10_000, Math.min(60_000, left() - 20_000));
+    if (loaded === options.instances) heartbeatMs = Math.max(10_000, Math.min(60_000, left() - 20_000 - (options.withHeal ? HEAL_RESERVE_MS : 0)));
     beats = await heartbeat(loaded, heartbeatMs);
     const rssMb = peers.map((peer) => round(peer.rssMb(), 1));
     const heap = await Promise.all(urls.map(heapFigures));
@@ -530,7 +555,61 @@ async function heartbeatingCluster(
     },
   };
   progress(`cluster: ${figures.heartbeatsPerSecond} heartbeats/s for ${figures.heartbeatSeconds} s: p50 ${figures.p50Ms} / p99 ${figures.p99Ms} / max ${figures.maxMs} ms (${figures.errors} errors); RSS ${figures.rssMb.join(', ')} MB`);
+  if (!options.withHeal) figures.heal = { skipped: '--no-heal' };
+  else if (peers.length < 2) figures.heal = { skipped: 'one peer' };
+  else if (left() < HEAL_RESERVE_MS) figures.heal = { skipped: `needs about ${HEAL_RESERVE_MS / 1_000} s, ${Math.round(left() / 1_000)} s left` };
+  else figures.heal = await healAfterPause(peers, options, layout, left);
   return figures;
+}
+
+/** A peer's anti-entropy root digest (`POST /v1/peer/digest`, the scale cluster has no secret). */
+async function digestOf(url: string): Promise<string> {
+  const response = await fetch(`${url}/v1/peer/digest`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from: 'bench-observer', root: '-' }) });
+  if (!response.ok) throw new Error(`${url}/v1/peer/digest answered ${response.status}`);
+  return ((await response.json()) as { buckets?: string }).buckets ?? '';
+}
+
+/** Polls (every 50 ms, bounded) until every peer holds the same digest; ms taken, or NaN. */
+async function untilAgreed(urls: string[], maxMs: number): Promise<number> {
+  const startedMs = performance.now();
+  while (performance.now() - startedMs < maxMs) {
+    const digests = await Promise.all(urls.map((url) => digestOf(url).catch(() => `unanswered ${url}`)));
+    if (new Set(digests).size === 1) return performance.now() - startedMs;
+    await sleep(50);
+  }
+  return Number.NaN;
+}
+
+/**
+ * Stops the last peer (SIGSTOP, the pid this script started) for `PAUSE_MS` while the others
+ * register 1% more instances (at least 1,000), continues it and times the heal. The peer is
+ * always continued, whatever fails.
+ */
+async function healAfterPause(peers: ServerProcess[], options: ScaleOptions, layout: ScaleResult['layout'], left: () => number): Promise<Heal> {
+  const urls = peers.map((peer) => peer.url);
+  const paused = peers.at(-1)!;
+  const others = urls.slice(0, -1);
+  const extra = Math.max(1_000, Math.round(options.instances / 100));
+  const agreedBeforeMs = await untilAgreed(urls, 30_000);
+  if (Number.isNaN(agreedBeforeMs)) throw new Error('heal: the peers did not agree before the pause');
+  process.kill(paused.pid, 'SIGSTOP');
+  const pausedAtMs = performance.now();
+  try {
+    const load = await runLoaders(
+      ranges(options.instances, options.instances + extra, layout.loaders).map(([a, b]) => ({ mode: 'register', urls: others, from: a, to: b, services: options.services, inFlight: IN_FLIGHT_PER_LOADER, maxMs: PAUSE_MS })),
+      layout.loaderCores,
+    );
+    if (load.done !== extra) throw new Error(`heal: registered ${load.done} of ${extra} during the pause (${load.errors} errors)`);
+    await sleep(Math.max(0, PAUSE_MS - (performance.now() - pausedAtMs)));
+  } finally {
+    process.kill(paused.pid, 'SIGCONT');
+  }
+  const pausedSeconds = round((performance.now() - pausedAtMs) / 1_000);
+  const listed = untilListed(paused.url, options.instances + extra, Math.max(10_000, left() - 10_000));
+  const agreedMs = await untilAgreed(urls, Math.max(10_000, left() - 10_000));
+  const heal: Heal = { pausedSeconds, registeredMeanwhile: extra, agreedMs: Math.round(agreedMs), pausedPeerListedMs: Math.round(await listed) };
+  progress(`heal: ${paused.name} paused ${pausedSeconds} s while ${extra} instances registered on the others; every digest agreed ${heal.agreedMs} ms after it went on, it listed every instance after ${heal.pausedPeerListedMs} ms`);
+  return heal;
 }
 
 /**
@@ -574,11 +653,13 @@ export function scaleOptionsFromArgs(): ScaleOptions {
     budgetMs: number('budget-s', 600) * 1_000,
     withCluster: !process.argv.includes('--no-cluster'),
     withJoin: !process.argv.includes('--no-join'),
+    withHeal: !process.argv.includes('--no-heal'),
     idleSeconds: number('idle-s', 20),
     main: argument('main') ?? 'dist/main.js',
     nodeFlags: nodeFlagsOf(argument('node-flags')),
     listingCacheBytes: listingCacheBytesOf(argument('listing-cache-bytes')),
     heapSnapshotDir: argument('heap-snapshots'),
+    peerLogLevel: argument('peer-log-level') ?? 'warn',
     outDir: argument('out'),
   };
 }

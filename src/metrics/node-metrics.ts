@@ -217,6 +217,12 @@ export class NodeMetrics {
     const antiEntropy = sources.antiEntropy.stats;
     counter('registry_anti_entropy_rounds_total', 'Anti-entropy rounds this peer started (digest comparisons with a random live peer).', '', () => one(antiEntropy.rounds));
     counter('registry_anti_entropy_rounds_in_sync_total', 'Anti-entropy rounds that found nothing to repair.', '', () => one(antiEntropy.roundsInSync));
+    counter(
+      'registry_anti_entropy_rounds_deferred_total',
+      'Anti-entropy rounds that ended at the digest because the other peer was receiving its start-up sync (it compares once caught up).',
+      '',
+      () => one(antiEntropy.roundsDeferred),
+    );
     counter('registry_anti_entropy_failures_total', 'Anti-entropy rounds that could not complete (the other peer did not answer).', '', () => one(antiEntropy.failures));
     counter(
       'registry_anti_entropy_repaired_keys_total',

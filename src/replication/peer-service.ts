@@ -88,7 +88,7 @@ export class PeerService implements PeerApi {
       ping: (body) => membership.handlePing(parsePingRequest(body)),
       'ping-req': (body) => membership.handlePingReq(parsePingReqRequest(body)),
       digest: (body) =>
-        antiEntropy.handleDigest({ from: parsePeerId('from', body.from), root: requireString('root', body.root, 256) }),
+        antiEntropy.handleDigest({ from: parsePeerId('from', body.from), root: requireString('root', body.root, 256) }, settled()),
       subdigest: (body) =>
         antiEntropy.handleSubdigest({
           from: parsePeerId('from', body.from),

@@ -29,7 +29,7 @@ const answerChecks: { [M in PeerMethod]: (answer: unknown) => ReceivedAnswer<M> 
   'ping-req': (answer) => ({ ok: isObject(answer) && answer.ok === true }),
   digest: (answer) => {
     const body = answerObject('digest', answer);
-    return { match: Boolean(body.match), ...(typeof body.buckets === 'string' ? { buckets: body.buckets } : {}) };
+    return { match: Boolean(body.match), ...(typeof body.buckets === 'string' ? { buckets: body.buckets } : {}), ...(body.syncing === true ? { syncing: true } : {}) };
   },
   subdigest: (answer) => {
     const body = answerObject('subdigest', answer);

@@ -77,6 +77,12 @@ export interface DigestResponse {
   match: boolean;
   /** Every bucket hash (base64), only when the roots differ. */
   buckets?: string;
+  /**
+   * The responder is receiving its start-up sync (its registry is known to be partial): no
+   * hashes, and the caller ends its round at once. A peer of an older version reads this
+   * answer as a digest of another size, a failed round: the same end.
+   */
+  syncing?: true;
 }
 
 /**

@@ -25,7 +25,7 @@ export function renderScaleMarkdown(result: ScaleResult): string {
   if ('skipped' in j) row('a new peer joins', `skipped: ${j.skipped}`);
   else {
     row('a new peer joins: ready / lists every instance', `${n(j.readyMs)} ms / ${n(j.allListedMs)} ms`);
-    row('a new peer joins: its RSS, the serving peer\'s CPU meanwhile', `${j.newPeerRssMb} MB, ${j.servingPeerCpuSeconds} CPU-s`);
+    row('a new peer joins: its RSS, the serving peer\'s CPU meanwhile', `${j.newPeerRssMb} MB, ${j.servingPeerCpuSeconds} CPU-s${j.newPeerCpuSeconds === undefined ? '' : ` (the new peer's own: ${j.newPeerCpuSeconds} CPU-s)`}`);
   }
   const c = result.cluster;
   if ('skipped' in c) row('peers with heartbeats', `skipped: ${c.skipped}`);

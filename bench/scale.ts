@@ -121,6 +121,8 @@ interface Join {
   allListedMs: number;
   newPeerRssMb: number;
   servingPeerCpuSeconds: number;
+  /** The new peer's own CPU from its start until it listed every instance (absent before 2026-12-07 evening). */
+  newPeerCpuSeconds?: number;
 }
 
 interface Cluster {
@@ -428,8 +430,9 @@ export async function benchScale(options: ScaleOptions): Promise<ScaleResult> {
         allListedMs: Math.round(readyMs + listedMs),
         newPeerRssMb: round(newcomer.rssMb(), 1),
         servingPeerCpuSeconds: round((totalCpuMsOf(peer.pid) - cpuBeforeMs) / 1_000, 2),
+        newPeerCpuSeconds: round(totalCpuMsOf(newcomer.pid) / 1_000, 2),
       };
-      progress(`join: ready after ${joined.readyMs} ms, every instance listed after ${joined.allListedMs} ms; new peer RSS ${joined.newPeerRssMb} MB; the serving peer spent ${joined.servingPeerCpuSeconds} CPU-s`);
+      progress(`join: ready after ${joined.readyMs} ms, every instance listed after ${joined.allListedMs} ms; new peer RSS ${joined.newPeerRssMb} MB; the serving peer spent ${joined.servingPeerCpuSeconds} CPU-s, the new peer ${joined.newPeerCpuSeconds} CPU-s`);
     }
     await stopAll();
 

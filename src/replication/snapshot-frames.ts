@@ -64,49 +64,69 @@ export interface RecordFrame {
   records: number;
 }
 
+/** The share of `maxBytes` a frame aims at, so that records a little larger than the last ones still fit. */
+const FRAME_FILL = 0.9;
+
 /**
- * Records frames of wire records, each record encoded once: a frame holds at most
- * `maxRecords` records and closes before the record that would take it past `maxBytes` (a
- * record larger than `maxBytes` goes in a frame of its own). `add` returns a frame when the
- * record added closed the one before it; `flush` returns the last one.
+ * Records frames of wire records: a frame holds at most `maxRecords` records and at most
+ * `maxBytes` bytes (a record larger than that goes in a frame of its own). Each frame is one
+ * `JSON.stringify` of the frame object: on the serving peer of a 1,000,000-instance join, a
+ * string per record measured in bytes and joined into the frame cost three times as much
+ * (bench/stream-encode.ts; the join of 2,000 parts alone about 3 ms a frame, and the frame was
+ * then copied once more to be flattened for the socket). So a frame's size is known only once
+ * it is encoded: the writer takes as many records as the last frame's bytes per record say fit
+ * in 90% of `maxBytes`, and a frame that still comes out larger is encoded again as two halves
+ * (records of very uneven sizes; rare, and bounded: each half is smaller).
+ *
+ * `add` says when the next frame is due; `flush` encodes what was added (one frame, more after a
+ * split, none when nothing was added).
  */
 export class RecordFrameWriter {
-  private parts: string[] = [];
-  private bytes = 0;
+  private records: WireRecord[] = [];
+  /** Records the next frame takes: `maxRecords`, fewer where records run large. */
+  private target: number;
 
   constructor(
     private readonly maxRecords = SNAPSHOT_FRAME_RECORDS,
     private readonly maxBytes = SNAPSHOT_FRAME_MAX_BYTES,
-  ) {}
+  ) {
+    this.target = maxRecords;
+  }
 
   /** Records waiting for their frame. */
   get pending(): number {
-    return this.parts.length;
+    return this.records.length;
   }
 
-  /** Adds a record; returns the frame it closed (the records before it), if one did. */
-  add(record: WireRecord): RecordFrame | null {
-    const part = JSON.stringify(record);
-    const partBytes = Buffer.byteLength(part) + 1;
-    const full = this.parts.length >= this.maxRecords || (this.parts.length > 0 && this.bytes + partBytes > this.maxBytes - FRAME_OVERHEAD_BYTES);
-    const closed = full ? this.flush() : null;
-    this.parts.push(part);
-    this.bytes += partBytes;
-    return closed;
+  /** Adds a record; true when the next frame is due (then `flush`). */
+  add(record: WireRecord): boolean {
+    this.records.push(record);
+    return this.records.length >= this.target;
   }
 
-  /** The frame of the records added since the last one, or null when there are none. */
-  flush(): RecordFrame | null {
-    if (this.parts.length === 0) return null;
-    const frame = { line: `{"t":"records","records":[${this.parts.join(',')}]}\n`, records: this.parts.length };
-    this.parts = [];
-    this.bytes = 0;
-    return frame;
+  /** The frames of the records added since the last flush, in their order. */
+  flush(): RecordFrame[] {
+    const records = this.records;
+    this.records = [];
+    const frames: RecordFrame[] = [];
+    if (records.length > 0) this.encode(records, frames);
+    return frames;
+  }
+
+  private encode(records: WireRecord[], out: RecordFrame[]): void {
+    const line = `${JSON.stringify({ t: 'records', records })}\n`;
+    const bytes = Buffer.byteLength(line);
+    if (bytes > this.maxBytes && records.length > 1) {
+      const half = Math.ceil(records.length / 2);
+      this.encode(records.slice(0, half), out);
+      this.encode(records.slice(half), out);
+      return;
+    }
+    out.push({ line, records: records.length });
+    const perRecord = bytes / records.length;
+    this.target = Math.max(1, Math.min(this.maxRecords, Math.floor((this.maxBytes * FRAME_FILL) / perRecord)));
   }
 }
-
-/** Bytes a records frame adds around its records: `{"t":"records","records":[` and `]}\n`. */
-const FRAME_OVERHEAD_BYTES = 32;
 
 /**
  * Reads one line of the stream (without its newline). Throws a `SnapshotFrameError` for a line

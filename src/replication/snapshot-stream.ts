@@ -88,20 +88,20 @@ export class SnapshotStreams {
       let records = 0;
       let view = this.components.leaseView();
       for (const entry of store.entries()) {
-        const frame = writer.add(toWireRecord(entry, view));
-        if (frame === null) continue;
-        frames += 1;
-        records += frame.records;
-        yield frame.line;
+        if (!writer.add(toWireRecord(entry, view))) continue;
+        for (const frame of writer.flush()) {
+          frames += 1;
+          records += frame.records;
+          yield frame.line;
+        }
         await this.components.nextTurn();
         if (clock.nowMs() > deadlineMs) throw new Error(`snapshot stream ran past its cap of ${SNAPSHOT_STREAM_MAX_DURATION_MS} ms`);
         view = this.components.leaseView();
       }
-      const last = writer.flush();
-      if (last !== null) {
+      for (const frame of writer.flush()) {
         frames += 1;
-        records += last.records;
-        yield last.line;
+        records += frame.records;
+        yield frame.line;
       }
       yield encodeEndFrame(frames, records);
     } finally {

@@ -5,6 +5,7 @@ import {
   encodeStartFrame,
   RecordFrameWriter,
   SNAPSHOT_FRAME_LIMIT_BYTES,
+  type RecordFrame,
   SNAPSHOT_FRAME_LIMIT_RECORDS,
   SnapshotFrameError,
   SnapshotStreamReader,
@@ -22,12 +23,8 @@ function wire(i: number, metadata: Record<string, string> = {}): WireRecord {
 /** Every frame the writer makes of `records`, flushed at the end. */
 function framesOf(writer: RecordFrameWriter, records: WireRecord[]): string[] {
   const out: string[] = [];
-  for (const r of records) {
-    const frame = writer.add(r);
-    if (frame) out.push(frame.line);
-  }
-  const last = writer.flush();
-  if (last) out.push(last.line);
+  for (const r of records) if (writer.add(r)) out.push(...writer.flush().map((frame) => frame.line));
+  out.push(...writer.flush().map((frame) => frame.line));
   return out;
 }
 
@@ -51,6 +48,24 @@ describe('snapshot frames', () => {
     expect(lines.map((line) => (JSON.parse(line) as { records: unknown[] }).records.length)).toEqual([2, 1, 1]);
     expect(Buffer.byteLength(lines[0]!)).toBeLessThanOrEqual(8_000);
     expect(Buffer.byteLength(lines[1]!)).toBeGreaterThan(8_000);
+  });
+
+  it('after a frame past its byte cap, takes as many records a frame as fit: each within the cap, none encoded twice', () => {
+    const writer = new RecordFrameWriter(100, 8_000);
+    const kb = 'x'.repeat(1_000);
+    const flushes: RecordFrame[][] = [];
+    for (let i = 0; i < 300; i++) if (writer.add(wire(i, { kb }))) flushes.push(writer.flush());
+    flushes.push(writer.flush());
+    const frames = flushes.flat();
+    // The first frame was due at 100 records (about 130 KB): encoded again in halves until each fit.
+    expect(flushes[0]!.length).toBeGreaterThan(1);
+    // From then on each frame is due at the count that fits: one frame a flush.
+    expect(flushes.slice(1, -1).every((flush) => flush.length === 1)).toBe(true);
+    expect(flushes.length).toBeGreaterThan(30);
+    expect(frames.reduce((sum, frame) => sum + frame.records, 0)).toBe(300);
+    for (const frame of frames) expect(Buffer.byteLength(frame.line)).toBeLessThanOrEqual(8_000);
+    const ids = frames.flatMap((frame) => (JSON.parse(frame.line) as { records: WireRecord[] }).records.map((r) => r.instanceId));
+    expect(ids).toEqual(Array.from({ length: 300 }, (_, i) => `i-${i}`));
   });
 
   it('counts a frame in UTF-8 bytes, not characters', () => {

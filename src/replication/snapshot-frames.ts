@@ -26,10 +26,15 @@ export const SNAPSHOT_STREAM_VERSION = 1;
 export const SNAPSHOT_FRAME_RECORDS = 2_000;
 /**
  * Most bytes of a frame the serving peer sends (a single record larger than this goes alone):
- * about 2,000 records of a few hundred bytes, small enough that one frame costs the serving
- * event loop a few milliseconds to encode, large enough that 1,000,000 instances are 500 frames.
+ * about 230 records of 400 bytes. Below V8's largest ordinary heap object (128 KB), so that
+ * neither the frame's JSON on the serving side nor its text on the joining side is a
+ * large-object allocation: on the 2-core machine decoding an 830 KB frame to a string cost 3 ms,
+ * eight frames of 100 KB 0.07 ms in all, and `JSON.parse` of the eight 2.8 ms against 6.4 ms
+ * (bench/findings.md, 2026-12-07 evening). At 1 MB a frame (the cap before) the joining peer of
+ * a 1,000,000 join spent 9% of its time turning frames into strings. 1,000,000 instances are
+ * about 4,400 frames; a frame still costs the serving event loop well under a millisecond.
  */
-export const SNAPSHOT_FRAME_MAX_BYTES = 1024 * 1024;
+export const SNAPSHOT_FRAME_MAX_BYTES = 96 * 1024;
 /** Most bytes of one line the receiver accepts: eight times what a sender sends, before parsing it. */
 export const SNAPSHOT_FRAME_LIMIT_BYTES = 8 * 1024 * 1024;
 /** Most records of one frame the receiver accepts. */

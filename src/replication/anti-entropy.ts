@@ -188,20 +188,20 @@ export class AntiEntropy {
    * rounds as it takes to cover every bucket: a heal does not wait an interval per quarter of
    * the registry. The answer is the last round's, with the records of them all.
    */
-  async syncWith(peer: PeerDescriptor, options: { evenIfBusy?: boolean } = {}): Promise<RoundResult | undefined> {
+  async syncWith(peer: PeerDescriptor, options: { evenIfBusy?: boolean; closing?: boolean } = {}): Promise<RoundResult | undefined> {
     const busy = this.syncing.has(peer.id);
     if (busy && (!options.evenIfBusy || this.urgent.has(peer.id))) return undefined;
     const guard = busy ? this.urgent : this.syncing;
     guard.add(peer.id);
     try {
-      let result = await this.exchange(peer);
+      let result = await this.exchange(peer, options.closing === true);
       this.record(result);
       this.components.reportContact(peer.id);
       const { bucketCount } = this.components.registry.store.digest;
       let pulled = result.pulled;
       let pushed = result.pushed;
       for (let more = Math.ceil(bucketCount / this.init.maxBucketsPerRound); (result.work?.bucketsLeft ?? 0) > 0 && more > 0 && !this.stopped; more--) {
-        result = await this.exchange(peer);
+        result = await this.exchange(peer, options.closing === true);
         this.record(result);
         this.components.reportContact(peer.id);
         pulled += result.pulled;
@@ -219,16 +219,19 @@ export class AntiEntropy {
 
   /**
    * A caller's digest: equal roots match; otherwise every bucket hash, unless this peer's
-   * registry is known to be partial (`settled` false: its start-up sync is receiving). Then it
-   * answers `syncing` and the caller's round ends there. Compared with a partial registry, a
-   * round would have the caller list and push what the sync is about to bring anyway: at
-   * 1,000,000 instances the serving peer of a join pushed it a second time, beside the stream
-   * (bench/findings.md, 2026-12-07 evening). Its sync ends with a round of its own, as caller.
+   * registry is known to be partial (`settled` false: its start-up sync is receiving) and the
+   * caller's round is a periodic one. Then it answers `syncing` and the caller's round ends
+   * there. Compared with a partial registry, a periodic round would have the caller list and
+   * push what the sync is about to bring anyway: at 1,000,000 instances the serving peer of a
+   * join pushed it a second time, beside the stream (bench/findings.md, 2026-12-07 evening).
+   * The round that ends a caller's own start-up sync (`closing`) is answered whole, syncing or
+   * not: peers that restart together each end their sync with one against a peer that is
+   * itself still syncing, and none may report ready without it.
    */
   handleDigest(request: DigestRequest, settled = true): DigestResponse {
     const { digest } = this.components.registry.store;
     if (request.root === digest.rootHash()) return { match: true };
-    if (!settled) return { match: false, syncing: true };
+    if (!settled && request.closing !== true) return { match: false, syncing: true };
     return { match: false, buckets: digest.encodeBuckets() };
   }
 
@@ -273,13 +276,13 @@ export class AntiEntropy {
     };
   }
 
-  private async exchange(peer: PeerDescriptor): Promise<RoundResult> {
+  private async exchange(peer: PeerDescriptor, closing: boolean): Promise<RoundResult> {
     const { registry, clock } = this.components;
     const { digest } = registry.store;
     const call = <M extends PeerMethod>(method: M, request: PeerRequest<M> | EncodedRequest<M>) => this.call(peer, method, request);
 
     const startedMs = clock.nowMs();
-    const answer = await call('digest', { from: this.init.selfId, root: digest.rootHash() });
+    const answer = await call('digest', { from: this.init.selfId, root: digest.rootHash(), ...(closing ? { closing: true as const } : {}) });
     if (answer.match) return { peer: peer.id, inSync: true, pulled: 0, pushed: 0 };
     if (answer.syncing) return { peer: peer.id, inSync: false, deferred: true, pulled: 0, pushed: 0 };
     const digestDoneMs = clock.nowMs();

@@ -148,7 +148,7 @@ export async function bootstrap(
           log.info({ peer: peer.id, records: progress.records, via }, 'start-up sync from a peer that is itself still syncing; merged, trying the next');
           continue;
         }
-        await components.antiEntropy.syncWith(peer);
+        await components.antiEntropy.syncWith(peer, { closing: true });
         log.info({ from: peer.id, records: progress.records, via, rounds: round }, 'start-up sync done');
         return { from: peer.id, records: progress.records };
       } catch (error) {
@@ -162,7 +162,7 @@ export async function bootstrap(
     }
     if (lastWhole !== undefined && everyPeerGaveItsWhole(known().map((peer) => peer.id), new Set(unsettledWhole.keys()))) {
       const records = [...unsettledWhole.values()].reduce((sum, n) => sum + n, 0);
-      await components.antiEntropy.syncWith(lastWhole);
+      await components.antiEntropy.syncWith(lastWhole, { closing: true });
       if (components.stopping?.()) return { from: null, records: 0 };
       log.info({ from: lastWhole.id, peers: unsettledWhole.size, records, rounds: round }, 'start-up sync done: every peer is itself syncing and gave its whole registry, which this peer now holds');
       return { from: lastWhole.id, records };

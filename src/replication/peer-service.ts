@@ -88,7 +88,10 @@ export class PeerService implements PeerApi {
       ping: (body) => membership.handlePing(parsePingRequest(body)),
       'ping-req': (body) => membership.handlePingReq(parsePingReqRequest(body)),
       digest: (body) =>
-        antiEntropy.handleDigest({ from: parsePeerId('from', body.from), root: requireString('root', body.root, 256) }, settled()),
+        antiEntropy.handleDigest(
+          { from: parsePeerId('from', body.from), root: requireString('root', body.root, 256), ...(body.closing === true ? { closing: true as const } : {}) },
+          settled(),
+        ),
       subdigest: (body) =>
         antiEntropy.handleSubdigest({
           from: parsePeerId('from', body.from),

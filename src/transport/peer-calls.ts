@@ -72,6 +72,12 @@ export interface PingReqResponse {
 export interface DigestRequest {
   from: string;
   root: string;
+  /**
+   * The round that ends the caller's start-up sync: answered with the buckets even by a peer
+   * that is itself syncing (see `DigestResponse.syncing`), so that peers restarting together
+   * still compare before each reports ready. A peer of an older version ignores the field.
+   */
+  closing?: true;
 }
 export interface DigestResponse {
   match: boolean;

@@ -319,10 +319,18 @@ describe('peers that all restart at once, none of them ready', () => {
     c.network.heal();
     const startMs = c.clock.nowMs();
     const launched: Array<{ node: RegistryNode; started: Promise<void> }> = [];
-    for (const [i, id] of c.ids.entries()) c.clock.setTimeout(() => launched.push(c.launch(id)), offsetsMs[i]!);
+    /** Each peer as it reported ready: what it held, and its rounds deferred by a syncing peer. */
+    const atReady: Array<{ id: string; size: number; deferred: number }> = [];
+    for (const [i, id] of c.ids.entries()) {
+      c.clock.setTimeout(() => {
+        const peer = c.launch(id);
+        void peer.started.then(() => atReady.push({ id, size: peer.node.store.size, deferred: peer.node.antiEntropy.stats.roundsDeferred }));
+        launched.push(peer);
+      }, offsetsMs[i]!);
+    }
     await c.clock.advanceUntil(() => launched.length === c.ids.length, 1_000, 1);
     await c.whileAdvancing(Promise.all(launched.map(({ started }) => started)), 60_000);
-    return { c, launched, tookMs: c.clock.nowMs() - startMs };
+    return { c, launched, atReady, tookMs: c.clock.nowMs() - startMs };
   }
 
   it.each([
@@ -331,7 +339,9 @@ describe('peers that all restart at once, none of them ready', () => {
     [93, [0, 25, 50]],
     [94, [5, 0, 45]],
   ])('all become ready, none waiting on another for good, and converge on every instance (seed %i, started at %j ms)', async (seed, offsetsMs) => {
-    const { c, launched, tookMs } = await restartAll(seed, offsetsMs);
+    const { c, launched, atReady, tookMs } = await restartAll(seed, offsetsMs);
+    // The round that ends each sync compared, though the other peer was itself still syncing.
+    expect(atReady.map(({ id, deferred }) => ({ id, deferred }))).toEqual(expect.arrayContaining(c.ids.map((id) => ({ id, deferred: 0 }))));
     for (const { node } of launched) {
       expect(node.ready, node.config.self.id).toBe(true);
       // Each loaded its own 1,000 from its data dir and synced from another peer.

@@ -35,7 +35,7 @@ export const SNAPSHOT_FRAME_RECORDS = 2_000;
  * about 4,400 frames; a frame still costs the serving event loop well under a millisecond.
  */
 export const SNAPSHOT_FRAME_MAX_BYTES = 96 * 1024;
-/** Most bytes of one line the receiver accepts: eight times what a sender sends, before parsing it. */
+/** Most bytes of one line the receiver accepts (checked before parsing): 85 times what a sender of this version sends, eight times what one of the 1 MB frames before it did. */
 export const SNAPSHOT_FRAME_LIMIT_BYTES = 8 * 1024 * 1024;
 /** Most records of one frame the receiver accepts. */
 export const SNAPSHOT_FRAME_LIMIT_RECORDS = 10_000;
@@ -79,24 +79,24 @@ const FRAME_FILL = 0.9;
  * string per record measured in bytes and joined into the frame cost three times as much
  * (bench/stream-encode.ts; the join of 2,000 parts alone about 3 ms a frame, and the frame was
  * then copied once more to be flattened for the socket). So a frame's size is known only once
- * it is encoded: the writer takes as many records as the last frame's bytes per record say fit
- * in 90% of `maxBytes`, and a frame that still comes out larger is encoded again as two halves
- * (records of very uneven sizes; rare, and bounded: each half is smaller).
+ * it is encoded: the first frame takes as many records as the first record's size says fit in
+ * 90% of `maxBytes`, each next one as many as the last flush's bytes per record say. A frame
+ * that still comes out larger (records that grew) is encoded again in parts of the count that
+ * fits, so a flush encodes about twice the bytes of a frame of its records at most: records
+ * that suddenly grow k-fold cost one frame of k times the cap, once, before the count follows.
  *
  * `add` says when the next frame is due; `flush` encodes what was added (one frame, more after a
  * split, none when nothing was added).
  */
 export class RecordFrameWriter {
   private records: WireRecord[] = [];
-  /** Records the next frame takes: `maxRecords`, fewer where records run large. */
-  private target: number;
+  /** Records the next frame takes: 0 until the first record has been measured. */
+  private target = 0;
 
   constructor(
     private readonly maxRecords = SNAPSHOT_FRAME_RECORDS,
     private readonly maxBytes = SNAPSHOT_FRAME_MAX_BYTES,
-  ) {
-    this.target = maxRecords;
-  }
+  ) {}
 
   /** Records waiting for their frame. */
   get pending(): number {
@@ -105,6 +105,7 @@ export class RecordFrameWriter {
 
   /** Adds a record; true when the next frame is due (then `flush`). */
   add(record: WireRecord): boolean {
+    if (this.target === 0) this.target = this.fitting(1, Buffer.byteLength(JSON.stringify(record)));
     this.records.push(record);
     return this.records.length >= this.target;
   }
@@ -114,22 +115,29 @@ export class RecordFrameWriter {
     const records = this.records;
     this.records = [];
     const frames: RecordFrame[] = [];
-    if (records.length > 0) this.encode(records, frames);
+    if (records.length === 0) return frames;
+    const bytes = this.encode(records, frames);
+    this.target = this.fitting(records.length, bytes);
     return frames;
   }
 
-  private encode(records: WireRecord[], out: RecordFrame[]): void {
+  /** Appends the frames of `records` to `out`; returns their bytes. */
+  private encode(records: WireRecord[], out: RecordFrame[]): number {
     const line = `${JSON.stringify({ t: 'records', records })}\n`;
     const bytes = Buffer.byteLength(line);
-    if (bytes > this.maxBytes && records.length > 1) {
-      const half = Math.ceil(records.length / 2);
-      this.encode(records.slice(0, half), out);
-      this.encode(records.slice(half), out);
-      return;
+    if (bytes <= this.maxBytes || records.length === 1) {
+      out.push({ line, records: records.length });
+      return bytes;
     }
-    out.push({ line, records: records.length });
-    const perRecord = bytes / records.length;
-    this.target = Math.max(1, Math.min(this.maxRecords, Math.floor((this.maxBytes * FRAME_FILL) / perRecord)));
+    const part = Math.min(records.length - 1, this.fitting(records.length, bytes));
+    let total = 0;
+    for (let from = 0; from < records.length; from += part) total += this.encode(records.slice(from, from + part), out);
+    return total;
+  }
+
+  /** How many records of the size these were fit in 90% of `maxBytes` (at least 1, at most `maxRecords`). */
+  private fitting(records: number, bytes: number): number {
+    return Math.max(1, Math.min(this.maxRecords, Math.floor((this.maxBytes * FRAME_FILL * records) / bytes)));
   }
 }
 

@@ -1,10 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   decodeFrame,
   encodeEndFrame,
   encodeStartFrame,
   RecordFrameWriter,
   SNAPSHOT_FRAME_LIMIT_BYTES,
+  SNAPSHOT_FRAME_MAX_BYTES,
   type RecordFrame,
   SNAPSHOT_FRAME_LIMIT_RECORDS,
   SnapshotFrameError,
@@ -50,18 +51,56 @@ describe('snapshot frames', () => {
     expect(Buffer.byteLength(lines[1]!)).toBeGreaterThan(8_000);
   });
 
-  it('after a frame past its byte cap, takes as many records a frame as fit: each within the cap, none encoded twice', () => {
+  /** Every string `JSON.stringify` makes while `work` runs: what a writer encoded, splits included. */
+  function encodedBy(work: () => void): number[] {
+    const stringify = JSON.stringify;
+    const sizes: number[] = [];
+    const spy = vi.spyOn(JSON, 'stringify').mockImplementation((...args: Parameters<typeof JSON.stringify>) => {
+      const text = stringify(...args);
+      sizes.push(text.length);
+      return text;
+    });
+    try {
+      work();
+    } finally {
+      spy.mockRestore();
+    }
+    return sizes;
+  }
+
+  it('sizes the first frame by the first record: large records never make one huge frame to split', () => {
+    const writer = new RecordFrameWriter();
+    const big = 'x'.repeat(20_000);
+    const flushes: RecordFrame[][] = [];
+    const encoded = encodedBy(() => {
+      for (let i = 0; i < 2_000; i++) if (writer.add(wire(i, { big }))) flushes.push(writer.flush());
+      flushes.push(writer.flush());
+    });
+    // Before, the first frame took 2,000 records (42 MB) and was encoded again in halves: 419 MB in one turn.
+    expect(Math.max(...encoded)).toBeLessThanOrEqual(SNAPSHOT_FRAME_MAX_BYTES);
+    expect(encoded.reduce((sum, n) => sum + n, 0)).toBeLessThan(1.1 * 2_000 * 20_500);
+    expect(flushes.slice(0, -1).every((flush) => flush.length === 1)).toBe(true);
+    expect(flushes.flat().reduce((sum, frame) => sum + frame.records, 0)).toBe(2_000);
+  });
+
+  it('after records grow, encodes one frame again in parts that fit, then takes as many a frame as fit: none lost, order kept', () => {
     const writer = new RecordFrameWriter(100, 8_000);
     const kb = 'x'.repeat(1_000);
     const flushes: RecordFrame[][] = [];
-    for (let i = 0; i < 300; i++) if (writer.add(wire(i, { kb }))) flushes.push(writer.flush());
-    flushes.push(writer.flush());
+    // 60 small records (about 300 B: frames of about 24), then 240 of about 1.3 KB.
+    const encoded = encodedBy(() => {
+      for (let i = 0; i < 300; i++) if (writer.add(wire(i, i < 60 ? {} : { kb }))) flushes.push(writer.flush());
+      flushes.push(writer.flush());
+    });
     const frames = flushes.flat();
-    // The first frame was due at 100 records (about 130 KB): encoded again in halves until each fit.
-    expect(flushes[0]!.length).toBeGreaterThan(1);
-    // From then on each frame is due at the count that fits: one frame a flush.
-    expect(flushes.slice(1, -1).every((flush) => flush.length === 1)).toBe(true);
-    expect(flushes.length).toBeGreaterThan(30);
+    // The flushes that met the larger records with a count made for smaller ones (the first
+    // holds both sizes, so its bytes per record still fall short) were encoded again in parts;
+    // from then on one frame a flush.
+    const split = flushes.filter((flush) => flush.length > 1).length;
+    expect(split).toBeGreaterThanOrEqual(1);
+    expect(split).toBeLessThanOrEqual(2);
+    expect(flushes.slice(-20, -1).every((flush) => flush.length === 1)).toBe(true);
+    expect(Math.max(...encoded)).toBeLessThan(5 * 8_000);
     expect(frames.reduce((sum, frame) => sum + frame.records, 0)).toBe(300);
     for (const frame of frames) expect(Buffer.byteLength(frame.line)).toBeLessThanOrEqual(8_000);
     const ids = frames.flatMap((frame) => (JSON.parse(frame.line) as { records: WireRecord[] }).records.map((r) => r.instanceId));

@@ -55,6 +55,30 @@ export async function send(target: Pool, call: JsonCall): Promise<{ status: numb
   return { status: response.statusCode, body: await response.body.text() };
 }
 
+/**
+ * The anti-entropy digest of a peer (its 4,096 bucket hashes), read through the peer API's
+ * `digest` call (docs/replication.md) with a root that never matches. It costs the peer the
+ * same whatever it holds, unlike /v1/cluster, which counts the live instances (about 80 ms at
+ * 100,000): polled every few ms, that would slow the very convergence being timed.
+ */
+export async function digestOf(target: Pool): Promise<string> {
+  const answer = await send(target, { method: 'POST', path: '/v1/peer/digest', body: { from: 'bench-observer', root: '-' } });
+  if (answer.status !== 200) throw new Error(`digest answered ${answer.status}`);
+  const body = JSON.parse(answer.body) as { match: boolean; buckets?: string };
+  return body.buckets ?? '';
+}
+
+/** Waits (bounded, polling every `intervalMs`) until every peer holds the same digest; returns how long it took, or NaN. */
+export async function timeToAgree(digestPools: Pool[], maxMs: number, intervalMs = 20): Promise<number> {
+  const startedMs = performance.now();
+  while (performance.now() - startedMs < maxMs) {
+    const digests = new Set(await Promise.all(digestPools.map(digestOf)));
+    if (digests.size === 1) return performance.now() - startedMs;
+    await sleep(intervalMs);
+  }
+  return Number.NaN;
+}
+
 export async function getJson<T>(url: string): Promise<T> {
   const response = await request(loopbackOnly(url));
   if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);

@@ -24,7 +24,7 @@ import { RealCluster } from '../test/support/real-cluster.js';
 
 /** One load generator is one client: the rate limit would measure itself, not the registry. */
 const UNLIMITED = { limits: { rateLimitPerSecond: 0 } };
-import { getJson, percentile, pool, progress, quick, round, runAtRate, runBounded, send, sleep, table, writeResult } from './lib.js';
+import { digestOf, getJson, percentile, pool, progress, quick, round, runAtRate, runBounded, send, sleep, table, timeToAgree, writeResult } from './lib.js';
 
 export const CLUSTER_TARGETS = { latencyP99Ms: 100, idleBytesPerSecond: 10_000, convergenceMs: 2_000 };
 /** How long writes run at the measured rate before the latency phase counts them. */
@@ -105,30 +105,6 @@ const registerBody = (i: number, leaseDurationMs: number) => ({
   leaseDurationMs,
   metadata: { a: 'x', b: 'y', c: 'z', d: 'w', e: 'v' },
 });
-
-/**
- * The anti-entropy digest of a peer (its 4,096 bucket hashes), read through the peer API's
- * `digest` call (docs/replication.md) with a root that never matches. It costs the peer the
- * same whatever it holds, unlike /v1/cluster, which counts the live instances (about 80 ms at
- * 100,000): polled every few ms, that would slow the very convergence being timed.
- */
-async function digestOf(target: Pool): Promise<string> {
-  const answer = await send(target, { method: 'POST', path: '/v1/peer/digest', body: { from: 'bench-observer', root: '-' } });
-  if (answer.status !== 200) throw new Error(`digest answered ${answer.status}`);
-  const body = JSON.parse(answer.body) as { match: boolean; buckets?: string };
-  return body.buckets ?? '';
-}
-
-/** Waits (bounded) until every peer holds the same digest; returns how long it took, or NaN. */
-async function timeToAgree(digestPools: Pool[], maxMs: number): Promise<number> {
-  const startedMs = performance.now();
-  while (performance.now() - startedMs < maxMs) {
-    const digests = new Set(await Promise.all(digestPools.map(digestOf)));
-    if (digests.size === 1) return performance.now() - startedMs;
-    await sleep(20);
-  }
-  return Number.NaN;
-}
 
 export async function measureCluster(options: ClusterOptions): Promise<ClusterPoint> {
   const { peers: size, instances } = options;

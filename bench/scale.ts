@@ -32,7 +32,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PEER_NODE_FLAGS } from '../src/node-flags.js';
 import { freePort } from '../test/support/fault-proxy.js';
-import { getJson, progress, round, sleep } from './lib.js';
+import { getJson, pool, progress, round, sleep, timeToAgree } from './lib.js';
 import { linearFit } from './memory.js';
 import { pinningAvailable, startServer, totalCpuMsOf, type ServerProcess } from './processes.js';
 import type { LoaderFigures, LoaderTask } from './scale-loader.js';
@@ -565,23 +565,8 @@ async function heartbeatingCluster(
   return figures;
 }
 
-/** A peer's anti-entropy root digest (`POST /v1/peer/digest`, the scale cluster has no secret). */
-async function digestOf(url: string): Promise<string> {
-  const response = await fetch(`${url}/v1/peer/digest`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from: 'bench-observer', root: '-' }) });
-  if (!response.ok) throw new Error(`${url}/v1/peer/digest answered ${response.status}`);
-  return ((await response.json()) as { buckets?: string }).buckets ?? '';
-}
-
-/** Polls (every 50 ms, bounded) until every peer holds the same digest; ms taken, or NaN. */
-async function untilAgreed(urls: string[], maxMs: number): Promise<number> {
-  const startedMs = performance.now();
-  while (performance.now() - startedMs < maxMs) {
-    const digests = await Promise.all(urls.map((url) => digestOf(url).catch(() => `unanswered ${url}`)));
-    if (new Set(digests).size === 1) return performance.now() - startedMs;
-    await sleep(50);
-  }
-  return Number.NaN;
-}
+/** How often the heal step reads every peer's digest (`timeToAgree`). */
+const AGREE_POLL_MS = 50;
 
 /**
  * Stops the last peer (SIGSTOP, the pid this script started) for `PAUSE_MS` while the others
@@ -589,30 +574,34 @@ async function untilAgreed(urls: string[], maxMs: number): Promise<number> {
  * always continued, whatever fails.
  */
 async function healAfterPause(peers: ServerProcess[], options: ScaleOptions, layout: ScaleResult['layout'], left: () => number): Promise<Heal> {
-  const urls = peers.map((peer) => peer.url);
   const paused = peers.at(-1)!;
-  const others = urls.slice(0, -1);
+  const others = peers.slice(0, -1).map((peer) => peer.url);
   const extra = Math.max(1_000, Math.round(options.instances / 100));
-  const agreedBeforeMs = await untilAgreed(urls, 30_000);
-  if (Number.isNaN(agreedBeforeMs)) throw new Error('heal: the peers did not agree before the pause');
-  process.kill(paused.pid, 'SIGSTOP');
-  const pausedAtMs = performance.now();
+  // The scale cluster has no secret: the peer API's digest answers an observer.
+  const digestPools = peers.map((peer) => pool(peer.url, 2));
   try {
-    const load = await runLoaders(
-      ranges(options.instances, options.instances + extra, layout.loaders).map(([a, b]) => ({ mode: 'register', urls: others, from: a, to: b, services: options.services, inFlight: IN_FLIGHT_PER_LOADER, maxMs: PAUSE_MS })),
-      layout.loaderCores,
-    );
-    if (load.done !== extra) throw new Error(`heal: registered ${load.done} of ${extra} during the pause (${load.errors} errors)`);
-    await sleep(Math.max(0, PAUSE_MS - (performance.now() - pausedAtMs)));
+    if (Number.isNaN(await timeToAgree(digestPools, 30_000, AGREE_POLL_MS))) throw new Error('heal: the peers did not agree before the pause');
+    process.kill(paused.pid, 'SIGSTOP');
+    const pausedAtMs = performance.now();
+    try {
+      const load = await runLoaders(
+        ranges(options.instances, options.instances + extra, layout.loaders).map(([a, b]) => ({ mode: 'register', urls: others, from: a, to: b, services: options.services, inFlight: IN_FLIGHT_PER_LOADER, maxMs: PAUSE_MS })),
+        layout.loaderCores,
+      );
+      if (load.done !== extra) throw new Error(`heal: registered ${load.done} of ${extra} during the pause (${load.errors} errors)`);
+      await sleep(Math.max(0, PAUSE_MS - (performance.now() - pausedAtMs)));
+    } finally {
+      process.kill(paused.pid, 'SIGCONT');
+    }
+    const pausedSeconds = round((performance.now() - pausedAtMs) / 1_000);
+    const listed = untilListed(paused.url, options.instances + extra, Math.max(10_000, left() - 10_000));
+    const agreedMs = await timeToAgree(digestPools, Math.max(10_000, left() - 10_000), AGREE_POLL_MS);
+    const heal: Heal = { pausedSeconds, registeredMeanwhile: extra, agreedMs: Math.round(agreedMs), pausedPeerListedMs: Math.round(await listed) };
+    progress(`heal: ${paused.name} paused ${pausedSeconds} s while ${extra} instances registered on the others; every digest agreed ${heal.agreedMs} ms after it went on, it listed every instance after ${heal.pausedPeerListedMs} ms`);
+    return heal;
   } finally {
-    process.kill(paused.pid, 'SIGCONT');
+    await Promise.all(digestPools.map((target) => target.close()));
   }
-  const pausedSeconds = round((performance.now() - pausedAtMs) / 1_000);
-  const listed = untilListed(paused.url, options.instances + extra, Math.max(10_000, left() - 10_000));
-  const agreedMs = await untilAgreed(urls, Math.max(10_000, left() - 10_000));
-  const heal: Heal = { pausedSeconds, registeredMeanwhile: extra, agreedMs: Math.round(agreedMs), pausedPeerListedMs: Math.round(await listed) };
-  progress(`heal: ${paused.name} paused ${pausedSeconds} s while ${extra} instances registered on the others; every digest agreed ${heal.agreedMs} ms after it went on, it listed every instance after ${heal.pausedPeerListedMs} ms`);
-  return heal;
 }
 
 /**

@@ -192,16 +192,17 @@ export class AntiEntropy {
     const busy = this.syncing.has(peer.id);
     if (busy && (!options.evenIfBusy || this.urgent.has(peer.id))) return undefined;
     const guard = busy ? this.urgent : this.syncing;
+    const closing = options.closing === true;
     guard.add(peer.id);
     try {
-      let result = await this.exchange(peer, options.closing === true);
+      let result = await this.exchange(peer, closing);
       this.record(result);
       this.components.reportContact(peer.id);
       const { bucketCount } = this.components.registry.store.digest;
       let pulled = result.pulled;
       let pushed = result.pushed;
       for (let more = Math.ceil(bucketCount / this.init.maxBucketsPerRound); (result.work?.bucketsLeft ?? 0) > 0 && more > 0 && !this.stopped; more--) {
-        result = await this.exchange(peer, options.closing === true);
+        result = await this.exchange(peer, closing);
         this.record(result);
         this.components.reportContact(peer.id);
         pulled += result.pulled;

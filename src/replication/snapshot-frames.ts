@@ -30,7 +30,7 @@ export const SNAPSHOT_FRAME_RECORDS = 2_000;
  * neither the frame's JSON on the serving side nor its text on the joining side is a
  * large-object allocation: on the 2-core machine decoding an 830 KB frame to a string cost 3 ms,
  * eight frames of 100 KB 0.07 ms in all, and `JSON.parse` of the eight 2.8 ms against 6.4 ms
- * (bench/findings.md, 2026-12-07 evening). At 1 MB a frame (the cap before) the joining peer of
+ * (`npx tsx bench/frame-sizes.ts`; bench/findings.md, 2026-12-07 evening). At 1 MB a frame (the cap before) the joining peer of
  * a 1,000,000 join spent 9% of its time turning frames into strings. 1,000,000 instances are
  * about 4,400 frames; a frame still costs the serving event loop well under a millisecond.
  */
@@ -77,8 +77,9 @@ const FRAME_FILL = 0.9;
  * `maxBytes` bytes (a record larger than that goes in a frame of its own). Each frame is one
  * `JSON.stringify` of the frame object: on the serving peer of a 1,000,000-instance join, a
  * string per record measured in bytes and joined into the frame cost three times as much
- * (bench/stream-encode.ts; the join of 2,000 parts alone about 3 ms a frame, and the frame was
- * then copied once more to be flattened for the socket). So a frame's size is known only once
+ * (bench/stream-encode.ts, and bench/frame-sizes.ts for the parts: the join of 2,000 parts
+ * alone about 3 ms a frame, and the frame was then copied once more to be flattened for the
+ * socket). So a frame's size is known only once
  * it is encoded: the first frame takes as many records as the first record's size says fit in
  * 90% of `maxBytes`, each next one as many as the last flush's bytes per record say. A frame
  * that still comes out larger (records that grew) is encoded again in parts of the count that
@@ -86,12 +87,16 @@ const FRAME_FILL = 0.9;
  * that suddenly grow k-fold cost one frame of k times the cap, once, before the count follows.
  *
  * `add` says when the next frame is due; `flush` encodes what was added (one frame, more after a
- * split, none when nothing was added).
+ * split, none when nothing was added). `frames` and `recordsFramed` count what every flush made,
+ * for the stream's end frame.
  */
 export class RecordFrameWriter {
   private records: WireRecord[] = [];
   /** Records the next frame takes: 0 until the first record has been measured. */
   private target = 0;
+  /** Frames made so far, and the records in them. */
+  frames = 0;
+  recordsFramed = 0;
 
   constructor(
     private readonly maxRecords = SNAPSHOT_FRAME_RECORDS,
@@ -127,6 +132,8 @@ export class RecordFrameWriter {
     const bytes = Buffer.byteLength(line);
     if (bytes <= this.maxBytes || records.length === 1) {
       out.push({ line, records: records.length });
+      this.frames += 1;
+      this.recordsFramed += records.length;
       return bytes;
     }
     const part = Math.min(records.length - 1, this.fitting(records.length, bytes));

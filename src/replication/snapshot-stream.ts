@@ -84,26 +84,16 @@ export class SnapshotStreams {
     try {
       yield encodeStartFrame(this.components.members(), store.size, this.components.settled());
       const writer = new RecordFrameWriter();
-      let frames = 0;
-      let records = 0;
       let view = this.components.leaseView();
       for (const entry of store.entries()) {
         if (!writer.add(toWireRecord(entry, view))) continue;
-        for (const frame of writer.flush()) {
-          frames += 1;
-          records += frame.records;
-          yield frame.line;
-        }
+        for (const frame of writer.flush()) yield frame.line;
         await this.components.nextTurn();
         if (clock.nowMs() > deadlineMs) throw new Error(`snapshot stream ran past its cap of ${SNAPSHOT_STREAM_MAX_DURATION_MS} ms`);
         view = this.components.leaseView();
       }
-      for (const frame of writer.flush()) {
-        frames += 1;
-        records += frame.records;
-        yield frame.line;
-      }
-      yield encodeEndFrame(frames, records);
+      for (const frame of writer.flush()) yield frame.line;
+      yield encodeEndFrame(writer.frames, writer.recordsFramed);
     } finally {
       this.slots.delete(slot);
     }

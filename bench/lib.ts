@@ -3,7 +3,7 @@
  * and result files. Every loop here is bounded both in count and in time, and only ever
  * talks to 127.0.0.1.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Pool, request } from 'undici';
 
 export const quick = process.argv.includes('--quick');
@@ -77,6 +77,35 @@ export async function timeToAgree(digestPools: Pool[], maxMs: number, intervalMs
     await sleep(intervalMs);
   }
   return Number.NaN;
+}
+
+/** How long a `GET /healthz` sent now takes to be answered 200 (a peer just continued answers when its loop reaches the request). */
+export async function timeToAnswer(url: string): Promise<number> {
+  const startedMs = performance.now();
+  const target = pool(url, 1);
+  try {
+    const answer = await send(target, { method: 'GET', path: '/healthz' });
+    return answer.status === 200 ? performance.now() - startedMs : Number.NaN;
+  } finally {
+    await target.close();
+  }
+}
+
+/**
+ * Ms from `sinceEpochMs` to the first "peer back" line about `peerId` in a peer's log (pino
+ * JSON lines, `time` in epoch ms), or null: none logged (the peers log at warn by default).
+ */
+export function seenBackAfter(logFile: string, peerId: string, sinceEpochMs: number): number | null {
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes('"peer back"')) continue;
+    try {
+      const entry = JSON.parse(line) as { time?: number; peer?: string };
+      if (entry.peer === peerId && typeof entry.time === 'number' && entry.time >= sinceEpochMs) return entry.time - sinceEpochMs;
+    } catch {
+      // a line cut short by the process's end
+    }
+  }
+  return null;
 }
 
 export async function getJson<T>(url: string): Promise<T> {

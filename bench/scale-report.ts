@@ -46,7 +46,11 @@ export function renderScaleMarkdown(result: ScaleResult): string {
     else if (h !== undefined) {
       row(
         `${c.peers} peers: heal after one peer is stopped ${h.pausedSeconds} s (SIGSTOP) while the others take ${n(h.registeredMeanwhile)} registrations`,
-        `every digest agreed ${n(h.agreedMs)} ms after it went on; it listed every instance after ${n(h.pausedPeerListedMs)} ms`,
+        [
+          h.pausedPeerAnsweredMs === undefined ? '' : `it answered after ${n(h.pausedPeerAnsweredMs)} ms; `,
+          h.seenBackMs?.some((ms) => ms !== null) ? `the others logged it back after ${h.seenBackMs.map((ms) => (ms === null ? '-' : n(ms))).join(' / ')} ms; ` : '',
+          `every digest agreed ${n(h.agreedMs)} ms after it went on; it listed every instance after ${n(h.pausedPeerListedMs)} ms`,
+        ].join(''),
       );
     }
   }

@@ -24,6 +24,9 @@
  * `limits.listingCacheMaxBytes` (a bounded cache that fills as instances heartbeat: 0 leaves
  * its filling out of the slope); `--heap-snapshots=DIR` has the cluster's first peer write a
  * heap snapshot at each step (bench/heap-totals.ts and bench/heap-retainers.ts read them).
+ * `--heal-profile=DIR` profiles the heal's paused peer (bench/cpu-prof-preload.cjs: from just
+ * before its pause until its digest agrees, at least 4 s after it goes on) into
+ * DIR/<pid>-1.cpuprofile, for bench/cpu-profile-top.ts.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -32,7 +35,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PEER_NODE_FLAGS } from '../src/node-flags.js';
 import { freePort } from '../test/support/fault-proxy.js';
-import { getJson, pool, progress, round, sleep, timeToAgree } from './lib.js';
+import { getJson, pool, progress, round, seenBackAfter, sleep, timeToAgree, timeToAnswer } from './lib.js';
 import { linearFit } from './memory.js';
 import { pinningAvailable, startServer, totalCpuMsOf, type ServerProcess } from './processes.js';
 import type { LoaderFigures, LoaderTask } from './scale-loader.js';
@@ -75,6 +78,8 @@ export interface ScaleOptions {
    * bench/heap-totals.ts.
    */
   heapSnapshotDir?: string;
+  /** Where the heal's paused peer writes a CPU profile of its pause and its first seconds after (`--heal-profile=DIR`). */
+  healProfileDir?: string;
   /** The peers' `--log-level` (`--peer-log-level=info` to read a heal's membership and anti-entropy lines in bench/out/scale-peer-N.log; default warn). */
   peerLogLevel: string;
   outDir?: string;
@@ -82,7 +87,7 @@ export interface ScaleOptions {
 
 export interface ScaleResult {
   /** `idleSeconds` and `nodeFlags` are absent from results recorded before 2026-12-05 (20 s; `PEER_NODE_FLAGS` then). */
-  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'withJoin' | 'withHeal' | 'peerLogLevel' | 'main' | 'idleSeconds' | 'nodeFlags' | 'heapSnapshotDir'> & Partial<Pick<ScaleOptions, 'idleSeconds' | 'nodeFlags'>>;
+  options: Omit<ScaleOptions, 'outDir' | 'withCluster' | 'withJoin' | 'withHeal' | 'peerLogLevel' | 'main' | 'idleSeconds' | 'nodeFlags' | 'heapSnapshotDir' | 'healProfileDir'> & Partial<Pick<ScaleOptions, 'idleSeconds' | 'nodeFlags'>>;
   machine: { cpus: number; model: string; node: string };
   layout: { peerCores: string[]; loaderCores: string; loaders: number };
   startedAt: string;
@@ -159,6 +164,13 @@ interface Heal {
   registeredMeanwhile: number;
   agreedMs: number;
   pausedPeerListedMs: number;
+  /** When the paused peer first answered a `GET /healthz` sent at its SIGCONT (absent from runs before 2026-12-07 20:00). */
+  pausedPeerAnsweredMs?: number;
+  /**
+   * When each other peer logged it back ("peer back", membership), from their log lines (only
+   * with `--peer-log-level=info` or debug; null for a peer that did not log it).
+   */
+  seenBackMs?: (number | null)[];
 }
 
 /** Each peer's figures at one step of the cluster phase (the heap ones absent from results recorded before 2026-12-06 08:30). */
@@ -235,14 +247,18 @@ function pinnedTo(cores: string, command: string[]): [string, string[]] {
 
 async function startScalePeer(spec: PeerSpec, seeds: PeerSpec[], cores: string, readyTimeoutMs: number, options: ScaleOptions): Promise<ServerProcess> {
   const snapshots = options.heapSnapshotDir === undefined ? [] : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.heapSnapshotDir}`];
+  // SIGUSR2 is the heap snapshot's or the profile's, not both.
+  if (options.heapSnapshotDir !== undefined && options.healProfileDir !== undefined) throw new Error('--heap-snapshots and --heal-profile both signal SIGUSR2: name one');
+  const profiler = options.healProfileDir === undefined ? [] : [`--require=${join(root, 'bench/cpu-prof-preload.cjs')}`];
   const config = clusterFile(spec.id, seeds, options.listingCacheBytes);
-  const [command, args] = pinnedTo(cores, [process.execPath, ...options.nodeFlags, ...snapshots, options.main, '--config', config, '--id', spec.id, '--log-level', options.peerLogLevel]);
+  const [command, args] = pinnedTo(cores, [process.execPath, ...options.nodeFlags, ...snapshots, ...profiler, options.main, '--config', config, '--id', spec.id, '--log-level', options.peerLogLevel]);
   const server = await startServer({
     name: `scale-${spec.id}`,
     command,
     args,
     pinned: false,
     healthPath: '/readyz',
+    ...(options.healProfileDir === undefined ? {} : { env: { CPU_PROF_DIR: options.healProfileDir } }),
     port: spec.port,
     startTimeoutMs: readyTimeoutMs,
   });
@@ -581,6 +597,10 @@ async function healAfterPause(peers: ServerProcess[], options: ScaleOptions, lay
   const digestPools = peers.map((peer) => pool(peer.url, 2));
   try {
     if (Number.isNaN(await timeToAgree(digestPools, 30_000, AGREE_POLL_MS))) throw new Error('heal: the peers did not agree before the pause');
+    if (options.healProfileDir !== undefined) {
+      process.kill(paused.pid, 'SIGUSR2');
+      await sleep(300);
+    }
     process.kill(paused.pid, 'SIGSTOP');
     const pausedAtMs = performance.now();
     try {
@@ -593,15 +613,55 @@ async function healAfterPause(peers: ServerProcess[], options: ScaleOptions, lay
     } finally {
       process.kill(paused.pid, 'SIGCONT');
     }
+    const continuedAtEpochMs = Date.now();
     const pausedSeconds = round((performance.now() - pausedAtMs) / 1_000);
+    const answered = timeToAnswer(paused.url);
     const listed = untilListed(paused.url, options.instances + extra, Math.max(10_000, left() - 10_000));
     const agreedMs = await timeToAgree(digestPools, Math.max(10_000, left() - 10_000), AGREE_POLL_MS);
-    const heal: Heal = { pausedSeconds, registeredMeanwhile: extra, agreedMs: Math.round(agreedMs), pausedPeerListedMs: Math.round(await listed) };
-    progress(`heal: ${paused.name} paused ${pausedSeconds} s while ${extra} instances registered on the others; every digest agreed ${heal.agreedMs} ms after it went on, it listed every instance after ${heal.pausedPeerListedMs} ms`);
+    if (options.healProfileDir !== undefined) {
+      await sleep(Math.max(0, 4_000 - (Date.now() - continuedAtEpochMs)));
+      process.kill(paused.pid, 'SIGUSR2');
+    }
+    const heal: Heal = {
+      pausedSeconds,
+      registeredMeanwhile: extra,
+      agreedMs: Math.round(agreedMs),
+      pausedPeerListedMs: Math.round(await listed),
+      pausedPeerAnsweredMs: Math.round(await answered),
+      seenBackMs: await seenBackByOthers(peers.slice(0, -1), peerIdOf(paused), continuedAtEpochMs, options.peerLogLevel),
+    };
+    const seenBack = heal.seenBackMs!.map((ms) => ms ?? '-').join(' / ');
+    progress(
+      `heal: ${paused.name} paused ${pausedSeconds} s while ${extra} instances registered on the others; it answered ${heal.pausedPeerAnsweredMs} ms after it went on, ` +
+        `the others logged it back after ${seenBack} ms, every digest agreed after ${heal.agreedMs} ms, it listed every instance after ${heal.pausedPeerListedMs} ms`,
+    );
     return heal;
   } finally {
     await Promise.all(digestPools.map((target) => target.close()));
   }
+}
+
+
+/** The peer id a scale peer runs with (its process is named `scale-<id>`, see `startScalePeer`). */
+function peerIdOf(peer: ServerProcess): string {
+  return peer.name.replace(/^scale-/, '');
+}
+
+/**
+ * When each of `others` logged `peerId` back, from `sinceEpochMs`: their lines are read for up
+ * to 5 s (a peer may log it after the digests agreed: the paused peer's own anti-entropy round
+ * can bring it the writes first). Nulls without waiting when the peers log at warn.
+ */
+async function seenBackByOthers(others: ServerProcess[], peerId: string, sinceEpochMs: number, logLevel: string): Promise<(number | null)[]> {
+  const read = () => others.map((peer) => seenBackAfter(peer.logFile, peerId, sinceEpochMs));
+  if (logLevel !== 'info' && logLevel !== 'debug' && logLevel !== 'trace') return read();
+  const untilMs = performance.now() + 5_000;
+  let seen = read();
+  while (seen.includes(null) && performance.now() < untilMs) {
+    await sleep(100);
+    seen = read();
+  }
+  return seen;
 }
 
 /**
@@ -651,6 +711,7 @@ export function scaleOptionsFromArgs(): ScaleOptions {
     nodeFlags: nodeFlagsOf(argument('node-flags')),
     listingCacheBytes: listingCacheBytesOf(argument('listing-cache-bytes')),
     heapSnapshotDir: argument('heap-snapshots'),
+    healProfileDir: argument('heal-profile'),
     peerLogLevel: argument('peer-log-level') ?? 'warn',
     outDir: argument('out'),
   };

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { coreLayout, listingCacheBytesOf, nodeFlagsOf, type ScaleResult } from '../../../bench/scale.js';
+import { seenBackAfter } from '../../../bench/lib.js';
 import { PEER_NODE_FLAGS } from '../../../src/node-flags.js';
 import { renderScaleMarkdown } from '../../../bench/scale-report.js';
 
@@ -85,6 +89,31 @@ describe('scale benchmark: markdown of the heartbeating peers', () => {
     const page = renderScaleMarkdown(resultOf(cluster, 0));
     expect(page).toContain('| 2 peers: slopes of the V8 heap committed / in use / young generation committed | 612, 1,001 / 580, 575 / 0, 0 B per instance |');
     expect(page).toContain('peer Node flags: none, limits.listingCacheMaxBytes 0;');
+  });
+  it('shows the heal, split into the paused peer answering and the others seeing it back where they were measured', () => {
+    const heal = { pausedSeconds: 20, registeredMeanwhile: 1_000, agreedMs: 1_450, pausedPeerListedMs: 2_072 };
+    const before = renderScaleMarkdown(resultOf({ ...twoPeers, heal }));
+    expect(before).toContain('| 2 peers: heal after one peer is stopped 20 s (SIGSTOP) while the others take 1,000 registrations | every digest agreed 1,450 ms after it went on; it listed every instance after 2,072 ms |');
+    const split = renderScaleMarkdown(resultOf({ ...twoPeers, heal: { ...heal, pausedPeerAnsweredMs: 812, seenBackMs: [1_020] } }));
+    expect(split).toContain('| it answered after 812 ms; the others logged it back after 1,020 ms; every digest agreed 1,450 ms after it went on;');
+    const unlogged = renderScaleMarkdown(resultOf({ ...twoPeers, heal: { ...heal, pausedPeerAnsweredMs: 812, seenBackMs: [null] } }));
+    expect(unlogged).toContain('| it answered after 812 ms; every digest agreed 1,450 ms');
+  });
+});
+
+describe('scale benchmark: a peer seen back, from the others\' log lines', () => {
+  it('takes the first "peer back" about that peer at or after the time given, and null when none was logged', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scale-log-'));
+    try {
+      const file = join(dir, 'peer-1.log');
+      const line = (time: number, msg: string, peer: string) => JSON.stringify({ level: 30, time, component: 'membership', peer, msg });
+      writeFileSync(file, [line(900, 'peer back', 'peer-5'), line(1_100, 'peer down', 'peer-5'), line(1_300, 'peer back', 'peer-4'), line(1_700, 'peer back', 'peer-5'), '{"cut sh'].join('\n'));
+      expect(seenBackAfter(file, 'peer-5', 1_000)).toBe(700);
+      expect(seenBackAfter(file, 'peer-3', 1_000)).toBeNull();
+      expect(seenBackAfter(file, 'peer-5', 2_000)).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

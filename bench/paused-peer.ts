@@ -1,0 +1,109 @@
+/**
+ * What a paused peer finds when it goes on (issue 36's heal), outside CI:
+ * `npx tsx bench/paused-peer.ts [--peers=5] [--pause-s=20] [--rounds=3]` after `npm run build`.
+ * Starts `--peers` empty peers (profile lan, one cluster on 127.0.0.1), stops the last one with
+ * SIGSTOP for `--pause-s` while the others go on probing it, and reads how many connections wait
+ * in its listening socket's accept queue meanwhile (/proc/net/tcp: the others' pings, each
+ * abandoned at its timeout and replaced by a new connection). Then SIGCONT, and the time until
+ * it answers a `GET /healthz` sent at once (behind every connection queued before it) and until
+ * each other peer logs it back ("peer back"). With no registry at all, what the figures show is
+ * the queue alone: the paused peer answers every abandoned call in order before the ones still
+ * waited for. Each round waits for every peer to see it back before the next.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { freePort } from '../test/support/fault-proxy.js';
+import { progress, round, seenBackAfter, sleep, timeToAnswer } from './lib.js';
+import { startServer, type ServerProcess } from './processes.js';
+
+function argument(name: string, fallback: number): number {
+  const value = Number(process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+}
+
+/**
+ * Connections waiting to be accepted on the listening socket of `port` (127.0.0.1): the
+ * rx_queue of its LISTEN line (state 0A) in /proc/net/tcp; null when not found (not Linux).
+ */
+export function acceptQueueOf(procNetTcp: string, port: number): number | null {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  for (const line of procNetTcp.split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    if (fields[1] === local && fields[3] === '0A') return parseInt(fields[4]!.split(':')[1]!, 16);
+  }
+  return null;
+}
+
+function acceptQueue(port: number): number | null {
+  try {
+    return acceptQueueOf(readFileSync('/proc/net/tcp', 'utf8'), port);
+  } catch {
+    return null;
+  }
+}
+
+interface Round {
+  queuedBeforeContinue: number | null;
+  answeredMs: number;
+  seenBackMs: (number | null)[];
+}
+
+async function pauseOnce(peers: ServerProcess[], ports: number[], pauseMs: number): Promise<Round> {
+  const paused = peers.at(-1)!;
+  const others = peers.slice(0, -1);
+  process.kill(paused.pid, 'SIGSTOP');
+  let queued: number | null = null;
+  try {
+    await sleep(pauseMs);
+    queued = acceptQueue(ports.at(-1)!);
+  } finally {
+    process.kill(paused.pid, 'SIGCONT');
+  }
+  const continuedAtEpochMs = Date.now();
+  const answeredMs = await timeToAnswer(paused.url);
+  const id = paused.name.replace(/^paused-/, '');
+  const untilMs = performance.now() + 10_000;
+  let seen = others.map((peer) => seenBackAfter(peer.logFile, id, continuedAtEpochMs));
+  while (seen.includes(null) && performance.now() < untilMs) {
+    await sleep(100);
+    seen = others.map((peer) => seenBackAfter(peer.logFile, id, continuedAtEpochMs));
+  }
+  return { queuedBeforeContinue: queued, answeredMs: round(answeredMs), seenBackMs: seen };
+}
+
+async function main(): Promise<void> {
+  const count = Math.max(2, argument('peers', 5));
+  const pauseMs = argument('pause-s', 20) * 1_000;
+  const rounds = argument('rounds', 3);
+  const ports: number[] = [];
+  for (let k = 0; k < count; k++) ports.push(await freePort());
+  const members = ports.map((port, k) => ({ id: `p${k + 1}`, url: `http://127.0.0.1:${port}`, region: 'local', zone: 'a' }));
+  const config = join(tmpdir(), `registry-paused-peer-${process.pid}.json`);
+  writeFileSync(config, JSON.stringify({ cluster: { name: 'paused-peer', profile: 'lan' }, peers: members }));
+  const peers: ServerProcess[] = [];
+  try {
+    peers.push(
+      ...(await Promise.all(
+        members.map((member, k) =>
+          startServer({ name: `paused-${member.id}`, command: process.execPath, args: ['dist/main.js', '--config', config, '--id', member.id, '--log-level', 'info'], pinned: false, healthPath: '/readyz', port: ports[k]! }),
+        ),
+      )),
+    );
+    // Every peer probes every other one before the first pause.
+    await sleep(3_000);
+    for (let k = 1; k <= rounds; k++) {
+      const result = await pauseOnce(peers, ports, pauseMs);
+      progress(
+        `round ${k}: paused ${pauseMs / 1_000} s, ${result.queuedBeforeContinue ?? '?'} connections queued; it answered after ${result.answeredMs} ms; ` +
+          `the others logged it back after ${result.seenBackMs.map((ms) => ms ?? '-').join(' / ')} ms`,
+      );
+    }
+  } finally {
+    for (const peer of peers) await peer.stop();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

@@ -19,7 +19,7 @@ export interface Counts {
 function countServed(view: StableView): { all: Counts; byGroup: Map<string, Counts> } {
   const all = { instances: 0, up: 0 };
   const byGroup = new Map<string, Counts>();
-  for (const entry of view.served) {
+  for (const entry of view.servedInAnyOrder) {
     const group = groupOf(entry.record.data);
     let counts = byGroup.get(group);
     if (!counts) byGroup.set(group, (counts = { instances: 0, up: 0 }));

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { combinedStamp, stampHolds } from '../../../src/views/stable-views.js';
+import { applicationOf } from '../../../src/app/application.js';
+import { serviceSummaries } from '../../../src/http/namespace-slices.js';
 import { createTestNode } from '../../support/node.js';
 
 const reg = (instanceId: string, leaseDurationMs = 30_000) => ({
@@ -26,6 +28,25 @@ describe('stable views', () => {
     node.registry.register(reg('b'));
     expect(encode()).toBe('a,b');
     expect(builds).toBe(2);
+  });
+
+  it('are sorted by instance id when first read in order, and counting them never sorts', async () => {
+    const { node } = await createTestNode();
+    for (const id of ['c', 'a', 'd', 'b']) node.registry.register(reg(id));
+    node.registry.register({ ...reg('x'), service: 'payments' });
+    const view = node.views.stable('default', 'orders');
+    const ids = (instances: readonly { record: { instanceId: string } }[]) => instances.map((e) => e.record.instanceId);
+    const reads = applicationOf(node).reads;
+    expect(reads.countsOf(view, null)).toEqual({ instances: 4, up: 4 });
+    expect(await serviceSummaries(reads, 'default', null)).toEqual([
+      { service: 'orders', instances: 4, up: 4 },
+      { service: 'payments', instances: 1, up: 1 },
+    ]);
+    // Counted, in the store's order, and not sorted for it.
+    expect(ids(view.servedInAnyOrder)).toEqual(['c', 'a', 'd', 'b']);
+    expect(ids(view.served)).toEqual(['a', 'b', 'c', 'd']);
+    // Sorted once, in place: both read the same instances in order from then on.
+    expect(view.servedInAnyOrder).toBe(view.served);
   });
 
   it('keep no view for a name the store does not hold, however many names are asked', async () => {

@@ -8,7 +8,8 @@
  * it answers a `GET /healthz` sent at once (behind every connection queued before it) and until
  * each other peer logs it back ("peer back"). With no registry at all, what the figures show is
  * the queue alone: the paused peer answers every abandoned call in order before the ones still
- * waited for. Each round waits for every peer to see it back before the next.
+ * waited for. Each round waits for every peer to see it back (at most 10 s) before the next.
+ * The queue can hold at most the listening socket's backlog (511, Node's default).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,7 +64,7 @@ async function pauseOnce(peers: ServerProcess[], ports: number[], pauseMs: numbe
     process.kill(paused.pid, 'SIGCONT');
   }
   const continuedAtEpochMs = Date.now();
-  const answeredMs = await timeToAnswer(paused.url);
+  const answeredMs = await timeToAnswer(paused.url).catch(() => Number.NaN);
   const id = paused.name.replace(/^paused-/, '');
   const untilMs = performance.now() + 10_000;
   let seen = others.map((peer) => seenBackAfter(peer.logFile, id, continuedAtEpochMs));
@@ -85,13 +86,15 @@ async function main(): Promise<void> {
   writeFileSync(config, JSON.stringify({ cluster: { name: 'paused-peer', profile: 'lan' }, peers: members }));
   const peers: ServerProcess[] = [];
   try {
-    peers.push(
-      ...(await Promise.all(
-        members.map((member, k) =>
-          startServer({ name: `paused-${member.id}`, command: process.execPath, args: ['dist/main.js', '--config', config, '--id', member.id, '--log-level', 'info'], pinned: false, healthPath: '/readyz', port: ports[k]! }),
-        ),
-      )),
+    // Every start settled before going on, so that one failing leaves none of the others running.
+    const starts = await Promise.allSettled(
+      members.map((member, k) =>
+        startServer({ name: `paused-${member.id}`, command: process.execPath, args: ['dist/main.js', '--config', config, '--id', member.id, '--log-level', 'info'], pinned: false, healthPath: '/readyz', port: ports[k]! }),
+      ),
     );
+    for (const start of starts) if (start.status === 'fulfilled') peers.push(start.value);
+    const failed = starts.find((start) => start.status === 'rejected');
+    if (failed) throw failed.reason;
     // Every peer probes every other one before the first pause.
     await sleep(3_000);
     for (let k = 1; k <= rounds; k++) {

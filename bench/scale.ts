@@ -29,9 +29,9 @@
  * DIR/<pid>-1.cpuprofile, for bench/cpu-profile-top.ts.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PEER_NODE_FLAGS } from '../src/node-flags.js';
 import { freePort } from '../test/support/fault-proxy.js';
@@ -615,12 +615,13 @@ async function healAfterPause(peers: ServerProcess[], options: ScaleOptions, lay
     }
     const continuedAtEpochMs = Date.now();
     const pausedSeconds = round((performance.now() - pausedAtMs) / 1_000);
-    const answered = timeToAnswer(paused.url);
+    const answered = timeToAnswer(paused.url).catch(() => Number.NaN);
     const listed = untilListed(paused.url, options.instances + extra, Math.max(10_000, left() - 10_000));
     const agreedMs = await timeToAgree(digestPools, Math.max(10_000, left() - 10_000), AGREE_POLL_MS);
     if (options.healProfileDir !== undefined) {
       await sleep(Math.max(0, 4_000 - (Date.now() - continuedAtEpochMs)));
       process.kill(paused.pid, 'SIGUSR2');
+      await profileWritten(join(options.healProfileDir, `${paused.pid}-1.cpuprofile`), 30_000);
     }
     const heal: Heal = {
       pausedSeconds,
@@ -641,6 +642,22 @@ async function healAfterPause(peers: ServerProcess[], options: ScaleOptions, lay
   }
 }
 
+
+/**
+ * Waits (bounded) until the profile a peer was told to write is there and no longer grows: the
+ * peer writes it after its profiler stops, and the cluster is killed right after the heal.
+ */
+async function profileWritten(file: string, maxMs: number): Promise<void> {
+  const untilMs = performance.now() + maxMs;
+  let size = -1;
+  while (performance.now() < untilMs) {
+    await sleep(250);
+    const now = existsSync(file) ? statSync(file).size : -1;
+    if (now > 0 && now === size) return;
+    size = now;
+  }
+  progress(`heal: no complete profile at ${file} after ${maxMs / 1_000} s`);
+}
 
 /** The peer id a scale peer runs with (its process is named `scale-<id>`, see `startScalePeer`). */
 function peerIdOf(peer: ServerProcess): string {
@@ -677,6 +694,14 @@ export function nodeFlagsOf(text: string | undefined): readonly string[] {
   return flags;
 }
 
+/** `--heal-profile=DIR`, made absolute (the peers run from the repository's root) and created. */
+function healProfileDirOf(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const dir = resolve(text);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 /** `--listing-cache-bytes`: absent, or a whole number of bytes (0 switches the cache off). Pure. */
 export function listingCacheBytesOf(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -711,7 +736,7 @@ export function scaleOptionsFromArgs(): ScaleOptions {
     nodeFlags: nodeFlagsOf(argument('node-flags')),
     listingCacheBytes: listingCacheBytesOf(argument('listing-cache-bytes')),
     heapSnapshotDir: argument('heap-snapshots'),
-    healProfileDir: argument('heal-profile'),
+    healProfileDir: healProfileDirOf(argument('heal-profile')),
     peerLogLevel: argument('peer-log-level') ?? 'warn',
     outDir: argument('out'),
   };

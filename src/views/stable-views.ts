@@ -32,8 +32,9 @@ export interface StableView {
 
 /**
  * A stable view whose instances are sorted the first time a reader needs them in order. The
- * counts of `GET /v1/services`, the dashboard's registrations and the Nacos service list read
- * every service's view and need no order: after a change to most services (a heal's writes,
+ * counts of `GET /v1/services`, the Nacos service list and its `/operator/metrics` read every
+ * service's view and need no order (the dashboard's registrations list each instance, in
+ * order, and so sort): after a change to most services (a heal's writes,
  * a load), sorting every view for them was about half of what building the views cost (the
  * comparator alone 617 ms of a paused peer's first 4 s after its pause at 1,000,000,
  * bench/findings.md, 2026-12-07 evening). The sort happens in place, once, on first `served`.

@@ -42,7 +42,8 @@ describe('stable views', () => {
       { service: 'orders', instances: 4, up: 4 },
       { service: 'payments', instances: 1, up: 1 },
     ]);
-    // Counted, in the store's order, and not sorted for it.
+    // Counted from this same view, in the store's order, and not sorted for it.
+    expect(node.views.stable('default', 'orders')).toBe(view);
     expect(ids(view.servedInAnyOrder)).toEqual(['c', 'a', 'd', 'b']);
     expect(ids(view.served)).toEqual(['a', 'b', 'c', 'd']);
     // Sorted once, in place: both read the same instances in order from then on.

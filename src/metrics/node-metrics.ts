@@ -223,12 +223,6 @@ export class NodeMetrics {
       '',
       () => one(antiEntropy.roundsDeferred),
     );
-    counter(
-      'registry_anti_entropy_rounds_postponed_total',
-      'Anti-entropy rounds put off by one interval because their timer fired more than an interval late (this peer stood still; the other peers send what it missed from their replication queues).',
-      '',
-      () => one(antiEntropy.roundsPostponed),
-    );
     counter('registry_anti_entropy_failures_total', 'Anti-entropy rounds that could not complete (the other peer did not answer).', '', () => one(antiEntropy.failures));
     counter(
       'registry_anti_entropy_repaired_keys_total',

@@ -68,8 +68,6 @@ export interface AntiEntropyStats {
   keysPushed: number;
   /** Rounds that ended at the digest because the other peer was receiving its start-up sync. */
   roundsDeferred: number;
-  /** Rounds put off by one interval because their timer fired long late: this process stood still (see `fireRound`). */
-  roundsPostponed: number;
   lastRoundAtMs: number | null;
   lastRepairAtMs: number | null;
 }
@@ -117,7 +115,6 @@ export class AntiEntropy {
     keysPulled: 0,
     keysPushed: 0,
     roundsDeferred: 0,
-    roundsPostponed: 0,
     lastRoundAtMs: null,
     lastRepairAtMs: null,
   };
@@ -369,38 +366,16 @@ export class AntiEntropy {
   private scheduleLocal(): void {
     if (this.stopped) return;
     const delayMs = withJitter(this.components.rng, this.init.intervalMs, 0.5);
-    const dueMs = this.components.clock.nowMs() + delayMs;
-    this.timer = this.components.clock.setTimeout(() => this.fireRound(dueMs, this.init.intervalMs, () => this.runRound(), () => this.scheduleLocal()), delayMs);
+    this.timer = this.components.clock.setTimeout(() => {
+      void this.runRound().finally(() => this.scheduleLocal());
+    }, delayMs);
   }
 
   private scheduleCrossRegion(): void {
     if (this.stopped) return;
     const delayMs = withJitter(this.components.rng, this.init.crossRegionIntervalMs, 0.5);
-    const dueMs = this.components.clock.nowMs() + delayMs;
-    this.crossTimer = this.components.clock.setTimeout(
-      () => this.fireRound(dueMs, this.init.crossRegionIntervalMs, () => this.runCrossRegionRound(), () => this.scheduleCrossRegion()),
-      delayMs,
-    );
-  }
-
-  /**
-   * A round's timer fired: the round runs, unless the timer fired more than an interval late.
-   * Then this process stood still (stopped, frozen, or its loop held that long) while the other
-   * peers went on: they hold the writes it missed in their replication queues and send them as
-   * soon as they see it answer again, so the round is put off by one interval rather than list
-   * and exchange, at the same time, what those queues carry anyway. At 1,000,000 instances a
-   * round started as a peer went on after a 20 s stop pulled 2,201 records in 2.4 s of store
-   * passes, and the heal took 6.8 s; without one, 2.0-2.4 s (bench/findings.md, 2026-12-07
-   * evening). What a queue dropped (past its bound) the next round repairs, one interval later.
-   */
-  private fireRound(dueMs: number, intervalMs: number, round: () => Promise<unknown>, next: () => void): void {
-    const lateMs = this.components.clock.nowMs() - dueMs;
-    if (lateMs > intervalMs) {
-      this.stats.roundsPostponed += 1;
-      this.log.info({ lateMs }, 'anti-entropy round put off by one interval: this peer stood still');
-      next();
-      return;
-    }
-    void round().finally(next);
+    this.crossTimer = this.components.clock.setTimeout(() => {
+      void this.runCrossRegionRound().finally(() => this.scheduleCrossRegion());
+    }, delayMs);
   }
 }

@@ -108,6 +108,22 @@ export function seenBackAfter(logFile: string, peerId: string, sinceEpochMs: num
   return null;
 }
 
+/**
+ * When each peer of `logFiles` logged `peerId` back, from `sinceEpochMs` (`seenBackAfter`):
+ * their logs are read again every 100 ms for up to `maxMs` while one has not (a peer may log
+ * it after the figure being timed); null for each that never did.
+ */
+export async function seenBackBy(logFiles: string[], peerId: string, sinceEpochMs: number, maxMs: number): Promise<(number | null)[]> {
+  const read = () => logFiles.map((file) => seenBackAfter(file, peerId, sinceEpochMs));
+  const untilMs = performance.now() + maxMs;
+  let seen = read();
+  while (seen.includes(null) && performance.now() < untilMs) {
+    await sleep(100);
+    seen = read();
+  }
+  return seen;
+}
+
 export async function getJson<T>(url: string): Promise<T> {
   const response = await request(loopbackOnly(url));
   if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);

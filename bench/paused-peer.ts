@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { freePort } from '../test/support/fault-proxy.js';
-import { progress, round, seenBackAfter, sleep, timeToAnswer } from './lib.js';
+import { progress, round, seenBackBy, sleep, timeToAnswer } from './lib.js';
 import { startServer, type ServerProcess } from './processes.js';
 
 function argument(name: string, fallback: number): number {
@@ -52,27 +52,21 @@ interface Round {
   seenBackMs: (number | null)[];
 }
 
-async function pauseOnce(peers: ServerProcess[], ports: number[], pauseMs: number): Promise<Round> {
+async function pauseOnce(peers: ServerProcess[], pauseMs: number): Promise<Round> {
   const paused = peers.at(-1)!;
-  const others = peers.slice(0, -1);
   process.kill(paused.pid, 'SIGSTOP');
   let queued: number | null = null;
   try {
     await sleep(pauseMs);
-    queued = acceptQueue(ports.at(-1)!);
+    queued = acceptQueue(Number(new URL(paused.url).port));
   } finally {
     process.kill(paused.pid, 'SIGCONT');
   }
   const continuedAtEpochMs = Date.now();
   const answeredMs = await timeToAnswer(paused.url).catch(() => Number.NaN);
-  const id = paused.name.replace(/^paused-/, '');
-  const untilMs = performance.now() + 10_000;
-  let seen = others.map((peer) => seenBackAfter(peer.logFile, id, continuedAtEpochMs));
-  while (seen.includes(null) && performance.now() < untilMs) {
-    await sleep(100);
-    seen = others.map((peer) => seenBackAfter(peer.logFile, id, continuedAtEpochMs));
-  }
-  return { queuedBeforeContinue: queued, answeredMs: round(answeredMs), seenBackMs: seen };
+  const others = peers.slice(0, -1).map((peer) => peer.logFile);
+  const seenBackMs = await seenBackBy(others, paused.name.replace(/^paused-/, ''), continuedAtEpochMs, 10_000);
+  return { queuedBeforeContinue: queued, answeredMs: round(answeredMs), seenBackMs };
 }
 
 async function main(): Promise<void> {
@@ -98,7 +92,7 @@ async function main(): Promise<void> {
     // Every peer probes every other one before the first pause.
     await sleep(3_000);
     for (let k = 1; k <= rounds; k++) {
-      const result = await pauseOnce(peers, ports, pauseMs);
+      const result = await pauseOnce(peers, pauseMs);
       progress(
         `round ${k}: paused ${pauseMs / 1_000} s, ${result.queuedBeforeContinue ?? '?'} connections queued; it answered after ${result.answeredMs} ms; ` +
           `the others logged it back after ${result.seenBackMs.map((ms) => ms ?? '-').join(' / ')} ms`,

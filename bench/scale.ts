@@ -35,7 +35,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PEER_NODE_FLAGS } from '../src/node-flags.js';
 import { freePort } from '../test/support/fault-proxy.js';
-import { getJson, pool, progress, round, seenBackAfter, sleep, timeToAgree, timeToAnswer } from './lib.js';
+import { getJson, pool, progress, round, seenBackBy, sleep, timeToAgree, timeToAnswer } from './lib.js';
 import { linearFit } from './memory.js';
 import { pinningAvailable, startServer, totalCpuMsOf, type ServerProcess } from './processes.js';
 import type { LoaderFigures, LoaderTask } from './scale-loader.js';
@@ -629,7 +629,14 @@ async function healAfterPause(peers: ServerProcess[], options: ScaleOptions, lay
       agreedMs: Math.round(agreedMs),
       pausedPeerListedMs: Math.round(await listed),
       pausedPeerAnsweredMs: Math.round(await answered),
-      seenBackMs: await seenBackByOthers(peers.slice(0, -1), peerIdOf(paused), continuedAtEpochMs, options.peerLogLevel),
+      // Read for up to 5 s: a peer may log it after the digests agreed (the paused peer's own
+      // anti-entropy round can bring it the writes first). At warn the peers log no such line.
+      seenBackMs: await seenBackBy(
+        peers.slice(0, -1).map((peer) => peer.logFile),
+        peerIdOf(paused),
+        continuedAtEpochMs,
+        ['info', 'debug', 'trace'].includes(options.peerLogLevel) ? 5_000 : 0,
+      ),
     };
     const seenBack = heal.seenBackMs!.map((ms) => ms ?? '-').join(' / ');
     progress(
@@ -641,7 +648,6 @@ async function healAfterPause(peers: ServerProcess[], options: ScaleOptions, lay
     await Promise.all(digestPools.map((target) => target.close()));
   }
 }
-
 
 /**
  * Waits (bounded) until the profile a peer was told to write is there and no longer grows: the
@@ -664,22 +670,6 @@ function peerIdOf(peer: ServerProcess): string {
   return peer.name.replace(/^scale-/, '');
 }
 
-/**
- * When each of `others` logged `peerId` back, from `sinceEpochMs`: their lines are read for up
- * to 5 s (a peer may log it after the digests agreed: the paused peer's own anti-entropy round
- * can bring it the writes first). Nulls without waiting when the peers log at warn.
- */
-async function seenBackByOthers(others: ServerProcess[], peerId: string, sinceEpochMs: number, logLevel: string): Promise<(number | null)[]> {
-  const read = () => others.map((peer) => seenBackAfter(peer.logFile, peerId, sinceEpochMs));
-  if (logLevel !== 'info' && logLevel !== 'debug' && logLevel !== 'trace') return read();
-  const untilMs = performance.now() + 5_000;
-  let seen = read();
-  while (seen.includes(null) && performance.now() < untilMs) {
-    await sleep(100);
-    seen = read();
-  }
-  return seen;
-}
 
 /**
  * The peers' Node flags from `--node-flags` (whitespace between flags): `PEER_NODE_FLAGS` when

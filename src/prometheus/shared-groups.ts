@@ -62,9 +62,10 @@ async function build(view: StableView, regionOfZone: (zone: string) => string | 
   const names: LabelNameCache = new Map();
   const selected: TargetInstance[] = [];
   const encoded: Buffer[] = [];
-  for (let i = 0; i < view.served.length; i++) {
+  const { served } = view;
+  for (let i = 0; i < served.length; i++) {
     if (i % CHECK_EVERY_INSTANCES === 0 && budget.spent()) await yieldToLoop();
-    const instance = targetInstanceOf(view.served[i]!, region);
+    const instance = targetInstanceOf(served[i]!, region);
     if (instance.status !== 'UP') continue;
     selected.push(instance);
     encoded.push(Buffer.from(targetGroupJson(instance, names)));

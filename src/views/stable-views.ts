@@ -222,7 +222,8 @@ export class StableViews {
 
 /**
  * The served instances of a service now, sorted by id, and the stamp that tells when what is
- * served may have changed without a store change (stampHolds). Shared by both kinds of view.
+ * served may have changed without a store change (stampHolds): the native view's (service-views.ts);
+ * a stable view takes the same instances unsorted (`servedInAnyOrder`) and sorts them when read.
  */
 export function servedNow(instances: Iterable<StoredInstance>, leases: LeaseView): { served: StoredInstance[]; stamp: Stamp } {
   const now = servedInAnyOrder(instances, leases);

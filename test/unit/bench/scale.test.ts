@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { coreLayout, listingCacheBytesOf, nodeFlagsOf, type ScaleResult } from '../../../bench/scale.js';
-import { seenBackAfter } from '../../../bench/lib.js';
+import { seenBackAfter, seenBackBy } from '../../../bench/lib.js';
 import { PEER_NODE_FLAGS } from '../../../src/node-flags.js';
 import { renderScaleMarkdown } from '../../../bench/scale-report.js';
 
@@ -102,7 +102,7 @@ describe('scale benchmark: markdown of the heartbeating peers', () => {
 });
 
 describe('scale benchmark: a peer seen back, from the others\' log lines', () => {
-  it('takes the first "peer back" about that peer at or after the time given, and null when none was logged', () => {
+  it('takes the first "peer back" about that peer at or after the time given, and null when none was logged', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'scale-log-'));
     try {
       const file = join(dir, 'peer-1.log');
@@ -111,6 +111,11 @@ describe('scale benchmark: a peer seen back, from the others\' log lines', () =>
       expect(seenBackAfter(file, 'peer-5', 1_000)).toBe(700);
       expect(seenBackAfter(file, 'peer-3', 1_000)).toBeNull();
       expect(seenBackAfter(file, 'peer-5', 2_000)).toBeNull();
+      const other = join(dir, 'peer-2.log');
+      writeFileSync(other, line(1_200, 'peer back', 'peer-4'));
+      // Each log read; with no time to wait, a peer that has not logged it is null at once.
+      await expect(seenBackBy([file, other], 'peer-5', 1_000, 0)).resolves.toEqual([700, null]);
+      await expect(seenBackBy([file], 'peer-5', 1_000, 5_000)).resolves.toEqual([700]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

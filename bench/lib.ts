@@ -3,7 +3,7 @@
  * and result files. Every loop here is bounded both in count and in time, and only ever
  * talks to 127.0.0.1.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Pool, request } from 'undici';
 
 export const quick = process.argv.includes('--quick');
@@ -122,6 +122,13 @@ export async function seenBackBy(logFiles: string[], peerId: string, sinceEpochM
     seen = read();
   }
   return seen;
+}
+
+/** One unlabelled series' value on a peer's /metrics (`registry_...`), or null when it has none. */
+export async function metricFigure(peerUrl: string, name: string): Promise<number | null> {
+  const response = await request(loopbackOnly(`${peerUrl}/metrics`));
+  const line = (await response.body.text()).split('\n').find((row) => row.startsWith(`${name} `));
+  return line === undefined ? null : Number(line.slice(name.length + 1).trim().split(' ')[0]);
 }
 
 export async function getJson<T>(url: string): Promise<T> {
@@ -254,4 +261,20 @@ export async function turnGaps(work: () => Promise<unknown>): Promise<{ longestM
   let longestMs = 0;
   for (const gap of gaps) longestMs = Math.max(longestMs, gap);
   return { longestMs: round(longestMs, 1), p99Ms: round(percentile(gaps, 0.99), 1), totalMs: round(endMs - startedMs, 1) };
+}
+
+/**
+ * Waits (bounded) until the profile a peer was told to write is there and no longer grows: the
+ * peer writes it after its profiler stops, and the peers are stopped right after.
+ */
+export async function profileWritten(file: string, maxMs: number): Promise<void> {
+  const untilMs = performance.now() + maxMs;
+  let size = -1;
+  while (performance.now() < untilMs) {
+    await sleep(250);
+    const now = existsSync(file) ? statSync(file).size : -1;
+    if (now > 0 && now === size) return;
+    size = now;
+  }
+  progress(`no complete profile at ${file} after ${maxMs / 1_000} s`);
 }

@@ -10,13 +10,15 @@
  * the queue alone: the paused peer answers every abandoned call in order before the ones still
  * waited for. Each round waits for every peer to see it back (at most 10 s) before the next.
  * The queue can hold at most the listening socket's backlog (511, Node's default).
+ * `--profile=DIR`: a CPU profile of the paused peer's first round, from just before its pause
+ * to 1 s after it went on (bench/cpu-prof-preload.cjs; summarise with bench/cpu-profile-top.ts).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { freePort } from '../test/support/fault-proxy.js';
-import { progress, round, seenBackBy, sleep, timeToAnswer } from './lib.js';
+import { metricFigure, profileWritten, progress, round, seenBackBy, sleep, timeToAnswer } from './lib.js';
 import { startServer, type ServerProcess } from './processes.js';
 
 function argument(name: string, fallback: number): number {
@@ -50,10 +52,17 @@ interface Round {
   queuedBeforeContinue: number | null;
   answeredMs: number;
   seenBackMs: (number | null)[];
+  /** Peer calls the paused peer skipped as abandoned (`registry_peer_calls_abandoned_total`, its increase in the round). */
+  skipped: number | null;
 }
 
-async function pauseOnce(peers: ServerProcess[], pauseMs: number): Promise<Round> {
+async function pauseOnce(peers: ServerProcess[], pauseMs: number, profileDir: string | undefined): Promise<Round> {
   const paused = peers.at(-1)!;
+  const skippedBefore = await metricFigure(paused.url, 'registry_peer_calls_abandoned_total');
+  if (profileDir !== undefined) {
+    process.kill(paused.pid, 'SIGUSR2');
+    await sleep(300);
+  }
   process.kill(paused.pid, 'SIGSTOP');
   let queued: number | null = null;
   try {
@@ -66,13 +75,22 @@ async function pauseOnce(peers: ServerProcess[], pauseMs: number): Promise<Round
   const answeredMs = await timeToAnswer(paused.url).catch(() => Number.NaN);
   const others = peers.slice(0, -1).map((peer) => peer.logFile);
   const seenBackMs = await seenBackBy(others, paused.name.replace(/^paused-/, ''), continuedAtEpochMs, 10_000);
-  return { queuedBeforeContinue: queued, answeredMs: round(answeredMs), seenBackMs };
+  if (profileDir !== undefined) {
+    await sleep(Math.max(0, 1_000 - (Date.now() - continuedAtEpochMs)));
+    process.kill(paused.pid, 'SIGUSR2');
+    await profileWritten(join(profileDir, `${paused.pid}-1.cpuprofile`), 30_000);
+    progress(`profile: ${join(profileDir, `${paused.pid}-1.cpuprofile`)}`);
+  }
+  const skippedAfter = await metricFigure(paused.url, 'registry_peer_calls_abandoned_total');
+  const skipped = skippedBefore === null || skippedAfter === null ? null : skippedAfter - skippedBefore;
+  return { queuedBeforeContinue: queued, answeredMs: round(answeredMs), seenBackMs, skipped };
 }
 
 async function main(): Promise<void> {
   const count = Math.max(2, argument('peers', 5));
   const pauseMs = argument('pause-s', 20) * 1_000;
   const rounds = argument('rounds', 3);
+  const profileDir = process.argv.find((arg) => arg.startsWith('--profile='))?.slice('--profile='.length);
   const ports: number[] = [];
   for (let k = 0; k < count; k++) ports.push(await freePort());
   const members = ports.map((port, k) => ({ id: `p${k + 1}`, url: `http://127.0.0.1:${port}`, region: 'local', zone: 'a' }));
@@ -82,9 +100,18 @@ async function main(): Promise<void> {
   try {
     // Every start settled before going on, so that one failing leaves none of the others running.
     const starts = await Promise.allSettled(
-      members.map((member, k) =>
-        startServer({ name: `paused-${member.id}`, command: process.execPath, args: ['dist/main.js', '--config', config, '--id', member.id, '--log-level', 'info'], pinned: false, healthPath: '/readyz', port: ports[k]! }),
-      ),
+      members.map((member, k) => {
+        const profiled = profileDir !== undefined && k === count - 1;
+        return startServer({
+          name: `paused-${member.id}`,
+          command: process.execPath,
+          args: [...(profiled ? [`--require=${resolve('bench/cpu-prof-preload.cjs')}`] : []), 'dist/main.js', '--config', config, '--id', member.id, '--log-level', 'info'],
+          pinned: false,
+          healthPath: '/readyz',
+          port: ports[k]!,
+          ...(profiled ? { env: { CPU_PROF_DIR: resolve(profileDir) } } : {}),
+        });
+      }),
     );
     for (const start of starts) if (start.status === 'fulfilled') peers.push(start.value);
     const failed = starts.find((start) => start.status === 'rejected');
@@ -92,10 +119,10 @@ async function main(): Promise<void> {
     // Every peer probes every other one before the first pause.
     await sleep(3_000);
     for (let k = 1; k <= rounds; k++) {
-      const result = await pauseOnce(peers, pauseMs);
+      const result = await pauseOnce(peers, pauseMs, k === 1 ? profileDir : undefined);
       progress(
         `round ${k}: paused ${pauseMs / 1_000} s, ${result.queuedBeforeContinue ?? '?'} connections queued; it answered after ${result.answeredMs} ms; ` +
-          `the others logged it back after ${result.seenBackMs.map((ms) => ms ?? '-').join(' / ')} ms`,
+          `the others logged it back after ${result.seenBackMs.map((ms) => ms ?? '-').join(' / ')} ms; ${result.skipped ?? '?'} abandoned calls skipped`,
       );
     }
   } finally {

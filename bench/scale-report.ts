@@ -49,6 +49,7 @@ export function renderScaleMarkdown(result: ScaleResult): string {
         [
           h.pausedPeerAnsweredMs === undefined ? '' : `it answered after ${n(h.pausedPeerAnsweredMs)} ms; `,
           h.seenBackMs?.some((ms) => ms !== null) ? `the others logged it back after ${h.seenBackMs.map((ms) => (ms === null ? '-' : n(ms))).join(' / ')} ms; ` : '',
+          h.skippedCalls === undefined ? '' : `${n(h.skippedCalls)} calls abandoned during the pause skipped; `,
           `every digest agreed ${n(h.agreedMs)} ms after it went on; it listed every instance after ${n(h.pausedPeerListedMs)} ms`,
         ].join(''),
       );

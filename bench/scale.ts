@@ -35,7 +35,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PEER_NODE_FLAGS } from '../src/node-flags.js';
 import { freePort } from '../test/support/fault-proxy.js';
-import { getJson, pool, progress, round, seenBackBy, sleep, timeToAgree, timeToAnswer } from './lib.js';
+import { getJson, metricFigure, pool, profileWritten, progress, round, seenBackBy, sleep, timeToAgree, timeToAnswer } from './lib.js';
 import { linearFit } from './memory.js';
 import { pinningAvailable, startServer, totalCpuMsOf, type ServerProcess } from './processes.js';
 import type { LoaderFigures, LoaderTask } from './scale-loader.js';
@@ -171,6 +171,11 @@ interface Heal {
    * with `--peer-log-level=info` or debug; null for a peer that did not log it).
    */
   seenBackMs?: (number | null)[];
+  /**
+   * Peer calls the paused peer skipped as abandoned by their callers when it went on
+   * (`registry_peer_calls_abandoned_total`, src/http/abandoned-calls.ts; absent before 2026-12-07 23:00).
+   */
+  skippedCalls?: number;
 }
 
 /** Each peer's figures at one step of the cluster phase (the heap ones absent from results recorded before 2026-12-06 08:30). */
@@ -597,6 +602,7 @@ async function healAfterPause(peers: ServerProcess[], options: ScaleOptions, lay
   const digestPools = peers.map((peer) => pool(peer.url, 2));
   try {
     if (Number.isNaN(await timeToAgree(digestPools, 30_000, AGREE_POLL_MS))) throw new Error('heal: the peers did not agree before the pause');
+    const skippedBefore = await metricFigure(paused.url, 'registry_peer_calls_abandoned_total');
     if (options.healProfileDir !== undefined) {
       process.kill(paused.pid, 'SIGUSR2');
       await sleep(300);
@@ -638,31 +644,17 @@ async function healAfterPause(peers: ServerProcess[], options: ScaleOptions, lay
         ['info', 'debug', 'trace'].includes(options.peerLogLevel) ? 5_000 : 0,
       ),
     };
+    const skippedAfter = await metricFigure(paused.url, 'registry_peer_calls_abandoned_total');
+    if (skippedBefore !== null && skippedAfter !== null) heal.skippedCalls = skippedAfter - skippedBefore;
     const seenBack = heal.seenBackMs!.map((ms) => ms ?? '-').join(' / ');
     progress(
       `heal: ${paused.name} paused ${pausedSeconds} s while ${extra} instances registered on the others; it answered ${heal.pausedPeerAnsweredMs} ms after it went on, ` +
-        `the others logged it back after ${seenBack} ms, every digest agreed after ${heal.agreedMs} ms, it listed every instance after ${heal.pausedPeerListedMs} ms`,
+        `the others logged it back after ${seenBack} ms (${heal.skippedCalls ?? '?'} abandoned calls skipped), every digest agreed after ${heal.agreedMs} ms, it listed every instance after ${heal.pausedPeerListedMs} ms`,
     );
     return heal;
   } finally {
     await Promise.all(digestPools.map((target) => target.close()));
   }
-}
-
-/**
- * Waits (bounded) until the profile a peer was told to write is there and no longer grows: the
- * peer writes it after its profiler stops, and the cluster is killed right after the heal.
- */
-async function profileWritten(file: string, maxMs: number): Promise<void> {
-  const untilMs = performance.now() + maxMs;
-  let size = -1;
-  while (performance.now() < untilMs) {
-    await sleep(250);
-    const now = existsSync(file) ? statSync(file).size : -1;
-    if (now > 0 && now === size) return;
-    size = now;
-  }
-  progress(`heal: no complete profile at ${file} after ${maxMs / 1_000} s`);
 }
 
 /** The peer id a scale peer runs with (its process is named `scale-<id>`, see `startScalePeer`). */

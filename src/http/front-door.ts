@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import { Readable } from 'node:stream';
 import type { preParsingHookHandler } from 'fastify';
+import { holdThenHandOn, PEER_CALL_PREFIX, type StallWatch } from './abandoned-calls.js';
 import type { AccessGuard } from './access-guard.js';
 
 /**
@@ -115,10 +116,19 @@ export class FrontDoor {
   /** Kept as an array: iterating a Map makes an iterator and an entry per request. */
   private readonly shortcuts: { prefix: string; shortcut: Shortcut }[] = [];
   private closing = false;
+  private stallWatch: StallWatch | undefined;
 
   /** The shortcut for requests whose path starts with `prefix`: it is asked about each of them. */
   add(prefix: string, shortcut: Shortcut): void {
     this.shortcuts.push({ prefix, shortcut });
+  }
+
+  /**
+   * After the loop stood still, peer calls are held a turn and those whose caller has given up
+   * are skipped unanswered (abandoned-calls.ts).
+   */
+  skipAbandonedPeerCalls(watch: StallWatch): void {
+    this.stallWatch = watch;
   }
 
   /** From now on every request goes to fastify (the server is closing). */
@@ -136,7 +146,7 @@ export class FrontDoor {
       if (handed.writeFailure !== undefined) request[WRITE_FAILED] = handed.writeFailure;
       handler(raw, res);
     };
-    return (raw, res) => {
+    const dispatch = (raw: IncomingMessage, res: ServerResponse): void => {
       if (!this.closing) {
         const url = raw.url ?? '';
         for (let i = 0; i < this.shortcuts.length; i++) {
@@ -145,6 +155,13 @@ export class FrontDoor {
         }
       }
       handler(raw, res);
+    };
+    return (raw, res) => {
+      const watch = this.stallWatch;
+      if (watch !== undefined && !this.closing && (raw.url ?? '').startsWith(PEER_CALL_PREFIX) && watch.holding()) {
+        return holdThenHandOn(raw, res, watch, dispatch);
+      }
+      dispatch(raw, res);
     };
   }
 

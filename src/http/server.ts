@@ -9,6 +9,7 @@ import { EUREKA_PREFIXES, eurekaApi } from '../eureka/routes.js';
 import { installBodyParsers } from './body-parsers.js';
 import { installErrorHandlers } from './errors.js';
 import { FrontDoor, type ShortcutContext } from './front-door.js';
+import { StallWatch } from './abandoned-calls.js';
 import { installReadinessGate } from './readiness-gate.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { NodeMetrics } from '../metrics/node-metrics.js';
@@ -107,7 +108,16 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     done();
   });
   await installOpenApi(app, EUREKA_PREFIXES);
-  const metrics = new NodeMetrics(node, { processMetrics: options.processMetrics ?? false });
+  // A peer that stood still skips the peer calls abandoned meanwhile (abandoned-calls.ts).
+  const stallLog = options.logger?.child({ component: 'http' });
+  const stallWatch = new StallWatch(undefined, (stalledMs) =>
+    stallLog?.warn({ stalledMs: Math.round(stalledMs) }, 'event loop stood still: peer calls whose caller gave up meanwhile are skipped'),
+  );
+  frontDoor.skipAbandonedPeerCalls(stallWatch);
+  // Only a listening server watches (`inject` alone needs no timer).
+  app.addHook('onListen', async () => stallWatch.start());
+  app.addHook('onClose', async () => stallWatch.stop());
+  const metrics = new NodeMetrics(node, { processMetrics: options.processMetrics ?? false, stallWatch });
   app.addHook('onClose', async () => metrics.stop());
   instrumentHttp(app, metrics);
   // The protocols' routes get the application layer (the contract's ports: reads, and writes

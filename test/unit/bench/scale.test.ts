@@ -98,6 +98,8 @@ describe('scale benchmark: markdown of the heartbeating peers', () => {
     expect(split).toContain('| it answered after 812 ms; the others logged it back after 1,020 ms; every digest agreed 1,450 ms after it went on;');
     const unlogged = renderScaleMarkdown(resultOf({ ...twoPeers, heal: { ...heal, pausedPeerAnsweredMs: 812, seenBackMs: [null] } }));
     expect(unlogged).toContain('| it answered after 812 ms; every digest agreed 1,450 ms');
+    const skipped = renderScaleMarkdown(resultOf({ ...twoPeers, heal: { ...heal, pausedPeerAnsweredMs: 812, seenBackMs: [1_020], skippedCalls: 1_204 } }));
+    expect(skipped).toContain('| it answered after 812 ms; the others logged it back after 1,020 ms; 1,204 calls abandoned during the pause skipped; every digest agreed');
   });
 });
 

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { portSettingOf, type ListenerDeclaration } from './adapters/declaration.js';
 import { LISTENER_ADAPTERS, settingsOf } from './adapters/listeners.js';
 import { systemClock } from './clock/clock.js';
+import { gatedClock, StallWatch } from './clock/stall-watch.js';
 import { seededRng } from './clock/rng.js';
 import { ConfigError, loadConfig, type ConfigFlags, type RegistryConfig } from './config/load.js';
 import { buildServer, type ServerTls } from './http/server.js';
@@ -103,8 +104,14 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
       clusterSecret: security.clusterSecret,
       tls: tls.peers,
     });
-    node = new RegistryNode({ clock: systemClock, rng: seededRng(randomInt(2 ** 31)), logger, transport }, config);
-    app = await buildServer({ node, logger, processMetrics: true, ...(tls.server ? { tls: tls.server } : {}) });
+    // After a stall (the process stopped, paused or starved) the peer's own timers wait for the
+    // connections queued meanwhile, and the peer calls abandoned meanwhile are skipped (clock/stall-watch.ts).
+    const stallWatch = new StallWatch({
+      onStall: (stalledMs) => logger.warn({ stalledMs: Math.round(stalledMs) }, 'event loop stood still: peer calls whose caller gave up meanwhile are skipped'),
+    });
+    const clock = gatedClock(systemClock, stallWatch);
+    node = new RegistryNode({ clock, rng: seededRng(randomInt(2 ** 31)), logger, transport }, config);
+    app = await buildServer({ node, logger, processMetrics: true, stallWatch, ...(tls.server ? { tls: tls.server } : {}) });
   } catch (error) {
     // The HTTPS server reads the certificate and key when it is built.
     if (isTlsError(error)) failStart(logger, tlsFailure(error, config.tls), 'bad TLS files', { err: loggedError(error) });

@@ -2,7 +2,8 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import { Readable } from 'node:stream';
 import type { preParsingHookHandler } from 'fastify';
-import { holdThenHandOn, PEER_CALL_PREFIX, type StallWatch } from './abandoned-calls.js';
+import type { StallWatch } from '../clock/stall-watch.js';
+import { holdThenHandOn, PEER_CALL_PREFIX } from './abandoned-calls.js';
 import type { AccessGuard } from './access-guard.js';
 
 /**

@@ -9,7 +9,7 @@ import { EUREKA_PREFIXES, eurekaApi } from '../eureka/routes.js';
 import { installBodyParsers } from './body-parsers.js';
 import { installErrorHandlers } from './errors.js';
 import { FrontDoor, type ShortcutContext } from './front-door.js';
-import { StallWatch } from './abandoned-calls.js';
+import type { StallWatch } from '../clock/stall-watch.js';
 import { installReadinessGate } from './readiness-gate.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { NodeMetrics } from '../metrics/node-metrics.js';
@@ -31,6 +31,12 @@ export interface ServerOptions {
   tls?: ServerTls;
   /** Export the process figures (CPU, memory, GC, event loop) in `/metrics`; on in a real peer, off in tests. */
   processMetrics?: boolean;
+  /**
+   * The peer's stall watch (clock/stall-watch.ts), started once the server listens: it counts
+   * the connections accepted, and peer calls abandoned during a stall are skipped
+   * (abandoned-calls.ts). None in tests that do not stop a process.
+   */
+  stallWatch?: StallWatch;
 }
 
 /** The server's certificate and, for peer mTLS, the CA client certificates are verified against. */
@@ -108,16 +114,15 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     done();
   });
   await installOpenApi(app, EUREKA_PREFIXES);
-  // A peer that stood still skips the peer calls abandoned meanwhile (abandoned-calls.ts).
-  const stallLog = options.logger?.child({ component: 'http' });
-  const stallWatch = new StallWatch(undefined, (stalledMs) =>
-    stallLog?.warn({ stalledMs: Math.round(stalledMs) }, 'event loop stood still: peer calls whose caller gave up meanwhile are skipped'),
-  );
-  frontDoor.skipAbandonedPeerCalls(stallWatch);
-  // Only a listening server watches (`inject` alone needs no timer).
-  app.addHook('onListen', async () => stallWatch.start());
-  app.addHook('onClose', async () => stallWatch.stop());
-  const metrics = new NodeMetrics(node, { processMetrics: options.processMetrics ?? false, stallWatch });
+  const { stallWatch } = options;
+  if (stallWatch) {
+    // A peer that stood still skips the peer calls abandoned meanwhile (abandoned-calls.ts).
+    frontDoor.skipAbandonedPeerCalls(stallWatch);
+    app.server.on('connection', () => stallWatch.noteConnection());
+    app.addHook('onListen', async () => stallWatch.start());
+    app.addHook('onClose', async () => stallWatch.stop());
+  }
+  const metrics = new NodeMetrics(node, { processMetrics: options.processMetrics ?? false, ...(stallWatch ? { stallWatch } : {}) });
   app.addHook('onClose', async () => metrics.stop());
   instrumentHttp(app, metrics);
   // The protocols' routes get the application layer (the contract's ports: reads, and writes

@@ -17,7 +17,7 @@ import { RequestHistogram } from './request-histogram.js';
 import { WriteCounts, type EvictionReason } from './write-counts.js';
 import { gatherFigures, gatherFiguresSliced, type RegistryFigures } from './registry-figures.js';
 import { yieldToLoop } from '../http/loop-budget.js';
-import type { StallWatch } from '../http/abandoned-calls.js';
+import type { StallWatch } from '../clock/stall-watch.js';
 
 /**
  * What the metrics read from a peer, and nothing more (a `RegistryNode` is one): the figures
@@ -46,7 +46,7 @@ export interface NodeMetricsOptions {
   processMetrics?: boolean;
   /** Lets the event loop run between two slices of a scrape's registry count (default setImmediate; tests count them). */
   yieldTurn?: () => Promise<void>;
-  /** The HTTP server's stall watch (http/abandoned-calls.ts): its stalls and the peer calls it skipped. */
+  /** The peer's stall watch (clock/stall-watch.ts): its stalls and the peer calls skipped after them. */
   stallWatch?: Pick<StallWatch, 'stalls' | 'droppedTotal'>;
 }
 
@@ -217,16 +217,15 @@ export class NodeMetrics {
         return { '0.5': summary.p50Ms / 1000, '0.99': summary.p99Ms / 1000, '1': summary.maxMs / 1000 };
       },
     );
+    // A peer built without a stall watch (tests) has seen none.
     const stallWatch = options.stallWatch;
-    if (stallWatch) {
-      counter('registry_event_loop_stalls_total', 'Times the event loop stood still 1 s or more (the process stopped, paused or starved).', '', () => one(stallWatch.stalls));
-      counter(
-        'registry_peer_calls_abandoned_total',
-        'Peer calls skipped unanswered after a stall because their caller had already given up on them.',
-        '',
-        () => one(stallWatch.droppedTotal),
-      );
-    }
+    counter('registry_event_loop_stalls_total', 'Times the event loop stood still 1 s or more (the process stopped, paused or starved).', '', () => one(stallWatch?.stalls ?? 0));
+    counter(
+      'registry_peer_calls_abandoned_total',
+      'Peer calls skipped unanswered after a stall because their caller had already given up on them.',
+      '',
+      () => one(stallWatch?.droppedTotal ?? 0),
+    );
     const antiEntropy = sources.antiEntropy.stats;
     counter('registry_anti_entropy_rounds_total', 'Anti-entropy rounds this peer started (digest comparisons with a random live peer).', '', () => one(antiEntropy.rounds));
     counter('registry_anti_entropy_rounds_in_sync_total', 'Anti-entropy rounds that found nothing to repair.', '', () => one(antiEntropy.roundsInSync));

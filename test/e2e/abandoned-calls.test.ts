@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { STALL_MS } from '../../src/http/abandoned-calls.js';
+import { STALL_MS } from '../../src/clock/stall-watch.js';
 import { parsePrometheusText, sampleValue } from '../support/prom-text.js';
 import { startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
 

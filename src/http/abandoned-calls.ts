@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StallWatch } from '../clock/stall-watch.js';
+import { DEADLINE_HEADER } from '../transport/http-transport.js';
 
 /*
  * Peer calls abandoned by their callers while this peer stood still, skipped unanswered when it
@@ -8,6 +9,26 @@ import type { StallWatch } from '../clock/stall-watch.js';
 
 /** The path every peer call starts with (peer-routes.ts): only these are held. */
 export const PEER_CALL_PREFIX = '/v1/peer/';
+
+/**
+ * How far past a call's deadline (`DEADLINE_HEADER`, on the caller's clock) it is skipped: room
+ * for the two peers' clocks to differ. A call skipped wrongly fails at once for its caller (its
+ * connection is closed), which tries again, and only within the few seconds after a stall.
+ */
+export const DEADLINE_SLACK_MS = 1_000;
+
+/**
+ * Skips a peer call whose caller's deadline passed (a replication batch sent on a connection
+ * opened before the stall carries its whole body before any close could be read: only its
+ * deadline tells); false for a call with no deadline or one still waited for.
+ */
+export function skippedPastDeadline(raw: IncomingMessage, watch: StallWatch, nowMs = Date.now()): boolean {
+  const deadline = Number(raw.headers[DEADLINE_HEADER]);
+  if (!Number.isFinite(deadline) || nowMs <= deadline + DEADLINE_SLACK_MS) return false;
+  watch.noteDropped();
+  raw.socket.destroy();
+  return true;
+}
 
 /**
  * Whether the caller of `raw` has gone: it closed its side of the connection (no peer

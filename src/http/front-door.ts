@@ -3,7 +3,7 @@ import { createServer as createHttpsServer, type ServerOptions as HttpsServerOpt
 import { Readable } from 'node:stream';
 import type { preParsingHookHandler } from 'fastify';
 import type { StallWatch } from '../clock/stall-watch.js';
-import { holdThenHandOn, PEER_CALL_PREFIX } from './abandoned-calls.js';
+import { holdThenHandOn, PEER_CALL_PREFIX, skippedPastDeadline } from './abandoned-calls.js';
 import type { AccessGuard } from './access-guard.js';
 
 /**
@@ -160,6 +160,7 @@ export class FrontDoor {
     return (raw, res) => {
       const watch = this.stallWatch;
       if (watch !== undefined && !this.closing && (raw.url ?? '').startsWith(PEER_CALL_PREFIX) && watch.holding()) {
+        if (skippedPastDeadline(raw, watch)) return;
         return holdThenHandOn(raw, res, watch, dispatch);
       }
       dispatch(raw, res);

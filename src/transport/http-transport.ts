@@ -42,6 +42,12 @@ export interface PeerTraffic {
   bytesReceived: number;
 }
 
+/**
+ * The wall-clock time (epoch ms, the caller's clock) after which the caller no longer waits for
+ * the answer: sent with every peer call.
+ */
+export const DEADLINE_HEADER = 'x-registry-deadline';
+
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 
@@ -72,6 +78,8 @@ export class HttpTransport implements PeerTransport {
 
   async call(peer: PeerDescriptor, method: PeerMethod, body: unknown, options: CallOptions): Promise<unknown> {
     const { path, payload, headers } = await this.prepare(peer, method, body);
+    // When this call is given up: a peer that stood still skips it unanswered past then (http/abandoned-calls.ts).
+    headers[DEADLINE_HEADER] = String((this.options.nowMs?.() ?? Date.now()) + options.timeoutMs);
     const counters = this.countersFor(peer.id);
     counters.calls += 1;
     const sentBytes = Buffer.byteLength(payload);

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { holdThenHandOn } from '../../../src/http/abandoned-calls.js';
+import { DEADLINE_SLACK_MS, holdThenHandOn, skippedPastDeadline } from '../../../src/http/abandoned-calls.js';
+import { DEADLINE_HEADER } from '../../../src/transport/http-transport.js';
 import { FrontDoor } from '../../../src/http/front-door.js';
 import { steppedWatch } from '../../support/stall-watch.js';
 
@@ -14,7 +15,7 @@ import { steppedWatch } from '../../support/stall-watch.js';
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A request whose socket the test closes from the caller's side (`leave`) or not. */
-function fakeCall(url: string): { raw: IncomingMessage; res: ServerResponse; leave(): void; destroyed(): boolean } {
+function fakeCall(url: string, headers: Record<string, string> = {}): { raw: IncomingMessage; res: ServerResponse; leave(): void; destroyed(): boolean } {
   const socket = Object.assign(new EventEmitter(), {
     destroyed: false,
     readableEnded: false,
@@ -22,7 +23,7 @@ function fakeCall(url: string): { raw: IncomingMessage; res: ServerResponse; lea
       socket.destroyed = true;
     },
   });
-  const raw = { url, destroyed: false, socket } as unknown as IncomingMessage;
+  const raw = { url, headers, destroyed: false, socket } as unknown as IncomingMessage;
   return {
     raw,
     res: {} as ServerResponse,
@@ -65,6 +66,21 @@ describe('a held call', () => {
   });
 });
 
+describe('a call past its deadline', () => {
+  it('is skipped at once when its caller\'s deadline passed by more than the slack, and kept otherwise', () => {
+    const { watch } = steppedWatch();
+    const nowMs = 1_000_000;
+    const late = fakeCall('/v1/peer/replicate', { [DEADLINE_HEADER]: String(nowMs - DEADLINE_SLACK_MS - 1) });
+    const withinSlack = fakeCall('/v1/peer/replicate', { [DEADLINE_HEADER]: String(nowMs - DEADLINE_SLACK_MS) });
+    const none = fakeCall('/v1/peer/replicate');
+    const garbled = fakeCall('/v1/peer/replicate', { [DEADLINE_HEADER]: 'soon' });
+    expect([late, withinSlack, none, garbled].map((call) => skippedPastDeadline(call.raw, watch, nowMs))).toEqual([true, false, false, false]);
+    expect(late.destroyed()).toBe(true);
+    expect(withinSlack.destroyed()).toBe(false);
+    expect(watch.droppedTotal).toBe(1);
+  });
+});
+
 describe('the front door after a stall', () => {
   it('holds peer calls only, and only after a stall; a client request is never held', async () => {
     const { watch, time } = steppedWatch();
@@ -80,17 +96,19 @@ describe('the front door after a stall', () => {
 
     time.ms += 20_000;
     const abandoned = fakeCall('/v1/peer/ping');
-    const waited = fakeCall('/v1/peer/replicate');
+    const waited = fakeCall('/v1/peer/replicate', { [DEADLINE_HEADER]: String(Date.now() + 5_000) });
+    const expired = fakeCall('/v1/peer/replicate', { [DEADLINE_HEADER]: String(Date.now() - 10_000) });
     const client = fakeCall('/v1/services/orders');
     client.leave();
-    for (const call of [abandoned, waited, client]) listener(call.raw, call.res);
+    for (const call of [abandoned, waited, expired, client]) listener(call.raw, call.res);
     expect(handled).toEqual(['/v1/peer/ping', '/v1/services/orders']);
+    expect(expired.destroyed()).toBe(true);
     abandoned.leave();
     await turn();
     await turn();
     await turn();
     expect(handled).toEqual(['/v1/peer/ping', '/v1/services/orders', '/v1/peer/replicate']);
     expect(abandoned.destroyed()).toBe(true);
-    expect(watch.droppedTotal).toBe(1);
+    expect(watch.droppedTotal).toBe(2);
   });
 });

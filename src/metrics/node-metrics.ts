@@ -222,7 +222,7 @@ export class NodeMetrics {
     counter('registry_event_loop_stalls_total', 'Times the event loop stood still 1 s or more (the process stopped, paused or starved).', '', () => one(stallWatch?.stalls ?? 0));
     counter(
       'registry_peer_calls_abandoned_total',
-      'Peer calls skipped unanswered after a stall because their caller had already given up on them.',
+      'Peer calls skipped unanswered after a stall because their caller had given up on them (closed the connection, or past the deadline it sent).',
       '',
       () => one(stallWatch?.droppedTotal ?? 0),
     );

@@ -32,6 +32,12 @@ import { AdapterMetrics } from './metrics/adapter-metrics.js';
 /** Collaborators a peer is built from: everything that touches time, chance or the outside. */
 export interface NodeComponents {
   clock: Clock;
+  /**
+   * The clock of the peer's own periodic work: membership, the reaper, anti-entropy. `clock`
+   * unless given; src/peer.ts gives one held while the connections queued during a stall are
+   * accepted (clock/stall-watch.ts). The work of a request never runs on it.
+   */
+  backgroundClock?: Clock;
   rng: Rng;
   logger: Logger;
   /** How this peer calls the others. */
@@ -118,6 +124,7 @@ export class RegistryNode {
     const { clock, rng, transport } = components;
     const logger = components.logger.child({ peer: config.self.id });
     const base = { clock, rng, transport, logger };
+    const background = { ...base, clock: components.backgroundClock ?? clock };
     this.clock = clock;
     this.transport = transport;
     this.log = logger;
@@ -126,13 +133,13 @@ export class RegistryNode {
     this.store = new InstanceStore(DIGEST_BUCKETS);
     this.hlc = new HybridClock(clock, config.self.id);
     // Built in this order (each one's collaborators first); membership draws its incarnation from the Rng.
-    this.membership = membershipOf(base, config);
+    this.membership = membershipOf(background, config);
     const leases = leasesOf({ ...base, store: this.store, hlc: this.hlc, membership: this.membership, node: this }, config, this.startedAtMs);
     this.safety = leases.safety;
     this.registry = leases.registry;
-    const replication = replicationOf({ ...base, registry: this.registry, membership: this.membership, settled: () => this.settled }, config);
+    const replication = replicationOf({ ...base, backgroundClock: background.clock, registry: this.registry, membership: this.membership, settled: () => this.settled }, config);
     this.inbox = replication.inbox;
-    this.reaper = reaperOf({ ...base, registry: this.registry, membership: this.membership, safety: this.safety, inbox: this.inbox }, config);
+    this.reaper = reaperOf({ ...background, registry: this.registry, membership: this.membership, safety: this.safety, inbox: this.inbox }, config);
     this.replicator = replication.replicator;
     this.antiEntropy = replication.antiEntropy;
     this.peerApi = replication.peerApi;
@@ -381,10 +388,10 @@ function reaperOf(
  * through any of them counts for membership.
  */
 function replicationOf(
-  parts: BaseComponents & { registry: Registry; membership: Membership; settled(): boolean },
+  parts: BaseComponents & { backgroundClock: Clock; registry: Registry; membership: Membership; settled(): boolean },
   config: RegistryConfig,
 ): { inbox: Inbox; replicator: Replicator; antiEntropy: AntiEntropy; peerApi: PeerService } {
-  const { clock, rng, transport, logger, registry, membership, settled } = parts;
+  const { clock, backgroundClock, rng, transport, logger, registry, membership, settled } = parts;
   const { cluster, self } = config;
   const reportContact = (peerId: string) => membership.reportContact(peerId);
   const inbox = new Inbox(registry, clock, logger);
@@ -405,7 +412,7 @@ function replicationOf(
   );
   const antiEntropy = new AntiEntropy(
     {
-      clock,
+      clock: backgroundClock,
       rng,
       registry,
       inbox,

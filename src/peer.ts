@@ -104,13 +104,14 @@ export async function startPeer(flags: ConfigFlags, env: Record<string, string |
       clusterSecret: security.clusterSecret,
       tls: tls.peers,
     });
-    // After a stall (the process stopped, paused or starved) the peer's own timers wait for the
-    // connections queued meanwhile, and the peer calls abandoned meanwhile are skipped (clock/stall-watch.ts).
+    // After a stall (the process stopped, paused or starved) the peer's own periodic work waits
+    // for the connections queued meanwhile, and the peer calls abandoned meanwhile are skipped
+    // (clock/stall-watch.ts).
     const stallWatch = new StallWatch({
       onStall: (stalledMs) => logger.warn({ stalledMs: Math.round(stalledMs) }, 'event loop stood still: peer calls whose caller gave up meanwhile are skipped'),
     });
-    const clock = gatedClock(systemClock, stallWatch);
-    node = new RegistryNode({ clock, rng: seededRng(randomInt(2 ** 31)), logger, transport }, config);
+    const backgroundClock = gatedClock(systemClock, stallWatch);
+    node = new RegistryNode({ clock: systemClock, backgroundClock, rng: seededRng(randomInt(2 ** 31)), logger, transport }, config);
     app = await buildServer({ node, logger, processMetrics: true, stallWatch, ...(tls.server ? { tls: tls.server } : {}) });
   } catch (error) {
     // The HTTPS server reads the certificate and key when it is built.

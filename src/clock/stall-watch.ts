@@ -10,8 +10,10 @@ export const STALL_MS = 1_000;
 export const WATCH_INTERVAL_MS = 100;
 /** How long after a stall peer calls are held to see whether their caller is still there. */
 export const HOLD_AFTER_STALL_MS = 5_000;
-/** How long the holding lasts past the last call found abandoned (the queue still drains). */
+/** How long the holding lasts past the last call found abandoned by its caller (the queue still drains). */
 export const HOLD_AFTER_DROP_MS = 1_000;
+/** The longest calls are held after one stall, however many are found abandoned. */
+export const HOLD_MAX_MS = 10_000;
 /** The longest the peer's own timers wait after a stall for the connections queued meanwhile to be accepted. */
 export const DRAIN_MAX_MS = 1_000;
 
@@ -45,19 +47,24 @@ function realInterval(fn: () => void, periodMs: number): () => void {
  *   and at 1,000,000 instances a peer that goes on starts its own overdue work at once (the
  *   reaper's scan, an anti-entropy round's store pass: slices of 5-30 ms in every turn), so the
  *   queue drained at some 30 connections a second and the others saw it back after 1-4 s. So
- *   after a stall the peer's own timers (the clock of `gatedClock`) wait until a turn passes with
- *   no connection accepted (the queue is empty), at most `DRAIN_MAX_MS`: the turns are then short
- *   and the queue drains in a few hundred ms (a test server with 10 ms slices took 282 ms for 300
- *   connections instead of over 2 s).
+ *   after a stall the peer's own periodic work (reaper, anti-entropy, membership: what runs on
+ *   the `gatedClock` given to them, never the work of a request) waits until a turn passes with
+ *   no connection accepted (the queue is empty), at most `DRAIN_MAX_MS`: the turns are then
+ *   short and the queue drains in about a hundred ms (`npx tsx bench/accept-per-turn.ts`: a
+ *   server busy in 10 ms slices accepted the last of 300 connections 1,903 ms after the first,
+ *   116 ms with its slices held).
  * - Each of those calls is answered in order, all to callers long gone. Each such caller closed
  *   its connection after sending its request, but the request and the close arrive together and
  *   the request is read first (the close at the next turn), so only a call held a turn can be
- *   told abandoned. Holding every call would cost every call a turn: peer calls are held only for
- *   a few seconds after a stall (http/abandoned-calls.ts).
+ *   told abandoned; a call on a connection opened before the stall carries its whole body before
+ *   the close, and only the deadline it carries tells. Holding every call would cost every call
+ *   a turn: peer calls are held only for a few seconds after a stall (http/abandoned-calls.ts).
  */
 export class StallWatch {
   private lastLookMs: number;
   private holdUntilMs = Number.NEGATIVE_INFINITY;
+  /** The latest `holdUntilMs` may reach after the last stall (`HOLD_MAX_MS`). */
+  private holdCapMs = Number.NEGATIVE_INFINITY;
   private timer: (() => void) | undefined;
   /** While the queue of connections drains after a stall: when it began, and the timers that wait for its end. */
   private drain: { sinceMs: number; waiting: (() => void)[] } | undefined;
@@ -84,10 +91,11 @@ export class StallWatch {
     this.timer ??= this.every(() => this.look(), WATCH_INTERVAL_MS);
   }
 
+  /** Stops watching; the timers held by a drain under way are dropped (the peer is stopping: its parts cancel their timers). */
   stop(): void {
     this.timer?.();
     this.timer = undefined;
-    this.openDrain();
+    this.drain = undefined;
   }
 
   /**
@@ -102,10 +110,13 @@ export class StallWatch {
     this.lastLookMs = nowMs;
     if (stalledMs < STALL_MS) return;
     this.holdUntilMs = nowMs + HOLD_AFTER_STALL_MS;
+    this.holdCapMs = nowMs + HOLD_MAX_MS;
     this.stalls++;
     if (this.drain === undefined) {
       this.drain = { sinceMs: nowMs, waiting: [] };
-      this.watchDrain(this.connections);
+      // The first count is taken in a later turn, so that an I/O phase (one accept, when any
+      // waits) always comes between two counts, wherever in its turn the stall was seen.
+      this.nextTurn(() => this.watchDrain(this.connections));
     }
     this.options.onStall?.(stalledMs);
   }
@@ -116,10 +127,15 @@ export class StallWatch {
     return this.now() < this.holdUntilMs;
   }
 
-  /** A held call was found abandoned: the queue is still draining, hold a while longer. */
-  noteDropped(): void {
+  /**
+   * A held call was skipped. One whose caller closed its connection (`callerClosed`) means the
+   * queue is still draining: calls are held a while longer, up to `HOLD_MAX_MS` after the stall.
+   * One skipped for its deadline extends nothing (its deadline is on another clock, and any
+   * client can send one).
+   */
+  noteDropped(callerClosed: boolean): void {
     this.droppedTotal++;
-    this.holdUntilMs = Math.max(this.holdUntilMs, this.now() + HOLD_AFTER_DROP_MS);
+    if (callerClosed) this.holdUntilMs = Math.min(this.holdCapMs, Math.max(this.holdUntilMs, this.now() + HOLD_AFTER_DROP_MS));
   }
 
   /** The peer's server accepted a connection. */
@@ -153,10 +169,19 @@ export class StallWatch {
     });
   }
 
+  /** Runs what waited, each on its own: one that throws does so as its timer would have, and the rest still run. */
   private openDrain(): void {
     const waiting = this.drain?.waiting ?? [];
     this.drain = undefined;
-    for (const fn of waiting) fn();
+    for (const fn of waiting) {
+      try {
+        fn();
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
   }
 }
 

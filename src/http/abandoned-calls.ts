@@ -12,10 +12,14 @@ export const PEER_CALL_PREFIX = '/v1/peer/';
 
 /**
  * How far past a call's deadline (`DEADLINE_HEADER`, on the caller's clock) it is skipped: room
- * for the two peers' clocks to differ. A call skipped wrongly fails at once for its caller (its
- * connection is closed), which tries again, and only within the few seconds after a stall.
+ * for the two peers' clocks to differ. Clocks further apart than this make the calls of that
+ * caller fail at once (their connection is closed) for the rest of the hold after a stall (5 s,
+ * at most 10 s): its callers try again, and are served once the hold is over.
  */
-export const DEADLINE_SLACK_MS = 1_000;
+export const DEADLINE_SLACK_MS = 2_000;
+
+/** A deadline as sent: epoch ms, digits only. */
+const DEADLINE = /^\d{1,15}$/;
 
 /**
  * Skips a peer call whose caller's deadline passed (a replication batch sent on a connection
@@ -23,9 +27,9 @@ export const DEADLINE_SLACK_MS = 1_000;
  * deadline tells); false for a call with no deadline or one still waited for.
  */
 export function skippedPastDeadline(raw: IncomingMessage, watch: StallWatch, nowMs = Date.now()): boolean {
-  const deadline = Number(raw.headers[DEADLINE_HEADER]);
-  if (!Number.isFinite(deadline) || nowMs <= deadline + DEADLINE_SLACK_MS) return false;
-  watch.noteDropped();
+  const sent = raw.headers[DEADLINE_HEADER];
+  if (typeof sent !== 'string' || !DEADLINE.test(sent) || nowMs <= Number(sent) + DEADLINE_SLACK_MS) return false;
+  watch.noteDropped(false);
   raw.socket.destroy();
   return true;
 }
@@ -53,7 +57,7 @@ export function holdThenHandOn(
   setImmediate(() =>
     setImmediate(() => {
       if (!callerLeft(raw)) return handOn(raw, res);
-      watch.noteDropped();
+      watch.noteDropped(true);
       raw.socket.destroy();
     }),
   );

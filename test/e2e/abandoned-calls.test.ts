@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { STALL_MS } from '../../src/clock/stall-watch.js';
+import { DEADLINE_SLACK_MS } from '../../src/http/abandoned-calls.js';
 import { DEADLINE_HEADER } from '../../src/transport/http-transport.js';
 import { parsePrometheusText, sampleValue } from '../support/prom-text.js';
 import { startPeerProcess, waitFor, type PeerProcess } from '../support/process.js';
@@ -61,7 +62,7 @@ describe('a peer that stood still', () => {
     waiting.socket.write(PING('{}', `${DEADLINE_HEADER}: ${Date.now() + 60_000}\r\n`));
     // A call whose caller's deadline passed, on a connection it keeps open (a batch on a pooled connection).
     const expired = await open(peer.url);
-    expired.socket.write(PING('{}', `${DEADLINE_HEADER}: ${Date.now()}\r\n`));
+    expired.socket.write(PING('{}', `${DEADLINE_HEADER}: ${Date.now() - DEADLINE_SLACK_MS}\r\n`));
     // The kernel accepts the connections for the stopped peer: it must stay stopped for a stall.
     await waitFor(() => Date.now() - stoppedAtMs > STALL_MS + 500, 10_000, 'the stall');
     peer.kill('SIGCONT');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DRAIN_MAX_MS, gatedClock, HOLD_AFTER_DROP_MS, HOLD_AFTER_STALL_MS, STALL_MS } from '../../../src/clock/stall-watch.js';
+import { DRAIN_MAX_MS, gatedClock, HOLD_AFTER_DROP_MS, HOLD_AFTER_STALL_MS, HOLD_MAX_MS, STALL_MS } from '../../../src/clock/stall-watch.js';
 import { FakeClock } from '../../support/fake-clock.js';
 import { steppedWatch } from '../../support/stall-watch.js';
 
@@ -47,17 +47,38 @@ describe('the stall watch', () => {
     expect(watch.stalls).toBe(1);
   });
 
-  it('holds on while calls are still found abandoned, and stops a while after the last', () => {
+  it('holds on while calls are still found closed by their callers, and stops a while after the last', () => {
     const { watch, time, pass } = steppedWatch();
     time.ms += 3_000;
     watch.look();
     pass(HOLD_AFTER_STALL_MS - 10);
-    watch.noteDropped();
+    watch.noteDropped(true);
     pass(HOLD_AFTER_DROP_MS - 1);
     expect(watch.holding()).toBe(true);
     pass(1);
     expect(watch.holding()).toBe(false);
     expect(watch.droppedTotal).toBe(1);
+  });
+
+  it('is not held on by calls skipped for their deadline, nor past HOLD_MAX_MS by closed ones', () => {
+    const { watch, time, pass } = steppedWatch();
+    time.ms += 3_000;
+    watch.look();
+    pass(HOLD_AFTER_STALL_MS - 10);
+    watch.noteDropped(false);
+    pass(10);
+    expect(watch.holding()).toBe(false);
+    // Any client can close a call: a steady stream of them ends at the cap all the same.
+    time.ms += 3_000;
+    watch.look();
+    for (let ms = 0; ms < HOLD_MAX_MS - 1; ms += 100) {
+      watch.noteDropped(true);
+      pass(100);
+    }
+    watch.noteDropped(true);
+    pass(1);
+    expect(watch.holding()).toBe(false);
+    expect(watch.droppedTotal).toBe(2 + Math.ceil((HOLD_MAX_MS - 1) / 100));
   });
 });
 
@@ -106,13 +127,53 @@ describe('the drain after a stall', () => {
     expect(ran).toEqual(['reaper']);
   });
 
-  it('gives the held work back when stopped', () => {
-    const { watch, time } = steppedWatch();
+  it('is not ended by the turn it began in: a stall seen while reading a request waits for an I/O phase', () => {
+    const { watch, time, turn } = steppedWatch();
     time.ms += 20_000;
+    // A request read at once (a connection opened before the stall) asks first.
+    expect(watch.holding()).toBe(true);
     const ran: string[] = [];
     watch.afterDrain(() => ran.push('reaper'));
-    watch.stop();
+    // The check phase of that same turn: no accept could come between, so nothing is told yet.
+    turn();
+    expect(ran).toEqual([]);
+    // The next turn's I/O phase accepts a queued connection.
+    watch.noteConnection();
+    turn();
+    expect(ran).toEqual([]);
+    turn();
     expect(ran).toEqual(['reaper']);
+  });
+
+  it('drops the held work when stopped, and runs the rest of it when one piece throws', async () => {
+    const stopped = steppedWatch();
+    stopped.time.ms += 20_000;
+    const ran: string[] = [];
+    stopped.watch.afterDrain(() => ran.push('reaper'));
+    stopped.watch.stop();
+    stopped.turn();
+    stopped.turn();
+    expect(ran).toEqual([]);
+    expect(stopped.watch.draining()).toBe(false);
+
+    const { watch, time, turn } = steppedWatch();
+    time.ms += 20_000;
+    const thrown: unknown[] = [];
+    const onError = (error: unknown) => thrown.push(error);
+    process.prependListener('uncaughtException', onError);
+    try {
+      watch.afterDrain(() => {
+        throw new Error('a timer that throws');
+      });
+      watch.afterDrain(() => ran.push('anti-entropy'));
+      turn();
+      turn();
+      expect(ran).toEqual(['anti-entropy']);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(thrown).toEqual([new Error('a timer that throws')]);
+    } finally {
+      process.removeListener('uncaughtException', onError);
+    }
   });
 });
 

@@ -13,13 +13,7 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { freePort } from '../test/support/fault-proxy.js';
-import { progress, sleep } from './lib.js';
-
-function argument(name: string, fallback: number): number {
-  const value = Number(process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return value;
-}
+import { positiveArgument, progress, sleep } from './lib.js';
 
 /**
  * The child server (plain JavaScript, run with `node -e`): `MODE` idle, busy or gated; prints
@@ -91,8 +85,8 @@ async function runCase(mode: 'idle' | 'busy' | 'gated', connections: number, sli
 }
 
 async function main(): Promise<void> {
-  const connections = argument('connections', 300);
-  const sliceMs = argument('slice-ms', 10);
+  const connections = positiveArgument('connections', 300);
+  const sliceMs = positiveArgument('slice-ms', 10);
   for (const mode of ['idle', 'busy', 'gated'] as const) {
     const result = await runCase(mode, connections, sliceMs);
     progress(

@@ -23,6 +23,13 @@ export function round(value: number, digits = 1): number {
   return Math.round(value * factor) / factor;
 }
 
+/** A positive number given as `--name=N` on the command line, else `fallback`. */
+export function positiveArgument(name: string, fallback: number): number {
+  const value = Number(process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Asserts the URL is on the loopback interface before any load is sent to it. */

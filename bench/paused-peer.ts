@@ -18,14 +18,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { freePort } from '../test/support/fault-proxy.js';
-import { metricFigure, profileWritten, progress, round, seenBackBy, sleep, timeToAnswer } from './lib.js';
+import { metricFigure, positiveArgument, profileWritten, progress, round, seenBackBy, sleep, timeToAnswer } from './lib.js';
 import { startServer, type ServerProcess } from './processes.js';
-
-function argument(name: string, fallback: number): number {
-  const value = Number(process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return value;
-}
 
 /**
  * Connections waiting to be accepted on the listening socket of `port` (127.0.0.1): the
@@ -87,9 +81,9 @@ async function pauseOnce(peers: ServerProcess[], pauseMs: number, profileDir: st
 }
 
 async function main(): Promise<void> {
-  const count = Math.max(2, argument('peers', 5));
-  const pauseMs = argument('pause-s', 20) * 1_000;
-  const rounds = argument('rounds', 3);
+  const count = Math.max(2, positiveArgument('peers', 5));
+  const pauseMs = positiveArgument('pause-s', 20) * 1_000;
+  const rounds = positiveArgument('rounds', 3);
   const profileDir = process.argv.find((arg) => arg.startsWith('--profile='))?.slice('--profile='.length);
   const ports: number[] = [];
   for (let k = 0; k < count; k++) ports.push(await freePort());

@@ -123,8 +123,9 @@ export class StallWatch {
 
   /** Whether peer calls are held now (the loop stood still lately); never before `start`. */
   holding(): boolean {
-    this.lookIfLate();
-    return this.now() < this.holdUntilMs;
+    const nowMs = this.now();
+    if (nowMs - this.lastLookMs >= STALL_MS) this.look();
+    return nowMs < this.holdUntilMs;
   }
 
   /**
